@@ -1,0 +1,57 @@
+'use strict'
+
+/**
+ * Exit codes of the CLI, one per kind of failure. Stable: documented in README.
+ */
+const EXIT = Object.freeze({
+  OK: 0,
+  RECORD_ERRORS: 1, // the run finished but some records failed (error replies)
+  USAGE: 2, // bad flags or options
+  INPUT: 3, // malformed input, unreadable file
+  CONNECTION: 4, // server unreachable, auth failed, connection lost
+  INTERNAL: 70, // a bug: everything not covered above
+  SIGINT: 130,
+  SIGTERM: 143
+})
+
+/** Error codes and the exit code each maps to. */
+const CODES = Object.freeze({
+  PIPELOAD_OPTION_INVALID: EXIT.USAGE,
+  PIPELOAD_TEMPLATE_INVALID: EXIT.USAGE,
+  PIPELOAD_FORMAT_UNKNOWN: EXIT.USAGE,
+  PIPELOAD_INPUT_NOT_FOUND: EXIT.INPUT,
+  PIPELOAD_INPUT_INVALID: EXIT.INPUT,
+  PIPELOAD_RECORD_TOO_LARGE: EXIT.INPUT,
+  PIPELOAD_FIELD_MISSING: EXIT.INPUT,
+  PIPELOAD_CONNECTION_FAILED: EXIT.CONNECTION,
+  PIPELOAD_CONNECTION_LOST: EXIT.CONNECTION,
+  PIPELOAD_AUTH_FAILED: EXIT.CONNECTION,
+  PIPELOAD_ABORTED: EXIT.SIGINT
+})
+
+/**
+ * The one error class pipeload throws on paths a user can reach.
+ * `code` is stable; context (file, line, offset, command, reply) rides along as properties.
+ */
+class PipeloadError extends Error {
+  constructor (code, message, context) {
+    super(message)
+    this.name = 'PipeloadError'
+    this.code = code
+    if (context) Object.assign(this, context)
+  }
+
+  get exitCode () {
+    return CODES[this.code] ?? EXIT.INTERNAL
+  }
+}
+
+/** `file:line` (or `file@byte`) for messages. */
+function where (file, line, offset) {
+  const name = file || '<input>'
+  if (line != null) return `${name}:${line}`
+  if (offset != null) return `${name}@${offset}`
+  return name
+}
+
+module.exports = { PipeloadError, EXIT, CODES, where }
