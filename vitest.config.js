@@ -1,0 +1,16 @@
+'use strict'
+
+// Integration tests start their own redis-server per file (test/helpers/redis-server.js),
+// so files run in separate processes (forks) and hooks get time to boot a server.
+// globals: vitest refuses require('vitest') from CommonJS, so CommonJS test files use
+// the injected describe/it/expect/beforeAll/... globals instead.
+module.exports = {
+  test: {
+    globals: true,
+    include: ['test/**/*.test.js'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 30_000,
+    teardownTimeout: 30_000
+  }
+}
