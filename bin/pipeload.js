@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+'use strict'
+
+const { run } = require('../lib/cli')
+const { EXIT } = require('../lib/errors')
+
+const controller = new AbortController()
+let interrupted = 0
+for (const [signal, code] of [['SIGINT', EXIT.SIGINT], ['SIGTERM', EXIT.SIGTERM]]) {
+  process.on(signal, () => {
+    // First signal: stop reading, let in-flight replies arrive, print the summary.
+    // Second: leave now.
+    if (++interrupted > 1) process.exit(code)
+    controller.abort()
+    process.exitCode = code
+  })
+}
+
+// Writing to a closed pipe (`pipeload … --dry-run resp | head`) is not an error.
+process.stdout.on('error', err => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.OK)
+  throw err
+})
+
+const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal }
+run(process.argv.slice(2), io).then(code => {
+  if (!interrupted) process.exitCode = code
+})

@@ -1,0 +1,174 @@
+'use strict'
+
+const { Command, Option, CommanderError } = require('commander')
+const { load } = require('./load')
+const { PipeloadError, EXIT } = require('./errors')
+const { DEFAULTS } = require('./options')
+const { formatProgress, formatSummary, formatFailure } = require('./reporter')
+const { version } = require('../package.json')
+
+// argv -> options -> load() -> exit code. Everything a user can get wrong ends as one line
+// on stderr and a documented exit code; only bugs print a stack.
+
+const MAX_PRINTED_FAILURES = 20
+const PASSWORD_WARNING = "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
+
+function collect (value, previous) {
+  return previous.concat([value])
+}
+
+/** Connection flags shared by the commands (redis-cli names). */
+function addConnectionOptions (cmd) {
+  return cmd
+    .option('-u, --url <url>', 'server URL, redis://[user:password@]host:port[/db] (default: $REDIS_URL or 127.0.0.1:6379)')
+    .option('-h, --host <host>', 'server host (redis-cli style)')
+    .option('-p, --port <port>', 'server port')
+    .option('-a, --pass <password>', 'password (prefer $REDISCLI_AUTH: the command line is visible to other users)')
+    .option('--user <username>', 'ACL user name')
+    .option('-n, --db <number>', 'database number')
+}
+
+/** Connection options for load() from flags and environment; never logs secrets. */
+function connectionOptions (flags, env, warn) {
+  const o = {}
+  const url = flags.url ?? env.REDIS_URL
+  if (url) o.url = url
+  if (flags.host) o.host = flags.host
+  if (flags.port !== undefined) o.port = intFlag('--port', flags.port)
+  if (flags.db !== undefined) o.db = intFlag('--db', flags.db, 0)
+  if (flags.user) o.username = flags.user
+  if (flags.pass !== undefined) {
+    warn(PASSWORD_WARNING)
+    o.password = flags.pass
+  } else if (env.REDISCLI_AUTH) o.password = env.REDISCLI_AUTH
+  return o
+}
+
+function intFlag (name, value, min = 1) {
+  if (!/^\d+$/.test(String(value)) || Number(value) < min) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be a whole number${min ? ' ≥ ' + min : ''}, got "${value}"`, { option: name })
+  }
+  return Number(value)
+}
+
+function importCommand (io) {
+  const cmd = new Command('import')
+    .description('stream a CSV, TSV, JSON or NDJSON file (or - for stdin) into Redis as pipelined commands')
+    .argument('<input>', 'file to load, or - for stdin (gzip is detected)')
+    .helpOption('--help', 'display help for import')
+    .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension)').choices(['csv', 'tsv', 'json', 'ndjson']))
+    .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
+    .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
+    .option('--json-path <path>', 'JSON: the array of records is at this dotted path, e.g. data.items')
+    .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
+    .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
+    .option('--ttl <seconds>', 'EXPIRE the key of the first command after writing it')
+    .option('-b, --batch-size <n>', 'commands per pipelined batch', String(DEFAULTS.batchSize))
+    .option('-w, --window <n>', 'batches awaiting replies at most', String(DEFAULTS.window))
+    .option('--max-record-size <bytes>', 'refuse records larger than this', String(DEFAULTS.maxRecordSize))
+    .addOption(new Option('--dry-run <mode>', 'write the commands to stdout instead of sending them').choices(['resp', 'text']))
+    .option('--json', 'print the summary as JSON on stdout')
+    .option('-q, --quiet', 'print nothing but errors')
+  addConnectionOptions(cmd)
+  cmd.addHelpText('after', `
+Examples:
+  pipeload import users.csv --key 'user:{id}'
+  pipeload import users.ndjson -c 'HSET user:{id} *' -c 'SADD users {id}' --ttl 3600
+  zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
+  pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe`)
+  cmd.action(async (input, flags) => {
+    io.exitCode = await runImport(input, flags, io)
+  })
+  return cmd
+}
+
+async function runImport (input, flags, io) {
+  if (flags.json && flags.dryRun) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--json and --dry-run both want stdout: use one of them', { option: '--json' })
+  }
+  const warn = line => io.stderr.write(line + '\n')
+  const showProgress = !flags.quiet && !flags.json && io.stderr.isTTY
+  const options = {
+    ...connectionOptions(flags, io.env, warn),
+    input,
+    format: flags.format,
+    header: flags.header,
+    delimiter: flags.delimiter,
+    jsonPath: flags.jsonPath,
+    key: flags.key,
+    commands: flags.command.length ? flags.command : undefined,
+    ttl: flags.ttl,
+    batchSize: flags.batchSize,
+    window: flags.window,
+    maxRecordSize: flags.maxRecordSize,
+    dryRun: flags.dryRun,
+    output: io.stdout,
+    signal: io.signal,
+    onProgress: showProgress ? p => io.stderr.write('\r\x1b[K' + formatProgress(p)) : undefined
+  }
+  if (options.key === undefined && options.commands === undefined) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template> or -c <command template>', { option: '--key' })
+  }
+  let summary
+  try {
+    summary = await load(options)
+  } finally {
+    if (showProgress) io.stderr.write('\r\x1b[K')
+  }
+  report(summary, flags, io)
+  return summary.errors > 0 ? EXIT.RECORD_ERRORS : EXIT.OK
+}
+
+function report (summary, flags, io) {
+  const failures = summary.failures.slice(0, MAX_PRINTED_FAILURES)
+  for (const f of failures) io.stderr.write(formatFailure(f) + '\n')
+  if (summary.errors > failures.length) io.stderr.write(`… and ${summary.errors - failures.length} more failed records\n`)
+  if (flags.json) io.stdout.write(JSON.stringify(summary) + '\n')
+  else if (!flags.quiet) io.stderr.write(formatSummary(summary) + '\n')
+}
+
+/** A fresh program; `io` = { stdout, stderr, env, signal } so tests can run it in-process. */
+function createProgram (io) {
+  const program = new Command('pipeload')
+    .description('Stream CSV, TSV, JSON and NDJSON datasets into Redis or Valkey as pipelined commands')
+    .version(version, '-V, --version')
+    .helpOption('--help', 'display help')
+    .configureOutput({
+      writeOut: s => io.stdout.write(s),
+      writeErr: s => io.stderr.write(s),
+      outputError: (s, write) => write(s)
+    })
+    .exitOverride()
+  program.addCommand(importCommand(io).exitOverride().configureOutput(program.configureOutput()))
+  return program
+}
+
+/** Run the CLI; resolves with the exit code. */
+async function run (argv, io) {
+  const program = createProgram(io)
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return io.exitCode ?? EXIT.OK
+  } catch (err) {
+    return failure(err, io)
+  }
+}
+
+function failure (err, io) {
+  if (err instanceof CommanderError) {
+    return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE
+  }
+  if (err instanceof PipeloadError) {
+    if (err.code === 'PIPELOAD_OUTPUT_CLOSED') return EXIT.OK
+    io.stderr.write(`pipeload: ${err.message}\n`)
+    if (err.summary && err.summary.records > 0) {
+      const s = err.summary
+      io.stderr.write(`pipeload: stopped after ${s.records} records: ${s.loaded} loaded and acknowledged, ${s.errors} failed\n`)
+    }
+    return err.exitCode
+  }
+  io.stderr.write(`pipeload: internal error, please report it:\n${err && err.stack ? err.stack : err}\n`)
+  return EXIT.INTERNAL
+}
+
+module.exports = { createProgram, run, connectionOptions, PASSWORD_WARNING }

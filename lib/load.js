@@ -1,0 +1,173 @@
+'use strict'
+
+const { performance } = require('node:perf_hooks')
+const { PipeloadError } = require('./errors')
+const { normalizeLoadOptions } = require('./options')
+const { openInput } = require('./input')
+const { createMapper } = require('./mapper')
+const { Pipe } = require('./pipe')
+const { DryRunSink, textLines } = require('./dry-run')
+const { openControl, openData } = require('./connection')
+
+/**
+ * Load a dataset into Redis. Resolves with the run's summary; rejects with a
+ * PipeloadError (carrying `summary` when records were already sent).
+ * @param {import('..').LoadOptions} options
+ * @returns {Promise<import('..').Summary>}
+ */
+async function load (options) {
+  const o = normalizeLoadOptions(options)
+  const startedAt = performance.now()
+  const input = await openInput(o)
+  const mapper = createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: input.shape })
+  const run = new Run(o, input, startedAt)
+  const { sink, close } = await openSink(o, input, run)
+  try {
+    await run.pump(mapper, sink)
+    return run.summary(sink)
+  } catch (err) {
+    throw run.attach(err, sink)
+  } finally {
+    await close()
+  }
+}
+
+async function openSink (o, input, run) {
+  const onFailure = f => run.fail(f)
+  if (o.dryRun) {
+    const sink = new DryRunSink({ output: o.output || process.stdout, batchSize: o.batchSize, maxBatchBytes: o.maxBatchBytes })
+    return { sink, close: async () => {} }
+  }
+  const owned = !o.redis
+  const control = o.redis || await openControl(o)
+  let conn
+  try {
+    conn = await openData(control)
+  } catch (err) {
+    if (owned) control.disconnect()
+    throw err
+  }
+  const sink = new Pipe({ conn, batchSize: o.batchSize, window: o.window, maxBatchBytes: o.maxBatchBytes, file: input.name, onFailure })
+  run.target = conn.target
+  return {
+    sink,
+    close: async () => {
+      conn.end()
+      if (owned) control.disconnect()
+    }
+  }
+}
+
+/** The state of one load: counters, failures, progress. */
+class Run {
+  constructor (o, input, startedAt) {
+    this.o = o
+    this.input = input
+    this.startedAt = startedAt
+    this.records = 0
+    this.mapFailures = 0
+    this.failures = []
+    this.bytesRead = 0
+    this.lastProgress = startedAt
+    this.target = null
+  }
+
+  fail (failure) {
+    if (this.failures.length < this.o.maxFailures) this.failures.push(failure)
+    if (this.o.onFailure) this.o.onFailure(failure)
+  }
+
+  async pump (mapper, sink) {
+    const { signal } = this.o
+    const file = this.input.name
+    const text = this.o.dryRun === 'text'
+    const fixed = mapper.perRecord
+    try {
+      for await (const batch of this.input.batches) {
+        const { records, lines } = batch
+        for (let i = 0; i < records.length; i++) {
+          this.records++
+          let resp, count
+          try {
+            if (text) {
+              const commands = mapper.args(records[i])
+              resp = textLines(commands)
+              count = commands.length
+            } else {
+              resp = mapper.resp(records[i])
+              count = fixed ?? mapper.lastCount
+            }
+          } catch (err) {
+            this.mapFailures++
+            this.fail({ file, line: lines[i], code: err.code || 'PIPELOAD_MAP_FAILED', message: err.message, source: 'input' })
+            continue
+          }
+          sink.push(resp, count, lines[i])
+          if (sink.full) await sink.flush()
+        }
+        this.bytesRead = batch.bytesRead
+        this.progress(sink, false)
+        if (signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
+      }
+    } catch (err) {
+      // Whatever was read before the failure is still loaded: send it and wait for replies.
+      if (!sink.fatal) await sink.finish().catch(() => {})
+      throw err
+    }
+    await sink.finish()
+    this.progress(sink, true)
+  }
+
+  progress (sink, force) {
+    if (!this.o.onProgress) return
+    const now = performance.now()
+    if (!force && now - this.lastProgress < this.o.progressInterval) return
+    this.lastProgress = now
+    const elapsedMs = now - this.startedAt
+    this.o.onProgress({
+      records: this.records,
+      commands: sink.stats.commands,
+      errors: this.mapFailures + sink.stats.failedRecords,
+      bytesRead: this.bytesRead,
+      totalBytes: this.input.size ?? null,
+      elapsedMs,
+      recordsPerSec: elapsedMs > 0 ? (this.records * 1000) / elapsedMs : 0
+    })
+  }
+
+  summary (sink) {
+    const durationMs = performance.now() - this.startedAt
+    const s = sink.stats
+    return {
+      input: this.input.name,
+      target: this.o.dryRun ? null : this.target,
+      dryRun: this.o.dryRun || null,
+      records: this.records,
+      loaded: s.ackedRecords - s.failedRecords,
+      commands: s.commands,
+      acknowledged: s.acked,
+      errors: this.mapFailures + s.failedRecords,
+      errorReplies: s.errorReplies,
+      failures: this.failures,
+      durationMs: Math.round(durationMs * 1000) / 1000,
+      recordsPerSec: durationMs > 0 ? Math.round((this.records * 1000) / durationMs) : 0,
+      batches: s.batches,
+      rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
+      bytesRead: this.bytesRead
+    }
+  }
+
+  /** Give a failure the summary of what was done before it, and a PipeloadError shape. */
+  attach (err, sink) {
+    const e = err instanceof PipeloadError ? err : wrapUnexpected(err)
+    e.summary = this.summary(sink)
+    return e
+  }
+}
+
+function wrapUnexpected (err) {
+  if (err && err.code === 'EPIPE') return new PipeloadError('PIPELOAD_OUTPUT_CLOSED', 'the output was closed', { cause: err })
+  return err
+}
+
+module.exports = { load }

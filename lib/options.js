@@ -1,0 +1,105 @@
+'use strict'
+
+const { PipeloadError } = require('./errors')
+
+/** Defaults for load(); see README "Choosing --batch-size and --window" for why these. */
+const DEFAULTS = Object.freeze({
+  header: true,
+  batchSize: 1000,
+  window: 4,
+  maxBatchBytes: 8 * 1024 * 1024,
+  maxRecordSize: 64 * 1024 * 1024,
+  connectTimeout: 10000,
+  progressInterval: 250,
+  maxFailures: 100 // failures kept in the summary; all are counted
+})
+
+const FORMATS = ['csv', 'tsv', 'json', 'ndjson']
+const DRY_RUN = ['resp', 'text']
+
+function invalid (name, expected, got) {
+  const shown = typeof got === 'string' ? JSON.stringify(got) : String(got)
+  return new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be ${expected}, got ${shown}`, { option: name })
+}
+
+function positiveInt (o, name) {
+  const v = o[name]
+  if (v === undefined) return DEFAULTS[name]
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive integer', v)
+  return n
+}
+
+function oneOf (o, name, allowed) {
+  const v = o[name]
+  if (v === undefined || v === null) return undefined
+  if (!allowed.includes(v)) throw invalid(name, `one of ${allowed.join(', ')}`, v)
+  return v
+}
+
+function templatesOf (o) {
+  const given = ['key', 'command', 'commands', 'map'].filter(k => o[k] !== undefined)
+  if (given.length === 0) throw invalid('key, command, commands or map', 'given (what to write for each record)', 'none')
+  if (o.map !== undefined) {
+    if (typeof o.map !== 'function') throw invalid('map', 'a function record => commands', typeof o.map)
+    if (given.length > 1) throw invalid('map', 'used without key/command templates', given.join(' and '))
+    return { templates: null, map: o.map }
+  }
+  const templates = []
+  if (o.key !== undefined) {
+    if (typeof o.key !== 'string' || !o.key) throw invalid('key', 'a key template such as "user:{id}"', o.key)
+    templates.push(`HSET ${quoteIfNeeded(o.key)} *`)
+  }
+  for (const t of [].concat(o.command ?? [], o.commands ?? [])) {
+    if (typeof t !== 'string') throw invalid('command', 'a template string such as "SET k:{id} {v}"', t)
+    templates.push(t)
+  }
+  if (templates.length === 0) throw invalid('commands', 'at least one template', '[]')
+  return { templates, map: null }
+}
+
+function quoteIfNeeded (key) {
+  return /[\s"']/.test(key) ? `"${key.replace(/["\\]/g, '\\$&')}"` : key
+}
+
+function ttlOf (o) {
+  if (o.ttl === undefined || o.ttl === null) return undefined
+  const n = typeof o.ttl === 'string' && /^\d+$/.test(o.ttl) ? Number(o.ttl) : o.ttl
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid('ttl', 'a positive whole number of seconds', o.ttl)
+  return n
+}
+
+function delimiterOf (o) {
+  if (o.delimiter === undefined) return undefined
+  const d = o.delimiter === '\\t' ? '\t' : o.delimiter
+  if (typeof d !== 'string' || d.length === 0 || /[\r\n"]/.test(d)) throw invalid('delimiter', 'a character other than a quote or newline', o.delimiter)
+  return d
+}
+
+/** Validate and complete load() options once; everything downstream trusts the result. */
+function normalizeLoadOptions (o = {}) {
+  if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
+  if (o.input === undefined || o.input === null) throw invalid('input', 'a file path, "-", a Readable or an iterable of records', o.input)
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw invalid('onProgress', 'a function', typeof o.onProgress)
+  if (o.signal !== undefined && !(o.signal && typeof o.signal.aborted === 'boolean')) throw invalid('signal', 'an AbortSignal', o.signal)
+  const { templates, map } = templatesOf(o)
+  return Object.freeze({
+    ...o,
+    format: oneOf(o, 'format', FORMATS),
+    header: o.header === undefined ? DEFAULTS.header : Boolean(o.header),
+    delimiter: delimiterOf(o),
+    templates,
+    map,
+    ttl: ttlOf(o),
+    batchSize: positiveInt(o, 'batchSize'),
+    window: positiveInt(o, 'window'),
+    maxBatchBytes: positiveInt(o, 'maxBatchBytes'),
+    maxRecordSize: positiveInt(o, 'maxRecordSize'),
+    connectTimeout: positiveInt(o, 'connectTimeout'),
+    progressInterval: positiveInt(o, 'progressInterval'),
+    maxFailures: positiveInt(o, 'maxFailures'),
+    dryRun: oneOf(o, 'dryRun', DRY_RUN)
+  })
+}
+
+module.exports = { normalizeLoadOptions, DEFAULTS, FORMATS }

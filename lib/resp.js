@@ -1,0 +1,39 @@
+'use strict'
+
+// RESP2 encoding as strings: a batch is concatenated text handed to socket.write() once,
+// so the hot path allocates no per-command Buffers or arrays.
+
+/** Byte length of a string in UTF-8. */
+function bulkLength (s) {
+  return Buffer.byteLength(s, 'utf8')
+}
+
+/** One bulk string: `$<bytes>\r\n<text>\r\n`. */
+function bulk (s) {
+  return '$' + Buffer.byteLength(s, 'utf8') + '\r\n' + s + '\r\n'
+}
+
+/** A whole command from its arguments. */
+function encodeCommand (args) {
+  let s = '*' + args.length + '\r\n'
+  for (let i = 0; i < args.length; i++) s += bulk(args[i])
+  return s
+}
+
+/** Quote an argument the way redis-cli prints and accepts it, for `--dry-run text`. */
+function quoteArg (s) {
+  if (s !== '' && /^[\x21-\x7e]+$/.test(s) && !/["'\\]/.test(s)) return s
+  let out = '"'
+  for (const ch of s) {
+    const c = ch.codePointAt(0)
+    if (ch === '"' || ch === '\\') out += '\\' + ch
+    else if (ch === '\n') out += '\\n'
+    else if (ch === '\r') out += '\\r'
+    else if (ch === '\t') out += '\\t'
+    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0')
+    else out += ch
+  }
+  return out + '"'
+}
+
+module.exports = { bulk, bulkLength, encodeCommand, quoteArg }
