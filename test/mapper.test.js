@@ -1,0 +1,116 @@
+'use strict'
+
+/* global describe, it, expect */
+const { parseTemplate } = require('../lib/template')
+const { createMapper } = require('../lib/mapper')
+const { encodeCommand, quoteArg, bulk } = require('../lib/resp')
+const { Batch } = require('../lib/pipe')
+
+const objects = { file: 'x.ndjson' }
+const csv = columns => ({ columns, file: 'x.csv' })
+
+describe('template syntax', () => {
+  it('splits words, keeps quoted words whole and treats a bare * as expansion', () => {
+    const t = parseTemplate(`HSET "a b:{id}" '*' *`)
+    expect(t.name).toBe('HSET')
+    expect(t.words[1].parts).toEqual([{ type: 0, text: 'a b:' }, { type: 1, name: 'id' }])
+    expect(t.words[2].parts).toEqual([{ type: 0, text: '*' }])
+    expect(t.words[3]).toEqual({ star: true })
+  })
+
+  it('reads {{ and }} as literal braces (Redis hash tags)', () => {
+    const m = createMapper({ templates: ['SET {{user}}:{id} 1'], shape: objects })
+    expect(m.args({ id: 7 })).toEqual([['SET', '{user}:7', '1']])
+  })
+
+  it.each([
+    ['', /needs a command name/],
+    ['SET k:{id', /unclosed "\{"/],
+    ['SET k:}', /unmatched "}"/],
+    ['SET k:{} v', /empty field name/],
+    ['{cmd} k v', /command name must be literal/],
+    ['SET "k v', /unclosed " quote/]
+  ])('rejects %j with a coded error', (source, message) => {
+    expect(() => parseTemplate(source)).toThrow(message)
+    try { parseTemplate(source) } catch (err) { expect(err.code).toBe('PIPELOAD_TEMPLATE_INVALID') }
+  })
+})
+
+describe('mapping records to commands', () => {
+  it('maps CSV arrays by header name and * to all columns', () => {
+    const m = createMapper({ templates: ['HSET user:{id} *'], shape: csv(['id', 'name']) })
+    expect(m.args(['007', 'Ann'])).toEqual([['HSET', 'user:007', 'id', '007', 'name', 'Ann']])
+    expect(m.perRecord).toBe(1)
+  })
+
+  it('maps headerless CSV by column number', () => {
+    const m = createMapper({ templates: ['SET row:{0} {1}'], shape: csv(null) })
+    expect(m.args(['a', 'b'])).toEqual([['SET', 'row:a', 'b']])
+  })
+
+  it('refuses a template field that is not a column, naming the columns', () => {
+    expect(() => createMapper({ templates: ['SET k:{nope} 1'], shape: csv(['id', 'v']) }))
+      .toThrow(/\{nope\}, which is not a column of x\.csv \(columns are: id, v\)/)
+  })
+
+  it('reads nested JSON fields and writes nested values as JSON text', () => {
+    const m = createMapper({ templates: ['HSET geo:{props.code} *'], shape: objects })
+    const rec = { props: { code: 'FR' }, tags: ['a'], n: 1.5, ok: true, none: null }
+    expect(m.args(rec)).toEqual([['HSET', 'geo:FR', 'props', '{"code":"FR"}', 'tags', '["a"]', 'n', '1.5', 'ok', 'true']])
+  })
+
+  it('prefers a key that itself contains dots over a nested path', () => {
+    const m = createMapper({ templates: ['SET k {a.b}'], shape: objects })
+    expect(m.args({ 'a.b': 'flat', a: { b: 'nested' } })).toEqual([['SET', 'k', 'flat']])
+  })
+
+  it('throws FieldMissing for a missing or null field instead of writing ""', () => {
+    const m = createMapper({ templates: ['SET k:{id} {v}'], shape: objects })
+    expect(() => m.resp({ id: 1 })).toThrow(/field "v" is missing/)
+    expect(() => m.resp({ id: 1, v: null })).toThrow(/field "v" is null/)
+    try { m.resp({ id: 1 }) } catch (err) { expect(err.code).toBe('PIPELOAD_FIELD_MISSING') }
+  })
+
+  it('adds EXPIRE on the first command key for ttl', () => {
+    const m = createMapper({ templates: ['HSET u:{id} *', 'SADD users {id}'], ttl: 60, shape: objects })
+    expect(m.perRecord).toBe(3)
+    expect(m.args({ id: 'x' })).toEqual([['HSET', 'u:x', 'id', 'x'], ['SADD', 'users', 'x'], ['EXPIRE', 'u:x', '60']])
+  })
+
+  it('encodes the same bytes through the fast path as through args', () => {
+    const shapes = [[csv(['id', 'name', 'bio']), ['1', 'Zoë', 'multi\r\nline "q"']], [objects, { id: 'é', name: '😀', bio: '' }]]
+    for (const [shape, rec] of shapes) {
+      const m = createMapper({ templates: ['HSET p:{id} *', 'SET n:{id}:x {name}'], ttl: 5, shape })
+      expect(m.resp(rec)).toBe(m.args(rec).map(encodeCommand).join(''))
+    }
+  })
+
+  it('accepts a map function and counts its commands per record', () => {
+    const m = createMapper({ map: r => [['SET', `k:${r.id}`, r.v], ['INCR', 'n']], shape: objects })
+    expect(m.resp({ id: 1, v: 2 })).toBe(encodeCommand(['SET', 'k:1', '2']) + encodeCommand(['INCR', 'n']))
+    expect(m.lastCount).toBe(2)
+    expect(() => m.resp({ id: 1 })).toThrow(/missing/)
+  })
+})
+
+describe('RESP', () => {
+  it('counts bytes, not characters, in bulk lengths', () => {
+    expect(bulk('é😀')).toBe('$6\r\né😀\r\n')
+    expect(encodeCommand(['SET', 'k', ''])).toBe('*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n')
+  })
+
+  it('quotes dry-run text the way redis-cli reads it', () => {
+    expect(quoteArg('plain')).toBe('plain')
+    expect(quoteArg('')).toBe('""')
+    expect(quoteArg('a b"c\n')).toBe('"a b\\"c\\n"')
+    expect(quoteArg('\x01')).toBe('"\\x01"')
+  })
+})
+
+describe('batch bookkeeping', () => {
+  it('finds the record a reply belongs to from cumulative command counts', () => {
+    const b = new Batch()
+    b.ends.push(2, 3, 6)
+    expect([0, 1, 2, 3, 4, 5].map(c => b.recordOf(c))).toEqual([0, 0, 1, 2, 2, 2])
+  })
+})
