@@ -1,0 +1,151 @@
+import type { Readable } from 'node:stream'
+import type { Redis, RedisOptions } from 'ioredis'
+
+/** One Redis command as its arguments, e.g. `['SET', 'k:1', 'v']`. */
+export type CommandArgs = Array<string | number | boolean | Buffer>
+
+export type Format = 'csv' | 'tsv' | 'json' | 'ndjson'
+
+export interface ConnectionOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS. */
+  url?: string
+  host?: string
+  port?: number
+  username?: string
+  password?: string
+  db?: number
+  /** TLS options passed to `tls.connect` (as ioredis takes them). */
+  tls?: RedisOptions['tls']
+  /** An ioredis client to take the connection settings from; pipeload does not close it. */
+  redis?: Redis
+  /** Milliseconds to wait for the server to accept the connection. Default 10000. */
+  connectTimeout?: number
+}
+
+export interface Progress {
+  records: number
+  commands: number
+  errors: number
+  bytesRead: number
+  /** Size of the input file, null for streams and iterables. */
+  totalBytes: number | null
+  elapsedMs: number
+  recordsPerSec: number
+}
+
+/** A record that failed: an input problem or an error reply from the server. */
+export interface Failure {
+  file: string
+  /** Line where the record starts (record number for iterables). */
+  line: number
+  /** `PIPELOAD_FIELD_MISSING`, or the error reply's prefix such as `WRONGTYPE`. */
+  code: string
+  message: string
+  source: 'input' | 'reply'
+}
+
+export interface LoadOptions extends ConnectionOptions {
+  /** A file path, `'-'` for stdin, a byte stream, or an (async) iterable of records. */
+  input: string | Readable | Iterable<unknown> | AsyncIterable<unknown>
+  /** Required for streams; taken from the file extension otherwise. */
+  format?: Format
+  /** Name used in messages for streams and iterables. */
+  name?: string
+  /** CSV/TSV has a header row. Default true. */
+  header?: boolean
+  delimiter?: string
+  /** JSON: dotted path to the array of records, e.g. `'data.items'`. */
+  jsonPath?: string
+  /** Shorthand for the command `HSET <key> *`. */
+  key?: string
+  /** Command template(s): `{field}`, `{a.b}`, `{0}`, `*` = all field/value pairs. */
+  command?: string | string[]
+  commands?: string[]
+  /** Instead of templates: the commands to send for one record. */
+  map?: (record: any) => CommandArgs[]
+  /** Seconds: adds `EXPIRE <key of the first command> <ttl>` per record. */
+  ttl?: number
+  /** Commands per pipelined batch. Default 1000. */
+  batchSize?: number
+  /** Batches awaiting replies at most. Default 4. */
+  window?: number
+  /** Close a batch early once it holds this many bytes. Default 8 MiB. */
+  maxBatchBytes?: number
+  /** Refuse records larger than this many bytes. Default 64 MiB. */
+  maxRecordSize?: number
+  /** Write the commands to `output` instead of sending them. */
+  dryRun?: 'resp' | 'text'
+  /** Where dry-run output goes. Default process.stdout. */
+  output?: NodeJS.WritableStream
+  onProgress?: (progress: Progress) => void
+  /** Called for every failed record (the summary keeps the first 100). */
+  onFailure?: (failure: Failure) => void
+  /** Milliseconds between onProgress calls. Default 250. */
+  progressInterval?: number
+  /** Stops reading; in-flight replies are awaited; load() rejects with PIPELOAD_ABORTED. */
+  signal?: AbortSignal
+}
+
+export interface Summary {
+  input: string
+  /** `host:port` written to; null in dry-run mode. */
+  target: string | null
+  dryRun: 'resp' | 'text' | null
+  /** Records read from the input. */
+  records: number
+  /** Records whose commands were all acknowledged without an error reply. */
+  loaded: number
+  commands: number
+  acknowledged: number
+  /** Records that failed (input or reply). */
+  errors: number
+  errorReplies: number
+  failures: Failure[]
+  durationMs: number
+  recordsPerSec: number
+  batches: number
+  /** Batch round-trip time, from write to last reply. */
+  rttMs: { p50: number | null, p99: number | null, max: number | null }
+  bytesRead: number
+}
+
+export type ErrorCode =
+  | 'PIPELOAD_OPTION_INVALID'
+  | 'PIPELOAD_TEMPLATE_INVALID'
+  | 'PIPELOAD_FORMAT_UNKNOWN'
+  | 'PIPELOAD_INPUT_NOT_FOUND'
+  | 'PIPELOAD_INPUT_INVALID'
+  | 'PIPELOAD_RECORD_TOO_LARGE'
+  | 'PIPELOAD_FIELD_MISSING'
+  | 'PIPELOAD_CONNECTION_FAILED'
+  | 'PIPELOAD_CONNECTION_LOST'
+  | 'PIPELOAD_AUTH_FAILED'
+  | 'PIPELOAD_ABORTED'
+  | 'PIPELOAD_OUTPUT_CLOSED'
+
+export class PipeloadError extends Error {
+  code: ErrorCode
+  /** Exit code the CLI uses for this error. */
+  readonly exitCode: number
+  file?: string
+  line?: number
+  offset?: number
+  /** What was done before the failure, when the load had started. */
+  summary?: Summary
+}
+
+export function load (options: LoadOptions): Promise<Summary>
+
+export const EXIT: Readonly<{
+  OK: 0, RECORD_ERRORS: 1, USAGE: 2, INPUT: 3, CONNECTION: 4, INTERNAL: 70, SIGINT: 130, SIGTERM: 143
+}>
+export const CODES: Readonly<Record<ErrorCode, number>>
+export const DEFAULTS: Readonly<{
+  header: boolean, batchSize: number, window: number, maxBatchBytes: number, maxRecordSize: number,
+  connectTimeout: number, progressInterval: number, maxFailures: number
+}>
+
+declare const pipeload: {
+  load: typeof load, PipeloadError: typeof PipeloadError, EXIT: typeof EXIT, CODES: typeof CODES, DEFAULTS: typeof DEFAULTS
+}
+export default pipeload

@@ -1,0 +1,40 @@
+// Compiled by test/types.test.js with `tsc --noEmit`: the public API as a user writes it.
+import { Readable } from 'node:stream'
+import Redis from 'ioredis'
+import pipeload, { load, PipeloadError, EXIT, type Summary, type LoadOptions } from 'pipeload'
+
+async function main (): Promise<void> {
+  const summary: Summary = await load({ url: 'redis://127.0.0.1:6379', input: 'users.csv', key: 'user:{id}' })
+  const n: number = summary.records + summary.errors + summary.durationMs
+  const p50: number | null = summary.rttMs.p50
+  const opts: LoadOptions = {
+    redis: new Redis({ lazyConnect: true }),
+    input: (async function * () { yield { id: 1, v: 'x' } })(),
+    map: rec => [['SET', `k:${rec.id}`, rec.v]],
+    batchSize: 1000,
+    window: 4,
+    ttl: 60,
+    onProgress: p => { const r: number = p.recordsPerSec; void r },
+    signal: new AbortController().signal
+  }
+  await pipeload.load(opts)
+  await load({ input: Readable.from(['{"id":1}\n']), format: 'ndjson', command: ['HSET u:{id} *', 'SADD ids {id}'] })
+  try {
+    await load({ input: '-', format: 'csv', header: false, command: 'SET r:{0} {1}', dryRun: 'resp' })
+  } catch (err) {
+    if (err instanceof PipeloadError) {
+      const code: string = err.code
+      const exit: number = err.exitCode
+      void code; void exit
+    }
+  }
+  const usage: number = EXIT.USAGE
+  void n; void p50; void usage
+}
+
+// @ts-expect-error: input is required
+load({ key: 'k:{id}' })
+// @ts-expect-error: dryRun takes 'resp' or 'text'
+load({ input: 'a.csv', key: 'k', dryRun: 'yes' })
+
+void main
