@@ -1,0 +1,242 @@
+'use strict'
+
+const { PipeloadError } = require('../errors')
+const { openBytes } = require('./source')
+const { BatchSink } = require('./sink')
+const { CsvCore } = require('./csv')
+const { JsonArrayCore } = require('./json')
+const { NdjsonCore } = require('./ndjson')
+
+const FORMATS = Object.freeze(['csv', 'tsv', 'json', 'ndjson'])
+
+const DEFAULTS = Object.freeze({
+  header: true,
+  jsonPath: null,
+  maxRecordSize: 64 * 1024 * 1024,
+  batchRecords: 512
+})
+
+const EXTENSIONS = Object.freeze({
+  csv: 'csv',
+  tsv: 'tsv',
+  json: 'json',
+  ndjson: 'ndjson',
+  jsonl: 'ndjson'
+})
+
+/**
+ * The format a file name implies, from its extension (a trailing `.gz` is ignored),
+ * or null when it implies none.
+ * @param {string} name
+ * @returns {'csv'|'tsv'|'json'|'ndjson'|null}
+ */
+function detectFormat (name) {
+  const match = /\.([a-z0-9]+)(?:\.gz)?$/i.exec(String(name))
+  return match === null ? null : EXTENSIONS[match[1].toLowerCase()] ?? null
+}
+
+function optionError (message) {
+  return new PipeloadError('PIPELOAD_OPTION_INVALID', message)
+}
+
+function positiveInteger (name, value) {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw optionError(`${name}: expected a positive integer, got ${JSON.stringify(value)}`)
+  }
+  return value
+}
+
+/** Validates and completes reader options once. */
+function normalizeOptions (options) {
+  const o = { ...DEFAULTS }
+  for (const key of Object.keys(options || {})) {
+    if (options[key] !== undefined) o[key] = options[key]
+  }
+  if (!FORMATS.includes(o.format)) {
+    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN',
+      `format: expected one of ${FORMATS.join(', ')}, got ${JSON.stringify(o.format)}`)
+  }
+  if (typeof o.header !== 'boolean') {
+    throw optionError(`header: expected a boolean, got ${JSON.stringify(o.header)}`)
+  }
+  if (o.delimiter === undefined || o.delimiter === null) {
+    o.delimiter = o.format === 'tsv' ? '\t' : ','
+  } else if (typeof o.delimiter !== 'string' || o.delimiter === '' || /[\r\n"]/.test(o.delimiter)) {
+    throw optionError(`delimiter: expected a non-empty string without quotes or line breaks, got ${JSON.stringify(o.delimiter)}`)
+  }
+  if (o.jsonPath !== null) {
+    if (typeof o.jsonPath !== 'string' || o.jsonPath.split('.').includes('')) {
+      throw optionError(`jsonPath: expected dot-separated keys like "data.items", got ${JSON.stringify(o.jsonPath)}`)
+    }
+  }
+  positiveInteger('maxRecordSize', o.maxRecordSize)
+  positiveInteger('batchRecords', o.batchRecords)
+  return o
+}
+
+function checkSource (source) {
+  if (source === null || typeof source !== 'object') {
+    throw optionError(`source: expected { name, path } or { name, stream }, got ${typeof source}`)
+  }
+  if (typeof source.name !== 'string') {
+    throw optionError(`source.name: expected a string, got ${JSON.stringify(source.name)}`)
+  }
+  const hasPath = source.path != null
+  const hasStream = source.stream != null
+  if (hasPath === hasStream) {
+    throw optionError(`source ${source.name}: expected exactly one of path and stream`)
+  }
+  if (hasPath && typeof source.path !== 'string') {
+    throw optionError(`source.path: expected a string, got ${JSON.stringify(source.path)}`)
+  }
+  if (hasStream && typeof source.stream[Symbol.asyncIterator] !== 'function') {
+    throw optionError(`source.stream of ${source.name}: expected a Readable stream of bytes`)
+  }
+}
+
+function createCore (o, file, base) {
+  switch (o.format) {
+    case 'csv':
+    case 'tsv':
+      return new CsvCore({ file, delimiter: o.delimiter, header: o.header, maxRecordSize: o.maxRecordSize, base })
+    case 'json':
+      return new JsonArrayCore({ file, jsonPath: o.jsonPath, maxRecordSize: o.maxRecordSize, base })
+    default:
+      return new NdjsonCore({ file, maxRecordSize: o.maxRecordSize, base })
+  }
+}
+
+/**
+ * An async iterable of batches `{ records, lines, offsets, bytesRead }` read from one
+ * source. Iterate it once. csv/tsv records are string arrays; json/ndjson records are the
+ * parsed values. `columns` holds the CSV header once known (see ready()).
+ */
+class Reader {
+  constructor (source, options) {
+    checkSource(source)
+    this.source = source
+    this.options = normalizeOptions(options)
+    this.columns = null
+    this._state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
+    this._hasHeader = this.options.header && (this.options.format === 'csv' || this.options.format === 'tsv')
+    this._batches = null // the generator, once started
+    this._stash = null // a first batch pulled by ready() before iteration
+    this._iterated = false
+    this._header = null
+    if (this._hasHeader) {
+      let resolve, reject
+      const promise = new Promise((res, rej) => { resolve = res; reject = rej })
+      promise.catch(() => {}) // the error is also thrown by the iterator
+      this._header = { promise, resolve, reject }
+    }
+  }
+
+  /** Raw bytes consumed from the source so far (compressed bytes for gzip). */
+  get bytesRead () {
+    return this._state.bytesRead
+  }
+
+  /**
+   * Resolves with the header row of a csv/tsv source (reading up to the first batch if
+   * iteration has not started), or null for json, ndjson and headerless input.
+   * @returns {Promise<string[]|null>}
+   */
+  async ready () {
+    if (!this._hasHeader) return null
+    if (this._batches === null) {
+      this._batches = this._run()
+      try {
+        this._stash = await this._batches.next()
+      } catch (err) {
+        this._stash = { error: err }
+      }
+    }
+    return this._header.promise
+  }
+
+  [Symbol.asyncIterator] () {
+    if (this._iterated) {
+      throw new PipeloadError('PIPELOAD_OPTION_INVALID', `reader of ${this.source.name} is already being iterated`)
+    }
+    this._iterated = true
+    return this._iterate()
+  }
+
+  async * _iterate () {
+    if (this._batches === null) this._batches = this._run()
+    const stash = this._stash
+    this._stash = null
+    if (stash !== null) {
+      if (stash.error) throw stash.error
+      if (stash.done) return
+      yield stash.value
+    }
+    yield * this._batches
+  }
+
+  async * _run () {
+    const o = this.options
+    const state = this._state
+    const file = this.source.name
+    const sink = new BatchSink(o.batchRecords)
+    let core = null
+    let yieldedBytes = -1
+    let failure = null
+    try {
+      for await (const chunk of openBytes(this.source, state)) {
+        if (core === null) core = createCore(o, file, state.bomLength)
+        try {
+          core.write(chunk, sink)
+        } catch (err) {
+          failure = err
+        }
+        if (this._hasHeader && core.columns !== null && this.columns === null) this.setColumns(core.columns)
+        // Records before a bad one still go out first.
+        for (const batch of sink.take()) {
+          batch.bytesRead = yieldedBytes = state.bytesRead
+          yield batch
+        }
+        if (failure !== null) throw failure
+      }
+      if (core === null) core = createCore(o, file, state.bomLength)
+      try {
+        core.end(sink)
+      } catch (err) {
+        failure = err
+      }
+      if (this._hasHeader && core.columns !== null && this.columns === null) this.setColumns(core.columns)
+      const last = sink.take()
+      // A last, possibly empty, batch so that bytesRead reaches the source size.
+      if (last.length === 0 && failure === null && state.bytesRead > 0 && yieldedBytes !== state.bytesRead) {
+        last.push({ records: [], lines: [], offsets: [] })
+      }
+      for (const batch of last) {
+        batch.bytesRead = state.bytesRead
+        yield batch
+      }
+      if (failure !== null) throw failure
+      if (this._header !== null) this._header.resolve(this.columns)
+    } catch (err) {
+      if (this._header !== null) this._header.reject(err)
+      throw err
+    }
+  }
+
+  setColumns (columns) {
+    this.columns = columns
+    this._header.resolve(columns)
+  }
+}
+
+/**
+ * Opens a reader over a file or a byte stream.
+ * @param {{ name: string, path?: string, stream?: import('node:stream').Readable, size?: number }} source
+ * @param {{ format: 'csv'|'tsv'|'json'|'ndjson', header?: boolean, delimiter?: string,
+ *   jsonPath?: string, maxRecordSize?: number, batchRecords?: number }} options
+ * @returns {Reader}
+ */
+function openReader (source, options) {
+  return new Reader(source, options)
+}
+
+module.exports = { openReader, detectFormat, normalizeOptions, Reader, DEFAULTS, FORMATS }

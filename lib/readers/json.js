@@ -1,0 +1,350 @@
+'use strict'
+
+const { PipeloadError, where } = require('../errors')
+
+/*
+ * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`).
+ *
+ * A byte scanner finds where each array element starts and ends (tracking nesting depth,
+ * strings and escapes); each element's bytes are then handed to JSON.parse, which does the
+ * real validation. Scanning bytes rather than decoded text is safe because every
+ * structural character is ASCII and UTF-8 continuation bytes are all >= 0x80; it also gives
+ * exact byte offsets, and a multi-byte character split between chunks is only decoded
+ * once its element is complete. Nothing but the current element (and the key being read
+ * while walking `jsonPath`) is kept between chunks.
+ */
+
+const NAV = 0 // expecting the value at path level `level` (an object, or the array at the end)
+const KEY_FIRST = 1 // in an object on the path, expecting a key or '}'
+const KEY = 2 // after ',', expecting a key
+const KEY_STR = 3 // inside a key
+const COLON = 4 // after a key, expecting ':'
+const SKIP_START = 5 // expecting a value we do not want
+const SKIP = 6 // inside a container or string we do not want
+const SKIP_SCALAR = 7 // inside a number / literal we do not want
+const AFTER_MEMBER = 8 // after a skipped value, expecting ',' or '}'
+const ELEMS_FIRST = 9 // just after '[', expecting an element or ']'
+const ELEMS = 10 // after ',', expecting an element
+const ELEM = 11 // inside a container or string element
+const ELEM_SCALAR = 12 // inside a number / literal element
+const AFTER_ELEM = 13 // expecting ',' or ']'
+const TAIL_SKIP = 14 // after the array, inside the objects that held it
+const TAIL = 15 // after the document's top-level value: whitespace only
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const LF = 0x0a
+
+function isSpace (b) {
+  return b === 0x20 || b === LF || b === 0x0d || b === 0x09
+}
+
+// Bytes that end a number or literal.
+function endsScalar (b) {
+  return b === 0x2c || b === 0x5d || b === 0x7d || isSpace(b)
+}
+
+function show (b) {
+  return b < 0x20 || b > 0x7e ? `byte 0x${b.toString(16).padStart(2, '0')}` : `'${String.fromCharCode(b)}'`
+}
+
+class JsonArrayCore {
+  constructor ({ file, jsonPath, maxRecordSize, base }) {
+    this.file = file
+    this.jsonPath = jsonPath || null
+    this.path = jsonPath ? jsonPath.split('.') : []
+    this.max = maxRecordSize
+    this.chunkStart = base // absolute offset of the current chunk
+
+    this.mode = NAV
+    this.level = 0
+    this.depth = 0
+    this.inStr = false
+    this.esc = false
+    this.line = 1
+    this.seen = false // any non-whitespace byte yet
+
+    this.parts = [] // earlier chunks' bytes of the element (or key) in progress
+    this.partsLength = 0
+    this.markLine = 0 // line and offset where that element or key starts
+    this.markOffset = 0
+  }
+
+  write (buf, sink) {
+    const n = buf.length
+    let mode = this.mode
+    let depth = this.depth
+    let inStr = this.inStr
+    let esc = this.esc
+    let line = this.line
+    let mark = this.parts.length !== 0 ? 0 : -1 // start in buf of the element / key in progress
+    let i = 0
+    try {
+      for (; i < n; i++) {
+        let b = buf[i]
+        if (mode === ELEM) {
+          // Hot loop: the bytes of one element.
+          for (;;) {
+            if (inStr) {
+              if (esc) esc = false
+              else if (b === QUOTE) {
+                inStr = false
+                if (depth === 0) break
+              } else if (b === BACKSLASH) esc = true
+              else if (b === LF) line++
+            } else if (b === QUOTE) inStr = true
+            else if (b === 0x7b || b === 0x5b) depth++
+            else if (b === 0x7d || b === 0x5d) {
+              if (--depth === 0) break
+            } else if (b === LF) line++
+            if (++i === n) break
+            b = buf[i]
+          }
+          if (i === n) break
+          this.emitElement(buf, mark, i + 1, sink)
+          mark = -1
+          mode = AFTER_ELEM
+          continue
+        }
+        if (b === LF) line++
+        switch (mode) {
+          case ELEM_SCALAR:
+            if (endsScalar(b)) {
+              this.emitElement(buf, mark, i, sink)
+              mark = -1
+              mode = AFTER_ELEM
+              i-- // the delimiter is read again in AFTER_ELEM
+              if (b === LF) line--
+            }
+            break
+          case AFTER_ELEM:
+            if (isSpace(b)) break
+            if (b === 0x2c) mode = ELEMS
+            else if (b === 0x5d) mode = this.path.length === 0 ? TAIL : TAIL_SKIP
+            else throw this.invalid(line, i, `expected ',' or ']' after an array element, got ${show(b)}`)
+            if (mode === TAIL_SKIP) depth = this.path.length
+            break
+          case ELEMS_FIRST:
+          case ELEMS:
+            if (isSpace(b)) break
+            if (b === 0x5d) {
+              if (mode === ELEMS) throw this.invalid(line, i, "expected a value after ',', got ']'")
+              mode = this.path.length === 0 ? TAIL : TAIL_SKIP
+              depth = this.path.length
+              break
+            }
+            mark = i
+            this.markLine = line
+            this.markOffset = this.chunkStart + i
+            if (b === 0x7b || b === 0x5b) {
+              depth = 1
+              mode = ELEM
+            } else if (b === QUOTE) {
+              depth = 0
+              inStr = true
+              mode = ELEM
+            } else {
+              mode = ELEM_SCALAR
+            }
+            break
+          case NAV:
+            if (isSpace(b)) break
+            this.seen = true
+            if (this.level === this.path.length) {
+              if (b !== 0x5b) throw this.notArray(line, i, b)
+              mode = ELEMS_FIRST
+            } else {
+              if (b !== 0x7b) throw this.notObject(line, i, b)
+              mode = KEY_FIRST
+            }
+            break
+          case KEY_FIRST:
+          case KEY:
+            if (isSpace(b)) break
+            if (b === QUOTE) {
+              mark = i
+              this.markLine = line
+              this.markOffset = this.chunkStart + i
+              esc = false
+              mode = KEY_STR
+            } else if (b === 0x7d && mode === KEY_FIRST) {
+              throw this.notFound(line, i)
+            } else {
+              throw this.invalid(line, i, `expected an object key, got ${show(b)}`)
+            }
+            break
+          case KEY_STR:
+            if (esc) esc = false
+            else if (b === BACKSLASH) esc = true
+            else if (b === QUOTE) {
+              this.key = this.decodeKey(this.text(buf, mark, i + 1), line, i)
+              mark = -1
+              mode = COLON
+            }
+            break
+          case COLON:
+            if (isSpace(b)) break
+            if (b !== 0x3a) throw this.invalid(line, i, `expected ':' after an object key, got ${show(b)}`)
+            if (this.key === this.path[this.level]) {
+              this.level++
+              mode = NAV
+            } else {
+              mode = SKIP_START
+            }
+            break
+          case SKIP_START:
+            if (isSpace(b)) break
+            if (b === 0x7b || b === 0x5b) {
+              depth = 1
+              mode = SKIP
+            } else if (b === QUOTE) {
+              depth = 0
+              inStr = true
+              esc = false
+              mode = SKIP
+            } else {
+              mode = SKIP_SCALAR
+            }
+            break
+          case SKIP:
+          case TAIL_SKIP:
+            if (inStr) {
+              if (esc) esc = false
+              else if (b === QUOTE) {
+                inStr = false
+                if (depth === 0) mode = mode === SKIP ? AFTER_MEMBER : TAIL
+              } else if (b === BACKSLASH) esc = true
+            } else if (b === QUOTE) inStr = true
+            else if (b === 0x7b || b === 0x5b) depth++
+            else if (b === 0x7d || b === 0x5d) {
+              if (--depth === 0) mode = mode === SKIP ? AFTER_MEMBER : TAIL
+            }
+            break
+          case SKIP_SCALAR:
+            if (endsScalar(b)) {
+              mode = AFTER_MEMBER
+              i--
+              if (b === LF) line--
+            }
+            break
+          case AFTER_MEMBER:
+            if (isSpace(b)) break
+            if (b === 0x2c) mode = KEY
+            else if (b === 0x7d) throw this.notFound(line, i)
+            else throw this.invalid(line, i, `expected ',' or '}' in an object, got ${show(b)}`)
+            break
+          case TAIL:
+            if (!isSpace(b)) throw this.invalid(line, i, `unexpected ${show(b)} after the end of the document`)
+            break
+        }
+      }
+      // Keep the bytes of an unfinished element or key for the next chunk.
+      if (mark !== -1) {
+        if (mark < n) {
+          this.parts.push(mark === 0 ? buf : buf.subarray(mark))
+          this.partsLength += n - mark
+        }
+        if (this.partsLength > this.max && (mode === ELEM || mode === ELEM_SCALAR)) {
+          throw this.tooLarge()
+        }
+      }
+    } finally {
+      this.mode = mode
+      this.depth = depth
+      this.inStr = inStr
+      this.esc = esc
+      this.line = line
+      this.chunkStart += n
+    }
+  }
+
+  end (sink) {
+    const mode = this.mode
+    if (mode === ELEM_SCALAR) {
+      // A number as the last bytes: the array is still not closed, but report the element.
+      this.emitElement(Buffer.alloc(0), 0, 0, sink)
+      this.mode = AFTER_ELEM
+    }
+    if (this.mode === TAIL) return
+    if (!this.seen) {
+      throw this.invalid(this.line, null, 'the input is empty, expected a JSON array')
+    }
+    if (this.mode === ELEM) {
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID',
+        `${where(this.file, this.markLine)}: unexpected end of input inside an array element (truncated JSON?)`,
+        { file: this.file, line: this.markLine, offset: this.markOffset })
+    }
+    const what = this.mode >= ELEMS_FIRST && this.mode <= AFTER_ELEM ? 'the array is not closed'
+      : this.mode === TAIL_SKIP ? 'the objects around the array are not closed'
+        : `the document ends before ${this.pathText()} is found`
+    throw this.invalid(this.line, null, `unexpected end of input: ${what} (truncated JSON?)`)
+  }
+
+  /** Text of buf[start, end) preceded by the parts kept from earlier chunks. */
+  text (buf, start, end) {
+    if (this.parts.length === 0) return buf.toString('utf8', start, end)
+    this.parts.push(buf.subarray(start, end))
+    const whole = Buffer.concat(this.parts, this.partsLength + end - start)
+    this.parts = []
+    this.partsLength = 0
+    return whole.toString('utf8')
+  }
+
+  emitElement (buf, start, end, sink) {
+    if (this.partsLength + end - start > this.max) throw this.tooLarge()
+    const text = this.text(buf, start, end)
+    let value
+    try {
+      value = JSON.parse(text)
+    } catch (err) {
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID',
+        `${where(this.file, this.markLine)}: not valid JSON: ${err.message}`,
+        { file: this.file, line: this.markLine, offset: this.markOffset, cause: err })
+    }
+    sink.add(value, this.markLine, this.markOffset)
+  }
+
+  decodeKey (text, line, i) {
+    try {
+      return JSON.parse(text)
+    } catch (err) {
+      throw this.invalid(line, i, `not a valid object key: ${text.slice(0, 80)}`)
+    }
+  }
+
+  pathText () {
+    return this.jsonPath === null ? 'the array' : `jsonPath "${this.jsonPath}"`
+  }
+
+  invalid (line, i, reason) {
+    const offset = i === null ? this.chunkStart : this.chunkStart + i
+    return new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, line)}: ${reason}`,
+      { file: this.file, line, offset })
+  }
+
+  notArray (line, i, b) {
+    if (this.jsonPath === null) {
+      return this.invalid(line, i, `expected a JSON array at the top level, got ${show(b)} (set jsonPath to read an array inside an object)`)
+    }
+    return this.invalid(line, i, `jsonPath "${this.jsonPath}" is not an array (got ${show(b)})`)
+  }
+
+  notObject (line, i, b) {
+    const at = this.path.slice(0, this.level).join('.')
+    const what = at === '' ? 'the document' : `"${at}"`
+    return this.invalid(line, i, `jsonPath "${this.jsonPath}": ${what} is not an object (got ${show(b)})`)
+  }
+
+  notFound (line, i) {
+    const at = this.path.slice(0, this.level).join('.')
+    return this.invalid(line, i, `jsonPath "${this.jsonPath}": no key "${this.path[this.level]}" in ${at === '' ? 'the document' : `"${at}"`}`)
+  }
+
+  tooLarge () {
+    return new PipeloadError('PIPELOAD_RECORD_TOO_LARGE',
+      `${where(this.file, this.markLine)}: array element is larger than maxRecordSize (${this.max} bytes)`,
+      { file: this.file, line: this.markLine, offset: this.markOffset })
+  }
+}
+
+module.exports = { JsonArrayCore }
