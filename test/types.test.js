@@ -24,6 +24,6 @@ describe('index.d.ts', () => {
     const esm = await import('../index.mjs')
     expect(Object.keys(cjs).sort()).toEqual(['CODES', 'DEFAULTS', 'EXIT', 'PipeloadError', 'load'])
     expect(esm.load).toBe(cjs.load)
-    expect(esm.default).toBe(cjs)
+    expect(esm.default.load).toBe(cjs.load)
   })
 })
