@@ -276,13 +276,31 @@ describe('fidelity: other inputs and templates', () => {
   it('large gzipped NDJSON through a Readable', async () => {
     const records = ds.generateRecords({ count: 20_000, seed: 78, bigValueBytes: 1024 * 1024 })
     const bytes = ds.gzip(ds.toNDJSON(records))
-    const summary = await load({ url: srv.url, input: Readable.from([bytes]), format: 'ndjson', key: 'lgn:{id}' })
+    const summary = await load({ url: srv.url, input: Readable.from([bytes], { objectMode: false }), format: 'ndjson', key: 'lgn:{id}' })
     expectCleanSummary(summary, { records: records.length, commands: records.length })
     await expectHashes('lgn:', ds.expectedHashes(records, 'id'))
   })
 })
 
 describe('fidelity: the test data itself', () => {
+  // The read-back check must be able to fail: a changed value, a missing field, an extra
+  // key each make it throw.
+  it('expectHashes catches a wrong value, a missing field and an extra key', async () => {
+    const expected = new Map([['1', { id: '1', a: 'x', b: '' }], ['2', { id: '2', a: 'y', b: 'z' }]])
+    await redis.hset('chk:1', 'id', '1', 'a', 'x', 'b', '')
+    await redis.hset('chk:2', 'id', '2', 'a', 'y', 'b', 'z')
+    await expectHashes('chk:', expected)
+    await redis.hset('chk:2', 'a', 'Y')
+    await expect(expectHashes('chk:', expected)).rejects.toThrow(/chk:2: field "a" expected "y", got "Y"/)
+    await redis.hset('chk:2', 'a', 'y')
+    await redis.hdel('chk:1', 'b')
+    await expect(expectHashes('chk:', expected)).rejects.toThrow(/chk:1: field "b"/)
+    await redis.hset('chk:1', 'b', '')
+    await redis.set('chk:3', 'extra')
+    await expect(expectHashes('chk:', expected)).rejects.toThrow(/keys under chk:/)
+  })
+
+
   // Guards against a generator that silently stops producing the hard cases.
   it('covers every nasty value and has duplicate ids', () => {
     const records = ds.generateRecords({ count: 300, extraIds: ODD_IDS })

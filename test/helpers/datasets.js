@@ -150,8 +150,7 @@ function generateRecords (opts = {}) {
     // One huge value, multi-byte characters included, with delimiters and newlines so
     // a reader's buffering and quoting paths meet it, placed mid-file.
     const unit = tsvSafe ? 'abc,漢字😀 "x" ' : 'abc,"漢字"\n😀\ttab\r\n'
-    let big = ''
-    while (Buffer.byteLength(big) < bigValueBytes) big += unit
+    const big = unit.repeat(Math.ceil(bigValueBytes / Buffer.byteLength(unit)))
     const at = Math.floor(count / 3)
     records[at] = { ...records[at], note: big }
   }
