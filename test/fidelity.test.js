@@ -282,6 +282,101 @@ describe('fidelity: other inputs and templates', () => {
   })
 })
 
+describe('fidelity: positions and edge inputs', () => {
+  /** Write `text` to a fresh file, pre-create string keys so their HSETs fail, load. */
+  async function loadWithWrongType (name, text, prefix, wrongIds, opts = {}) {
+    const file = path.join(fs.mkdtempSync(path.join(tmp, 'pos-')), name)
+    fs.writeFileSync(file, text)
+    for (const id of wrongIds) await redis.set(prefix + id, 'string')
+    const summary = await load({ url: srv.url, input: file, key: `${prefix}{id}`, ...opts })
+    return { file, summary }
+  }
+
+  it('CSV with CRLF and multi-line quoted fields: failures name the line a record starts on', async () => {
+    const text = 'id,a\r\n1,"a\r\nb\r\nc"\r\n2,x\r\n3,"q\nq"\r\n4,y\r\n'
+    const { file, summary } = await loadWithWrongType('ml.csv', text, 'pos1:', ['2', '4'])
+    expect(summary.records).toBe(4)
+    expect(summary.failures.map((f) => [f.file, f.line])).toEqual([[file, 5], [file, 8]])
+    expect(await redis.hgetall('pos1:1')).toEqual({ id: '1', a: 'a\r\nb\r\nc' })
+    expect(await redis.hgetall('pos1:3')).toEqual({ id: '3', a: 'q\nq' })
+  })
+
+  it('pretty-printed JSON: failures name the line where the record object starts', async () => {
+    const text = ds.toJSON([{ id: '1' }, { id: '2', s: 'x' }, { id: '3' }], { indent: 2 })
+    // [ / { / "id": "1" / } / { <- line 5
+    const { summary } = await loadWithWrongType('p.json', text, 'pos2:', ['2'])
+    expect(summary.failures.map((f) => f.line)).toEqual([5])
+    expect(await redis.hgetall('pos2:3')).toEqual({ id: '3' })
+  })
+
+  it('gzipped CSV: failures name the line in the decompressed text', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(tmp, 'pos-')), 'g.csv.gz')
+    fs.writeFileSync(file, ds.gzip('id\n1\n2\n3\n'))
+    await redis.set('pos3:3', 'string')
+    const summary = await load({ url: srv.url, input: file, key: 'pos3:{id}' })
+    expect(summary.failures.map((f) => f.line)).toEqual([4])
+  })
+
+  it('gzip is detected by magic bytes, whatever the file name', async () => {
+    const records = ds.generateRecords({ count: 100, seed: 31 })
+    const file = path.join(fs.mkdtempSync(path.join(tmp, 'magic-')), 'export.data')
+    fs.writeFileSync(file, ds.gzip(ds.toCSV(records)))
+    const summary = await load({ url: srv.url, input: file, format: 'csv', key: 'mg:{id}' })
+    expectCleanSummary(summary, { records: records.length, commands: records.length })
+    await expectHashes('mg:', ds.expectedHashes(records, 'id'))
+  })
+
+  it('a UTF-8 BOM is stripped from TSV, JSON and NDJSON too', async () => {
+    const records = ds.generateRecords({ count: 30, seed: 32, tsvSafe: true })
+    const expected = ds.expectedHashes(records, 'id')
+    for (const [format, text] of [
+      ['tsv', '\ufeff' + ds.toTSV(records, { crlf: true })],
+      ['json', '\ufeff' + ds.toJSON(records)],
+      ['ndjson', '\ufeff' + ds.toNDJSON(records)]
+    ]) {
+      const file = path.join(fs.mkdtempSync(path.join(tmp, 'bom-')), `d.${format}`)
+      fs.writeFileSync(file, text)
+      const summary = await load({ url: srv.url, input: file, key: `bom-${format}:{id}` })
+      expectCleanSummary(summary, { records: records.length, commands: records.length })
+      await expectHashes(`bom-${format}:`, expected)
+    }
+  })
+
+  it('NDJSON blank and whitespace-only lines are skipped, line numbers still count them', async () => {
+    const text = '{"id":"1"}\n\n{"id":"2"}\n   \n{"id":"3"}\n\n'
+    const { summary } = await loadWithWrongType('b.ndjson', text, 'pos4:', ['3'])
+    expect(summary.records).toBe(3)
+    expect(summary.failures.map((f) => f.line)).toEqual([5])
+    expect(await redis.hgetall('pos4:2')).toEqual({ id: '2' })
+  })
+
+  it('nested fields in templates: {u.id} from NDJSON objects', async () => {
+    const lines = [{ u: { id: 'a' }, v: 'x,"y"' }, { u: { id: 'b' }, v: '漢字\n' }, { u: { id: 'a' }, v: 'last' }]
+    const file = path.join(fs.mkdtempSync(path.join(tmp, 'nest-')), 'n.ndjson')
+    fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'))
+    const summary = await load({ url: srv.url, input: file, command: 'SET nest:{u.id} {v}' })
+    expectCleanSummary(summary, { records: 3, commands: 3 })
+    expect(await redis.mget('nest:a', 'nest:b')).toEqual(['last', '漢字\n'])
+  })
+
+  it('a malformed row stops the load with its line; the rows before it are loaded', async () => {
+    let text = 'id,a\n'
+    for (let i = 1; i <= 3000; i++) text += i === 2500 ? `${i},x,extra\n` : `${i},v${i}\n`
+    const file = path.join(fs.mkdtempSync(path.join(tmp, 'bad-')), 'rag.csv')
+    fs.writeFileSync(file, text)
+    const err = await load({ url: srv.url, input: file, key: 'bad:{id}', batchSize: 100 }).then(() => null, (e) => e)
+    expect(err).not.toBe(null)
+    expect(err.code).toBe('PIPELOAD_INPUT_INVALID')
+    expect(err.file).toBe(file)
+    expect(err.line).toBe(2501)
+    expect(err.message).toContain(`${file}:2501`)
+    expect(err.summary.records).toBe(2499)
+    expect(err.summary.errors).toBe(0)
+    expect((await keysWithPrefix('bad:')).length).toBe(2499)
+    expect(await redis.hgetall('bad:2499')).toEqual({ id: '2499', a: 'v2499' })
+  })
+})
+
 describe('fidelity: the test data itself', () => {
   // The read-back check must be able to fail: a changed value, a missing field, an extra
   // key each make it throw.
