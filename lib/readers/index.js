@@ -50,7 +50,7 @@ function positiveInteger (name, value) {
 function normalizeOptions (options) {
   const o = { ...DEFAULTS }
   for (const key of Object.keys(options || {})) {
-    if (options[key] !== undefined) o[key] = options[key]
+    if (options[key] != null) o[key] = options[key] // undefined or null: the default
   }
   if (!FORMATS.includes(o.format)) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN',

@@ -23,6 +23,7 @@ async function * openBytes (source, state) {
     : source.stream
   const it = raw[Symbol.asyncIterator]()
   let finished = false
+  let bytesIt = null
 
   // Raw chunks, counted as consumed; errors opening the file become pipeload errors.
   async function * rawChunks () {
@@ -54,7 +55,7 @@ async function * openBytes (source, state) {
       bytes = prepend(head.buf, rawIt)
     }
 
-    const bytesIt = bytes[Symbol.asyncIterator]()
+    bytesIt = bytes[Symbol.asyncIterator]()
     const first = await readHead(bytesIt, 3)
     let buf = first.buf
     if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
@@ -68,7 +69,8 @@ async function * openBytes (source, state) {
       yield r.value
     }
   } finally {
-    // Early exit by the consumer, or an error: release the file / upstream.
+    // Early exit by the consumer, or an error: release gunzip, the file / upstream.
+    if (!finished && bytesIt !== null) await bytesIt.return()
     if (!finished && typeof raw.destroy === 'function') raw.destroy()
   }
 }
