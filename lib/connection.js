@@ -23,6 +23,7 @@ function ioredisOptions (o) {
     connectTimeout: o.connectTimeout,
     connectionName: 'pipeload'
   }
+  if (!o.url && !o.host) base.host = '127.0.0.1'
   const explicit = {}
   for (const k of ['host', 'port', 'username', 'password', 'db', 'tls']) {
     if (o[k] !== undefined) explicit[k] = o[k]
@@ -58,13 +59,16 @@ function scrub (text, secrets) {
 /** Connect the control client; a clear one-line error when the server is not there. */
 async function openControl (o) {
   const client = new Redis(...ioredisOptions(o))
-  client.on('error', () => {}) // errors surface through connect() and commands
+  // ioredis reports the socket's error on 'error' and rejects connect() with a generic
+  // "Connection is closed"; keep the first so the message says what really happened.
+  let cause = null
+  client.on('error', err => { cause = cause || err })
   const target = describeTarget(client.options)
   try {
     await client.connect()
   } catch (err) {
     client.disconnect()
-    throw connectError(err, target, client.options)
+    throw connectError(cause || err, target, client.options)
   }
   return client
 }
@@ -152,7 +156,10 @@ function handshake (conn, commands, o) {
     let i = 0
     const next = () => { if (++i === commands.length) resolve() }
     conn.onReply = next
-    conn.onReplyError = err => commands[i].required ? reject(connectError(err, conn.target, o)) : next()
+    // ioredis, too, carries on when a password is given to a server that needs none.
+    conn.onReplyError = err => commands[i].required && !/without any password configured/.test(err.message)
+      ? reject(connectError(err, conn.target, o))
+      : next()
     conn.onClose = err => reject(err)
     conn.write(commands.map(c => encodeCommand(c.args)).join(''))
   })

@@ -3,7 +3,7 @@
 const fs = require('node:fs')
 const { Readable } = require('node:stream')
 const { PipeloadError } = require('./errors')
-const readers = () => require('./readers') // TEMP
+const { openReader, detectFormat } = require('./readers')
 
 // Turns load()'s `input` (a path, "-", a byte stream, or an iterable of records) into one
 // shape: an async iterable of record batches plus what the mapper needs to know.
@@ -16,7 +16,9 @@ const ITERABLE_BATCH = 512
 async function openInput (o) {
   const input = o.input
   if (typeof input === 'string') return openFile(input, o)
-  if (input instanceof Readable && !input.readableObjectMode) return openStream(input, o.name || '<stream>', undefined, o)
+  // A byte stream; an object-mode stream too when a format is given (Readable.from(buffer) is
+  // object-mode), so its Buffer/string chunks are parsed rather than taken as records.
+  if (input instanceof Readable && (!input.readableObjectMode || o.format)) return openStream(input, o.name || '<stream>', undefined, o)
   if (input && (typeof input[Symbol.asyncIterator] === 'function' || typeof input[Symbol.iterator] === 'function')) {
     const name = o.name || '<records>'
     return { name, size: undefined, batches: iterableBatches(input), shape: { file: name } }
@@ -36,7 +38,7 @@ function openFile (path, o) {
     const why = err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.message
     throw new PipeloadError('PIPELOAD_INPUT_NOT_FOUND', `cannot read ${path}: ${why}`, { file: path })
   }
-  const format = o.format || readers().detectFormat(path)
+  const format = o.format || detectFormat(path)
   if (!format) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson`, { file: path })
   }
@@ -51,7 +53,7 @@ function openStream (stream, name, size, o) {
 }
 
 async function readerInput (source, format, o) {
-  const reader = readers().openReader(source, {
+  const reader = openReader(source, {
     format,
     header: o.header,
     delimiter: o.delimiter,
@@ -60,12 +62,26 @@ async function readerInput (source, format, o) {
   })
   const tabular = format === 'csv' || format === 'tsv'
   const columns = tabular ? await reader.ready() : undefined
+  if (tabular && columns) checkHeader(columns, source.name)
   return {
     name: source.name,
     size: source.size,
     format,
     batches: reader,
+    // With a header expected but none read, the input is empty: nothing to map.
+    empty: tabular && o.header && !columns,
     shape: tabular ? { columns: columns || null, file: source.name } : { file: source.name }
+  }
+}
+
+/** Two columns of one name would silently overwrite each other's field in `*`. */
+function checkHeader (columns, name) {
+  const seen = new Set()
+  for (const [i, c] of columns.entries()) {
+    if (seen.has(c)) {
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}:1: the header names column "${c}" twice (column ${i + 1}); rename one`, { file: name, line: 1 })
+    }
+    seen.add(c)
   }
 }
 

@@ -19,7 +19,7 @@ async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
   const input = await openInput(o)
-  const mapper = createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: input.shape })
+  const mapper = input.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: input.shape })
   const run = new Run(o, input, startedAt)
   const { sink, close } = await openSink(o, input, run)
   try {
@@ -81,7 +81,7 @@ class Run {
     const { signal } = this.o
     const file = this.input.name
     const text = this.o.dryRun === 'text'
-    const fixed = mapper.perRecord
+    const fixed = mapper?.perRecord
     try {
       for await (const batch of this.input.batches) {
         const { records, lines } = batch
