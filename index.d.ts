@@ -107,6 +107,8 @@ export interface Summary {
   /** Batch round-trip time, from write to last reply. */
   rttMs: { p50: number | null, p99: number | null, max: number | null }
   bytesRead: number
+  /** Peak resident memory of this process so far (the whole process, in library use). */
+  peakRssBytes: number
 }
 
 export type ErrorCode =

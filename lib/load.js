@@ -153,7 +153,8 @@ class Run {
       recordsPerSec: durationMs > 0 ? Math.round((this.records * 1000) / durationMs) : 0,
       batches: s.batches,
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
-      bytesRead: this.bytesRead
+      bytesRead: this.bytesRead,
+      peakRssBytes: process.resourceUsage().maxRSS * 1024
     }
   }
 

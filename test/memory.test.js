@@ -1,0 +1,143 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */
+
+// Memory is bounded on both ends: the loader's peak RSS must not grow with the input, and
+// the server never queues more replies for the loader than window x batch replies.
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { startRedis } = require('./helpers/redis-server')
+
+const BIN = path.join(__dirname, '..', 'bin', 'pipeload.js')
+let server
+let dir
+
+function writeCsv (file, rows) {
+  const fd = fs.openSync(file, 'w')
+  let s = 'id,name,email,city,score\n'
+  for (let i = 1; i <= rows; i++) {
+    s += `${i},name${i},user${i}@example.com,City${i % 997},${(i * 7919) % 10000}\n`
+    if (s.length > 1 << 20) { fs.writeSync(fd, s); s = '' }
+  }
+  fs.writeSync(fd, s)
+  fs.closeSync(fd)
+}
+
+/** Run the CLI; meanwhile sample the server's output buffer for the data connection. */
+async function importWithSampling (file, extra = []) {
+  const admin = server.client()
+  let peakOmem = 0
+  let sampling = true
+  const sampler = (async () => {
+    while (sampling) {
+      const list = await admin.call('CLIENT', 'LIST')
+      for (const line of String(list).split('\n')) {
+        if (!line.includes('name=pipeload-data')) continue
+        const omem = Number(/ omem=(\d+)/.exec(line)[1])
+        if (omem > peakOmem) peakOmem = omem
+      }
+      await new Promise(resolve => setTimeout(resolve, 10))
+    }
+  })()
+  const child = spawn(process.execPath, [BIN, 'import', file, '--key', 'm:{id}', '--json', '-u', server.url, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', d => { out += d })
+  child.stderr.on('data', d => { err += d })
+  const code = await new Promise(resolve => child.on('close', resolve))
+  sampling = false
+  await sampler
+  expect(err).toBe('')
+  expect(code).toBe(0)
+  return { summary: JSON.parse(out), peakOmem }
+}
+
+/** A TCP proxy to `port` that withholds server replies on the connection named pipeload-data. */
+async function stallingProxy (port) {
+  const net = require('node:net')
+  const RedisParser = require('redis-parser')
+  const state = { dataCommands: 0, port: 0, sockets: [] }
+  const srv = net.createServer(client => {
+    const upstream = net.connect(port, '127.0.0.1')
+    state.sockets.push(client, upstream)
+    let isData = false
+    const parser = new RedisParser({ returnReply: () => { if (isData) state.dataCommands++ }, returnError: () => {} })
+    client.on('data', d => {
+      if (!isData && d.includes('pipeload-data')) isData = true
+      if (isData) parser.execute(d)
+      upstream.write(d)
+    })
+    // The data connection's first reply answers its handshake (CLIENT SETNAME); pass it.
+    let passed = 0
+    upstream.on('data', d => { if (!isData || passed++ === 0) client.write(d) })
+    client.on('error', () => upstream.destroy())
+    upstream.on('error', () => client.destroy())
+    client.on('close', () => upstream.destroy())
+  })
+  await new Promise(resolve => srv.listen(0, '127.0.0.1', resolve))
+  state.port = srv.address().port
+  state.close = () => { for (const s of state.sockets) s.destroy(); srv.close() }
+  return state
+}
+
+async function waitUntil (ready, ms = 20000) {
+  const end = Date.now() + ms
+  while (!ready()) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-mem-'))
+  // A server that disconnects any client whose queued replies pass 4 MB: the loader must
+  // read its replies as it goes.
+  server = await startRedis({ args: ['--client-output-buffer-limit', 'normal 4mb 0 0'] })
+})
+
+afterAll(async () => {
+  await server?.stop()
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe('bounded memory', () => {
+  it('loads 1M rows with the same peak RSS as 200k rows, and bounded server reply memory', async () => {
+    const small = path.join(dir, 'small.csv')
+    const big = path.join(dir, 'big.csv')
+    writeCsv(small, 200_000)
+    writeCsv(big, 1_000_000)
+
+    const a = await importWithSampling(small)
+    const b = await importWithSampling(big)
+    const admin = server.client()
+    expect(await admin.dbsize()).toBe(1_000_000)
+    expect(await admin.hgetall('m:777777')).toEqual({ id: '777777', name: 'name777777', email: 'user777777@example.com', city: 'City' + (777777 % 997), score: String((777777 * 7919) % 10000) })
+    expect(b.summary.records).toBe(1_000_000)
+
+    const mb = n => (n / 1048576).toFixed(1)
+    console.log(`peak RSS: 200k rows ${mb(a.summary.peakRssBytes)} MB, 1M rows ${mb(b.summary.peakRssBytes)} MB; peak server omem ${b.peakOmem} B`)
+    expect(b.summary.peakRssBytes).toBeLessThan(200 * 1048576)
+    expect(b.summary.peakRssBytes).toBeLessThan(a.summary.peakRssBytes * 1.5)
+  }, 180_000)
+
+  it('stops sending when window x batch commands await replies, so the server queue is bounded', async () => {
+    // A proxy that passes everything but withholds the replies on the data connection: a
+    // server whose replies pile up. The loader must stop at window x batch commands.
+    const file = path.join(dir, 'stall.csv')
+    writeCsv(file, 100_000)
+    const proxy = await stallingProxy(server.port)
+    const child = spawn(process.execPath, [BIN, 'import', file, '--key', 's:{id}', '-q', '-u', `redis://127.0.0.1:${proxy.port}`,
+      '--batch-size', '500', '--window', '3'], { stdio: 'ignore' })
+    try {
+      await waitUntil(() => proxy.dataCommands >= 3 * 500)
+      await new Promise(resolve => setTimeout(resolve, 1000))
+      // The handshake's CLIENT SETNAME, then exactly three batches of 500, and nothing more.
+      expect(proxy.dataCommands).toBe(1 + 3 * 500)
+      expect(child.exitCode).toBe(null) // still waiting for replies, not failed
+    } finally {
+      child.kill('SIGKILL')
+      proxy.close()
+    }
+  }, 60_000)
+})
