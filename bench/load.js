@@ -152,6 +152,7 @@ async function runOne (server, client, poller, files, workload, toolName, o) {
     rssMB: r.rssMB,
     omemKB: peak ? peak.omem / 1024 : null,
     totMemKB: peak ? peak.totMem / 1024 : null,
+    memSamples: peak ? peak.samples : null, // CLIENT LIST polls during the run
     ok: !error,
     error
   }
