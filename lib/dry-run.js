@@ -3,49 +3,27 @@
 const { once } = require('node:events')
 const { quoteArg } = require('./resp')
 
-// The sink for --dry-run: the same push/flush/finish contract as Pipe, but the batches go
-// to a stream (stdout) instead of a server. `resp` is byte-exact input for
-// `redis-cli --pipe`; `text` is one command per line, quoted as redis-cli reads it.
+// The sink for --dry-run: the same send/finish contract as Pipe, but the batches go to a
+// stream (stdout) instead of a server. `resp` is byte-exact input for `redis-cli --pipe`;
+// `text` is one command per line, quoted as redis-cli reads it.
 
 class DryRunSink {
-  constructor ({ output, batchSize, maxBatchBytes }) {
+  constructor ({ output }) {
     this.output = output
-    this.batchSize = batchSize
-    this.maxBatchBytes = maxBatchBytes
-    this.text = ''
-    this.cmds = 0
-    this.full = false
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0 }
-    this.records = 0
     this.rtt = null
   }
 
-  push (text, cmds) {
-    this.text += text
-    this.cmds += cmds
-    this.records++
-    if (this.cmds >= this.batchSize || this.text.length >= this.maxBatchBytes) this.full = true
-  }
-
-  async flush () {
-    this.full = false
-    if (this.cmds === 0) return
-    const text = this.text
+  async send (encoded) {
+    if (encoded.cmds === 0) return
     this.stats.batches++
-    this.stats.commands += this.cmds
-    this.stats.acked += this.cmds
-    this.stats.ackedRecords += this.records
-    this.text = ''
-    this.cmds = 0
-    this.records = 0
-    if (!this.output.write(text)) await once(this.output, 'drain')
+    this.stats.commands += encoded.cmds
+    this.stats.acked += encoded.cmds
+    this.stats.ackedRecords += encoded.ends.length
+    if (!this.output.write(encoded.buf || encoded.text)) await once(this.output, 'drain')
   }
 
-  async finish () {
-    await this.flush()
-  }
-
-  close () {}
+  async finish () {}
 }
 
 /** `--dry-run text` lines for one record's commands. */

@@ -6,7 +6,8 @@ const { normalizeLoadOptions } = require('./options')
 const { openInput } = require('./input')
 const { createMapper } = require('./mapper')
 const { Pipe } = require('./pipe')
-const { DryRunSink, textLines } = require('./dry-run')
+const { DryRunSink } = require('./dry-run')
+const { BatchEncoder } = require('./encoder')
 const { openControl, openData } = require('./connection')
 
 /**
@@ -23,7 +24,7 @@ async function load (options) {
   const run = new Run(o, input, startedAt)
   const { sink, close } = await openSink(o, input, run)
   try {
-    await run.pump(mapper, sink)
+    await run.pump(encodeInThread(input, mapper, o), sink)
     return run.summary(sink)
   } catch (err) {
     throw run.attach(err, sink)
@@ -32,10 +33,24 @@ async function load (options) {
   }
 }
 
+/** Encoded batches from the input, encoded on this thread. */
+async function * encodeInThread (input, mapper, o) {
+  const encoder = new BatchEncoder({ mapper, mode: o.dryRun === 'text' ? 'text' : 'resp', batchSize: o.batchSize, maxBatchBytes: o.maxBatchBytes })
+  try {
+    for await (const { records, lines, bytesRead } of input.batches) {
+      yield * encoder.add(records, lines, bytesRead)
+    }
+  } catch (err) {
+    if (encoder.pending) yield encoder.take()
+    throw err
+  }
+  if (encoder.pending) yield encoder.take()
+}
+
 async function openSink (o, input, run) {
   const onFailure = f => run.fail(f)
   if (o.dryRun) {
-    const sink = new DryRunSink({ output: o.output || process.stdout, batchSize: o.batchSize, maxBatchBytes: o.maxBatchBytes })
+    const sink = new DryRunSink({ output: o.output || process.stdout })
     return { sink, close: async () => {} }
   }
   const owned = !o.redis
@@ -47,7 +62,7 @@ async function openSink (o, input, run) {
     if (owned) control.disconnect()
     throw err
   }
-  const sink = new Pipe({ conn, batchSize: o.batchSize, window: o.window, maxBatchBytes: o.maxBatchBytes, file: input.name, onFailure })
+  const sink = new Pipe({ conn, window: o.window, file: input.name, onFailure })
   run.target = conn.target
   return {
     sink,
@@ -77,40 +92,23 @@ class Run {
     if (this.o.onFailure) this.o.onFailure(failure)
   }
 
-  async pump (mapper, sink) {
+  /** Send every encoded batch; on a failure, wait for what was sent, then rethrow. */
+  async pump (batches, sink) {
     const { signal } = this.o
-    const file = this.input.name
-    const text = this.o.dryRun === 'text'
-    const fixed = mapper?.perRecord
     try {
-      for await (const batch of this.input.batches) {
-        const { records, lines } = batch
-        for (let i = 0; i < records.length; i++) {
-          this.records++
-          let resp, count
-          try {
-            if (text) {
-              const commands = mapper.args(records[i])
-              resp = textLines(commands)
-              count = commands.length
-            } else {
-              resp = mapper.resp(records[i])
-              count = fixed ?? mapper.lastCount
-            }
-          } catch (err) {
-            this.mapFailures++
-            this.fail({ file, line: lines[i], code: err.code || 'PIPELOAD_MAP_FAILED', message: err.message, source: 'input' })
-            continue
-          }
-          sink.push(resp, count, lines[i])
-          if (sink.full) await sink.flush()
-        }
+      for await (const batch of batches) {
+        this.records += batch.records
         this.bytesRead = batch.bytesRead
+        for (const f of batch.failures) {
+          this.mapFailures++
+          this.fail({ file: this.input.name, line: f.line, code: f.code, message: f.message, source: 'input' })
+        }
+        await sink.send(batch)
         this.progress(sink, false)
         if (signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
       }
     } catch (err) {
-      // Whatever was read before the failure is still loaded: send it and wait for replies.
+      // Whatever was read before the failure is still loaded: wait for its replies.
       if (!sink.fatal) await sink.finish().catch(() => {})
       throw err
     }

@@ -1,26 +1,22 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { once } = require('node:events')
 const { PipeloadError } = require('./errors')
 const { Reservoir } = require('./stats')
 
-// The batcher: groups encoded commands into batches of `batchSize` commands (or
-// `maxBatchBytes`), writes each batch with one socket write, and keeps at most `window`
-// batches awaiting replies. push() is synchronous; the loader awaits flush() only when
-// `full` is set, and flush() waits only when the window is full or the socket asked for
-// `drain`. That is the backpressure that bounds both the loader's memory and the
+// The sender: writes each encoded batch with one socket write and keeps at most `window`
+// batches awaiting replies. send() waits only when the window is full or the socket asked
+// for `drain`. That is the backpressure that bounds both the loader's memory and the
 // server's queued replies (window x batchSize replies).
 //
 // Each batch remembers, per record, the command count at its end and its source line, so
 // an error reply is attributed to its record without a per-command object.
 
 class Batch {
-  constructor () {
-    this.text = ''
-    this.cmds = 0
-    this.ends = [] // cumulative command count after each record
-    this.lines = [] // source position of each record
+  constructor (cmds, ends, lines) {
+    this.cmds = cmds
+    this.ends = ends // cumulative command count after each record
+    this.lines = lines // source position of each record
     this.replies = 0
     this.failedUpTo = -1 // index of the last record counted as failed
     this.sentAt = 0
@@ -43,21 +39,16 @@ class Pipe {
   /**
    * @param {object} o
    * @param {import('./connection').DataConnection} o.conn
-   * @param {number} o.batchSize commands per batch
    * @param {number} o.window batches awaiting replies at most
-   * @param {number} o.maxBatchBytes close a batch early once its text is this long
+   * @param {string} o.file input name for failures
    * @param {(failure: object) => void} o.onFailure called once per failed record
    */
-  constructor ({ conn, batchSize, window, maxBatchBytes, file, onFailure }) {
+  constructor ({ conn, window, file, onFailure }) {
     this.conn = conn
-    this.batchSize = batchSize
     this.window = window
-    this.maxBatchBytes = maxBatchBytes
     this.file = file
     this.onFailure = onFailure
-    this.current = new Batch()
     this.inflight = []
-    this.full = false
     this.needDrain = false
     this.waiter = null
     this.fatal = null
@@ -68,45 +59,26 @@ class Pipe {
     conn.onClose = this.onClose.bind(this)
   }
 
-  /** Add one record's commands (RESP text). */
-  push (text, cmds, line) {
-    const b = this.current
-    b.text += text
-    b.cmds += cmds
-    b.ends.push(b.cmds)
-    b.lines.push(line)
-    if (b.cmds >= this.batchSize || b.text.length >= this.maxBatchBytes) this.full = true
-  }
-
-  /** Send the current batch; resolves when there is room for the next one. */
-  async flush () {
-    this.full = false
-    const b = this.current
-    if (b.cmds === 0) return
-    this.current = new Batch()
+  /** Send one encoded batch ({ text | buf, cmds, ends, lines }); resolves once written. */
+  async send (encoded) {
+    if (encoded.cmds === 0) return
     if (this.needDrain) await this.waitFor(() => !this.needDrain)
     if (this.inflight.length >= this.window) await this.waitFor(() => this.inflight.length < this.window)
-    this.send(b)
-  }
-
-  send (b) {
     if (this.fatal) throw this.fatal
+    const b = new Batch(encoded.cmds, encoded.ends, encoded.lines)
     b.sentAt = performance.now()
     this.inflight.push(b)
     this.stats.batches++
     this.stats.commands += b.cmds
-    const text = b.text
-    b.text = '' // the socket holds the bytes now; keep no second copy
-    if (!this.conn.write(text)) {
+    if (!this.conn.write(encoded.buf || encoded.text)) {
       this.needDrain = true
       this.conn.socket.once('drain', () => { this.needDrain = false; this.wake() })
     }
   }
 
-  /** Flush what is left and wait for every reply. */
-  async finish () {
-    await this.flush()
-    await this.waitFor(() => this.inflight.length === 0)
+  /** Wait for every reply. */
+  finish () {
+    return this.waitFor(() => this.inflight.length === 0)
   }
 
   waitFor (ready) {
@@ -157,10 +129,6 @@ class Pipe {
 
   onClose (err) {
     if (this.fatal) return
-    if (this.inflight.length === 0 && !this.waiter) {
-      this.fatal = err
-      return
-    }
     this.fatal = err
     this.wake()
   }

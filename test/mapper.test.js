@@ -109,8 +109,7 @@ describe('RESP', () => {
 
 describe('batch bookkeeping', () => {
   it('finds the record a reply belongs to from cumulative command counts', () => {
-    const b = new Batch()
-    b.ends.push(2, 3, 6)
+    const b = new Batch(6, [2, 3, 6], [1, 2, 3])
     expect([0, 1, 2, 3, 4, 5].map(c => b.recordOf(c))).toEqual([0, 0, 1, 2, 2, 2])
   })
 })

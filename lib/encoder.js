@@ -1,0 +1,84 @@
+'use strict'
+
+const { textLines } = require('./dry-run')
+
+// Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
+// the same on the main thread and in the parse worker. A batch closes at `batchSize`
+// commands or `maxBatchBytes` of text and carries what the sender needs to attribute
+// replies: per record, the command count at its end and its source line.
+
+class BatchEncoder {
+  /**
+   * @param {object} o
+   * @param {object} o.mapper from createMapper (null for an empty input)
+   * @param {'resp'|'text'} o.mode RESP for a server or redis-cli --pipe; text for --dry-run text
+   */
+  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes }) {
+    this.mapper = mapper
+    this.text = mode === 'text'
+    this.batchSize = batchSize
+    this.maxBatchBytes = maxBatchBytes
+    this.reset()
+  }
+
+  reset () {
+    this.body = ''
+    this.cmds = 0
+    this.records = 0
+    this.ends = []
+    this.lines = []
+    this.failures = []
+  }
+
+  /** Encode a reader batch; returns the batches it completed (usually none or one). */
+  add (records, lines, bytesRead) {
+    const done = []
+    const mapper = this.mapper
+    const fixed = mapper ? mapper.perRecord : 0
+    for (let i = 0; i < records.length; i++) {
+      this.records++
+      let text, count
+      try {
+        if (this.text) {
+          const commands = mapper.args(records[i])
+          text = textLines(commands)
+          count = commands.length
+        } else {
+          text = mapper.resp(records[i])
+          count = fixed ?? mapper.lastCount
+        }
+      } catch (err) {
+        this.failures.push({ line: lines[i], code: err.code || 'PIPELOAD_MAP_FAILED', message: err.message })
+        continue
+      }
+      this.body += text
+      this.cmds += count
+      this.ends.push(this.cmds)
+      this.lines.push(lines[i])
+      if (this.cmds >= this.batchSize || this.body.length >= this.maxBatchBytes) done.push(this.take(bytesRead))
+    }
+    this.bytesRead = bytesRead
+    return done
+  }
+
+  /** The batch being built, even if short or empty of commands (it may carry failures). */
+  take (bytesRead = this.bytesRead) {
+    const batch = {
+      text: this.body,
+      cmds: this.cmds,
+      ends: this.ends,
+      lines: this.lines,
+      records: this.records,
+      failures: this.failures,
+      bytesRead
+    }
+    this.reset()
+    return batch
+  }
+
+  get pending () {
+    return this.records > 0
+  }
+}
+
+module.exports = { BatchEncoder }
