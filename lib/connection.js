@@ -21,7 +21,8 @@ function ioredisOptions (o) {
     maxRetriesPerRequest: 0,
     retryStrategy: null,
     connectTimeout: o.connectTimeout,
-    connectionName: 'pipeload'
+    connectionName: 'pipeload',
+    disconnectTimeout: 0
   }
   if (!o.url && !o.host) base.host = '127.0.0.1'
   const explicit = {}

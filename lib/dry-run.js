@@ -20,7 +20,7 @@ class DryRunSink {
     this.stats.commands += encoded.cmds
     this.stats.acked += encoded.cmds
     this.stats.ackedRecords += encoded.ends.length
-    if (!this.output.write(encoded.buf || encoded.text)) await once(this.output, 'drain')
+    if (!this.output.write(encoded.buf)) await once(this.output, 'drain')
   }
 
   async finish () {}

@@ -1,10 +1,11 @@
 'use strict'
 
 const { textLines } = require('./dry-run')
+const { ByteWriter } = require('./writer')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
 // the same on the main thread and in the parse worker. A batch closes at `batchSize`
-// commands or `maxBatchBytes` of text and carries what the sender needs to attribute
+// commands or `maxBatchBytes` bytes and carries what the sender needs to attribute
 // replies: per record, the command count at its end and its source line.
 
 class BatchEncoder {
@@ -18,11 +19,11 @@ class BatchEncoder {
     this.text = mode === 'text'
     this.batchSize = batchSize
     this.maxBatchBytes = maxBatchBytes
+    this.writer = new ByteWriter()
     this.reset()
   }
 
   reset () {
-    this.body = ''
     this.cmds = 0
     this.records = 0
     this.ends = []
@@ -34,28 +35,28 @@ class BatchEncoder {
   add (records, lines, bytesRead) {
     const done = []
     const mapper = this.mapper
-    const fixed = mapper ? mapper.perRecord : 0
+    const w = this.writer
     for (let i = 0; i < records.length; i++) {
       this.records++
-      let text, count
+      const start = w.pos
+      let count
       try {
         if (this.text) {
           const commands = mapper.args(records[i])
-          text = textLines(commands)
+          w.string(textLines(commands))
           count = commands.length
         } else {
-          text = mapper.resp(records[i])
-          count = fixed ?? mapper.lastCount
+          count = mapper.write(records[i], w)
         }
       } catch (err) {
+        w.pos = start // drop the part of the record already written
         this.failures.push({ line: lines[i], code: err.code || 'PIPELOAD_MAP_FAILED', message: err.message })
         continue
       }
-      this.body += text
       this.cmds += count
       this.ends.push(this.cmds)
       this.lines.push(lines[i])
-      if (this.cmds >= this.batchSize || this.body.length >= this.maxBatchBytes) done.push(this.take(bytesRead))
+      if (this.cmds >= this.batchSize || w.pos >= this.maxBatchBytes) done.push(this.take(bytesRead))
     }
     this.bytesRead = bytesRead
     return done
@@ -64,7 +65,7 @@ class BatchEncoder {
   /** The batch being built, even if short or empty of commands (it may carry failures). */
   take (bytesRead = this.bytesRead) {
     const batch = {
-      text: this.body,
+      buf: this.writer.take(),
       cmds: this.cmds,
       ends: this.ends,
       lines: this.lines,

@@ -2,12 +2,10 @@
 
 const { PipeloadError } = require('./errors')
 const { parseTemplate, FIELD } = require('./template')
-const { bulk, encodeCommand } = require('./resp')
+const { bulkBytes } = require('./writer')
 
-// Binds parsed templates to the shape of the input and compiles them into a mapper:
-//   mapper.resp(record)  -> RESP text of all the record's commands (the hot path)
-//   mapper.args(record)  -> [[cmd, arg, ...], ...] (dry-run text, cluster routing, tests)
-//   mapper.perRecord     -> commands per record
+// Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
+// compiles them once into a mapper that writes a record's commands as RESP bytes.
 // A field the record lacks throws a FieldMissing, which the loader turns into a failed
 // record with its position; it never becomes an empty string.
 
@@ -60,28 +58,37 @@ function columnGetter (name, shape, template) {
   return rec => rec[idx]
 }
 
-/** Compile one word (literal text with {field} parts) into a function record -> string. */
+/**
+ * Compile one word (literal text with {field} parts) into { value(rec) -> string,
+ * write(rec, w) }; write() puts the word's bulk string into a ByteWriter.
+ */
 function compileWord (word, shape, template) {
   const parts = word.parts.map(p => p.type === FIELD
     ? { name: p.name, get: fieldGetter(p.name, shape, template) }
     : p.text)
   if (parts.length === 1 && typeof parts[0] === 'string') {
     const text = parts[0]
-    return { constant: text, value: () => text }
+    const bytes = bulkBytes(text)
+    return { constant: text, value: () => text, write: (rec, w) => w.bytes(bytes) }
   }
   if (parts.length === 1) {
     const { name, get } = parts[0]
-    return { value: rec => toText(get(rec), name) }
+    return {
+      value: rec => toText(get(rec), name),
+      write: (rec, w) => w.bulk(toText(get(rec), name))
+    }
+  }
+  const scratch = new Array(parts.length)
+  const fill = rec => {
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]
+      scratch[i] = typeof p === 'string' ? p : toText(p.get(rec), p.name)
+    }
+    return scratch
   }
   return {
-    value: rec => {
-      let s = ''
-      for (let i = 0; i < parts.length; i++) {
-        const p = parts[i]
-        s += typeof p === 'string' ? p : toText(p.get(rec), p.name)
-      }
-      return s
-    }
+    value: rec => fill(rec).join(''),
+    write: (rec, w) => w.bulkParts(fill(rec), parts.length)
   }
 }
 
@@ -89,17 +96,16 @@ function compileWord (word, shape, template) {
 function compileStar (shape) {
   if (shape.columns !== undefined) {
     const names = shape.columns || null
-    const nameResp = []
+    const nameOf = i => names ? names[i] : String(i)
+    const nameBytes = []
     return {
       count: rec => rec.length * 2,
-      pairs: rec => rec.flatMap((v, i) => [names ? names[i] : String(i), v]),
-      resp: rec => {
-        let s = ''
+      pairs: rec => rec.flatMap((v, i) => [nameOf(i), v]),
+      write (rec, w) {
         for (let i = 0; i < rec.length; i++) {
-          s += nameResp[i] ?? (nameResp[i] = bulk(names ? names[i] : String(i)))
-          s += bulk(rec[i])
+          w.bytes(nameBytes[i] ?? (nameBytes[i] = bulkBytes(nameOf(i))))
+          w.bulk(rec[i])
         }
-        return s
       }
     }
   }
@@ -114,58 +120,72 @@ function compileStar (shape) {
     }
     return out
   }
-  return {
-    count: rec => entries(rec).length,
-    pairs: entries,
-    resp: rec => entries(rec).map(bulk).join('')
-  }
+  return { entries, pairs: entries }
 }
 
-/** Compile one parsed template for a shape into { args(rec), resp(rec), keyWord }. */
+/** Compile one parsed template for a shape into { args(rec), write(rec, w), key }. */
 function compileCommand (parsed, shape) {
   const words = parsed.words.map(w => w.star ? { star: compileStar(shape) } : compileWord(w, shape, parsed.source))
-  const star = words.find(w => w.star)?.star
+  const starAt = words.findIndex(w => w.star)
   const fixed = words.filter(w => !w.star).length
-  const prefix = words[0].constant
-  return {
-    name: parsed.name,
-    args (rec) {
-      const out = []
-      for (const w of words) {
-        if (w.star) out.push(...w.star.pairs(rec))
-        else out.push(w.value(rec))
-      }
-      return out
-    },
-    resp (rec) {
-      // With `*` the count is known only after expansion; computing the body first keeps one pass.
-      let body = bulk(prefix)
-      for (let i = 1; i < words.length; i++) {
-        const w = words[i]
-        body += w.star ? w.star.resp(rec) : bulk(w.value(rec))
-      }
-      const count = star ? fixed + star.count(rec) : fixed
-      return '*' + count + '\r\n' + body
-    },
-    key: words.length > 1 && !words[1].star ? words[1] : null
+  const head = Buffer.concat([Buffer.from(`*${fixed}\r\n`), bulkBytes(words[0].constant)])
+  const name = bulkBytes(words[0].constant)
+  const args = rec => {
+    const out = []
+    for (const w of words) {
+      if (w.star) out.push(...w.star.pairs(rec))
+      else out.push(w.value(rec))
+    }
+    return out
   }
+  let write
+  if (starAt === -1) {
+    write = (rec, w) => {
+      w.bytes(head)
+      for (let i = 1; i < words.length; i++) words[i].write(rec, w)
+    }
+  } else if (words[starAt].star.entries) {
+    // Objects: the pair count is known only after expansion.
+    const star = words[starAt].star
+    write = (rec, w) => {
+      const pairs = star.entries(rec)
+      w.arrayHeader(fixed + pairs.length)
+      w.bytes(name)
+      for (let i = 1; i < words.length; i++) {
+        if (i === starAt) for (let j = 0; j < pairs.length; j++) w.bulk(pairs[j])
+        else words[i].write(rec, w)
+      }
+    }
+  } else {
+    const star = words[starAt].star
+    write = (rec, w) => {
+      w.arrayHeader(fixed + star.count(rec))
+      w.bytes(name)
+      for (let i = 1; i < words.length; i++) words[i].write(rec, w)
+    }
+    words[starAt].write = star.write
+  }
+  return { args, write, key: words.length > 1 && !words[1].star ? words[1] : null }
 }
 
 /**
- * Build the mapper for the user's templates or map function.
+ * Build the mapper for the user's templates or map function:
+ *   mapper.write(record, w) -> number of commands written into ByteWriter w (the hot path)
+ *   mapper.args(record)     -> [[cmd, arg, ...], ...] (dry-run text, tests)
+ * A record that cannot be mapped throws (FieldMissing for a missing field); the caller
+ * rolls the writer back to where the record started.
  * @param {object} o { templates: string[], ttl?: number, map?: fn, shape: { columns?: string[]|null, file } }
  */
 function createMapper ({ templates, ttl, map, shape }) {
   if (map) return mapFunctionMapper(map, ttl)
   const commands = templates.map(t => compileCommand(parseTemplate(t), shape))
   if (ttl != null) commands.push(expireCommand(commands[0], ttl, templates[0]))
+  const n = commands.length
   return {
-    perRecord: commands.length,
     args: rec => commands.map(c => c.args(rec)),
-    resp (rec) {
-      let s = ''
-      for (let i = 0; i < commands.length; i++) s += commands[i].resp(rec)
-      return s
+    write (rec, w) {
+      for (let i = 0; i < n; i++) commands[i].write(rec, w)
+      return n
     }
   }
 }
@@ -175,10 +195,15 @@ function expireCommand (first, ttl, template) {
     throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `--ttl needs a key as the first argument of "${template}"`, { template })
   }
   const key = first.key
-  const tail = bulk(String(ttl))
+  const head = Buffer.from('*3\r\n$6\r\nEXPIRE\r\n')
+  const tail = bulkBytes(String(ttl))
   return {
     args: rec => ['EXPIRE', key.value(rec), String(ttl)],
-    resp: rec => '*3\r\n$6\r\nEXPIRE\r\n' + bulk(key.value(rec)) + tail
+    write (rec, w) {
+      w.bytes(head)
+      key.write(rec, w)
+      w.bytes(tail)
+    }
   }
 }
 
@@ -192,17 +217,17 @@ function mapFunctionMapper (map, ttl) {
     if (ttl != null) out.push(['EXPIRE', out[0][1], String(ttl)])
     return out
   }
-  const mapper = {
-    perRecord: null, // varies: resp() leaves the count of its last record in lastCount
-    lastCount: 0,
+  return {
     args,
-    resp (rec) {
+    write (rec, w) {
       const cmds = args(rec)
-      mapper.lastCount = cmds.length
-      return cmds.map(encodeCommand).join('')
+      for (const c of cmds) {
+        w.arrayHeader(c.length)
+        for (let i = 0; i < c.length; i++) w.bulk(c[i])
+      }
+      return cmds.length
     }
   }
-  return mapper
 }
 
 module.exports = { createMapper, FieldMissing, toText }

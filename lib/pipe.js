@@ -59,7 +59,7 @@ class Pipe {
     conn.onClose = this.onClose.bind(this)
   }
 
-  /** Send one encoded batch ({ text | buf, cmds, ends, lines }); resolves once written. */
+  /** Send one encoded batch ({ buf, cmds, ends, lines }); resolves once written. */
   async send (encoded) {
     if (encoded.cmds === 0) return
     if (this.needDrain) await this.waitFor(() => !this.needDrain)
@@ -70,7 +70,7 @@ class Pipe {
     this.inflight.push(b)
     this.stats.batches++
     this.stats.commands += b.cmds
-    if (!this.conn.write(encoded.buf || encoded.text)) {
+    if (!this.conn.write(encoded.buf)) {
       this.needDrain = true
       this.conn.socket.once('drain', () => { this.needDrain = false; this.wake() })
     }

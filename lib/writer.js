@@ -1,0 +1,137 @@
+'use strict'
+
+// RESP written straight into a Buffer. Building RESP as JS strings costs a rope of small
+// strings per argument plus a UTF-8 pass over the whole batch at write() time; this writes
+// each byte once. Values are copied with a charCodeAt loop on the optimistic guess that
+// they are ASCII (the length in bytes is then the length in chars, known up front); the
+// first non-ASCII char rolls the argument back and re-writes it through utf8Write.
+
+const CR = 13
+const LF = 10
+const DOLLAR = 36
+const STAR = 42
+
+class ByteWriter {
+  constructor (capacity = 64 * 1024) {
+    this.buf = Buffer.allocUnsafe(capacity)
+    this.pos = 0
+  }
+
+  ensure (n) {
+    if (this.pos + n <= this.buf.length) return
+    let size = this.buf.length * 2
+    while (size < this.pos + n) size *= 2
+    const next = Buffer.allocUnsafe(size)
+    this.buf.copy(next, 0, 0, this.pos)
+    this.buf = next
+  }
+
+  /** Pre-encoded bytes (a command's constant head, a column name's bulk string). */
+  bytes (b) {
+    this.ensure(b.length)
+    const buf = this.buf
+    let p = this.pos
+    if (b.length < 32) {
+      for (let i = 0; i < b.length; i++) buf[p++] = b[i]
+    } else {
+      buf.set(b, p)
+      p += b.length
+    }
+    this.pos = p
+  }
+
+  /** A UTF-8 string as is (dry-run text). */
+  string (s) {
+    this.ensure(s.length * 3)
+    this.pos += this.buf.utf8Write(s, this.pos)
+  }
+
+  /** `*<n>\r\n` */
+  arrayHeader (n) {
+    this.ensure(24)
+    this.buf[this.pos++] = STAR
+    this.digits(n)
+  }
+
+  digits (n) {
+    const buf = this.buf
+    let p = this.pos
+    if (n < 10) {
+      buf[p++] = 48 + n
+    } else {
+      const s = String(n)
+      for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i)
+    }
+    buf[p++] = CR
+    buf[p++] = LF
+    this.pos = p
+  }
+
+  /** One bulk string. */
+  bulk (s) {
+    const len = s.length
+    this.ensure(len + 24)
+    const start = this.pos
+    const buf = this.buf
+    buf[this.pos++] = DOLLAR
+    this.digits(len)
+    let p = this.pos
+    for (let i = 0; i < len; i++) {
+      const c = s.charCodeAt(i)
+      if (c > 127) return this.bulkUtf8(s, start)
+      buf[p++] = c
+    }
+    buf[p++] = CR
+    buf[p++] = LF
+    this.pos = p
+  }
+
+  bulkUtf8 (s, start) {
+    this.pos = start
+    const n = Buffer.byteLength(s, 'utf8')
+    this.ensure(n + 24)
+    this.buf[this.pos++] = DOLLAR
+    this.digits(n)
+    this.pos += this.buf.utf8Write(s, this.pos)
+    this.buf[this.pos++] = CR
+    this.buf[this.pos++] = LF
+  }
+
+  /** One bulk string made of several parts (`user:` + id), without joining them first. */
+  bulkParts (parts, count) {
+    let len = 0
+    for (let i = 0; i < count; i++) len += parts[i].length
+    this.ensure(len + 24)
+    const start = this.pos
+    const buf = this.buf
+    buf[this.pos++] = DOLLAR
+    this.digits(len)
+    let p = this.pos
+    for (let k = 0; k < count; k++) {
+      const s = parts[k]
+      for (let i = 0; i < s.length; i++) {
+        const c = s.charCodeAt(i)
+        if (c > 127) return this.bulkUtf8(parts.slice(0, count).join(''), start)
+        buf[p++] = c
+      }
+    }
+    buf[p++] = CR
+    buf[p++] = LF
+    this.pos = p
+  }
+
+  /** Everything written so far, and a fresh buffer for what comes next. */
+  take () {
+    const out = this.buf.subarray(0, this.pos)
+    this.buf = Buffer.allocUnsafe(Math.max(64 * 1024, Math.min(this.buf.length, this.pos + (this.pos >> 3))))
+    this.pos = 0
+    return out
+  }
+}
+
+/** A string as the bytes of one RESP bulk string, for constants. */
+function bulkBytes (s) {
+  return Buffer.from('$' + Buffer.byteLength(s) + '\r\n' + s + '\r\n')
+}
+
+module.exports = { ByteWriter, bulkBytes }
