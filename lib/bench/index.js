@@ -1,0 +1,324 @@
+'use strict'
+
+const crypto = require('node:crypto')
+const { performance } = require('node:perf_hooks')
+const { PipeloadError } = require('../errors')
+const { openControl, openData, describeTarget } = require('../connection')
+const { encodeCommand } = require('../resp')
+const { Pipe } = require('../pipe')
+const { load } = require('../load')
+const { normalizeBenchOptions } = require('./options')
+const { startDelayProxy } = require('./delay-proxy')
+const { MemorySampler, parseClientList } = require('./sampler')
+const { WORKLOADS } = require('./workloads')
+const { prefixedTemplates } = require('./file')
+
+// Timing mode: the same work at each batch size, plus a baseline that sends one command
+// and awaits its reply before the next ("in a row"). Every row runs over the same kind of
+// data connection, encoder and sender as an import, so the rows differ only in how many
+// commands travel per round trip and how many batches are in flight.
+//
+// Safety on a shared server: every key is under `pipeload:bench:<random>:`; each row uses
+// its own sub-prefix, deleted (SCAN MATCH + UNLINK) as soon as the row is checked, and the
+// whole run prefix is swept again at the end, also after an error or Ctrl-C. Nothing is
+// ever flushed.
+
+const SCAN_COUNT = 1000
+const PING_SAMPLES = 5
+// The smallest batch size whose ops/s is within this fraction of the fastest is the one
+// to pick: nearly the same speed, less memory on both ends.
+const GOOD_ENOUGH = 0.9
+
+/**
+ * Time the workload in a row and at each batch size.
+ * @param {import('../..').BenchOptions} options
+ * @returns {Promise<import('../..').BenchResult>}
+ */
+async function bench (options) {
+  const o = normalizeBenchOptions(options)
+  const prefix = `pipeload:bench:${crypto.randomBytes(6).toString('hex')}:`
+  const owned = !o.redis
+  const control = o.redis || await openControl(o)
+  const ctx = { o, control, via: control, proxy: null, prefix, rowNo: 0, fileKeys: null, fileRecords: null }
+  let failed = null
+  try {
+    if (o.rttMs > 0) await routeThroughProxy(ctx)
+    const pingMs = await measurePing(ctx.via)
+    const plan = [{ mode: 'in-a-row', batchSize: 1, window: 1 }]
+    for (const b of o.batchSizes) plan.push({ mode: 'pipeline', batchSize: b, window: o.window })
+    const rows = []
+    for (let i = 0; i < plan.length; i++) {
+      const runs = []
+      for (let r = 0; r < o.repeat; r++) {
+        if (o.onProgress) o.onProgress({ row: i + 1, rows: plan.length, run: r + 1, runs: o.repeat, ...plan[i] })
+        runs.push(await runRow(ctx, plan[i]))
+      }
+      rows.push(combineRuns(runs))
+    }
+    return result(ctx, rows, pingMs)
+  } catch (err) {
+    failed = err
+    throw err
+  } finally {
+    await cleanUp(ctx, failed)
+    if (ctx.via !== control) ctx.via.disconnect()
+    if (ctx.proxy) await ctx.proxy.close()
+    if (owned) control.disconnect()
+  }
+}
+
+/** --rtt: a delay proxy on loopback in front of the server; the data plane goes through it. */
+async function routeThroughProxy (ctx) {
+  const { o, control } = ctx
+  const c = control.options
+  const host = control.stream?.remoteAddress || c.host
+  const port = control.stream?.remotePort || c.port
+  ctx.proxy = await startDelayProxy({ host, port, rttMs: o.rttMs, jitterMs: o.jitterMs })
+  ctx.via = await openControl({
+    host: ctx.proxy.host,
+    port: ctx.proxy.port,
+    username: c.username,
+    password: c.password,
+    db: c.db,
+    tls: c.tls ? { ...c.tls, servername: c.tls.servername || c.host } : undefined,
+    connectTimeout: o.connectTimeout
+  })
+}
+
+async function measurePing (client) {
+  const times = []
+  for (let i = 0; i < PING_SAMPLES; i++) {
+    const t0 = performance.now()
+    await client.ping()
+    times.push(performance.now() - t0)
+  }
+  times.sort((a, b) => a - b)
+  return round(times[times.length >> 1])
+}
+
+function runRow (ctx, step) {
+  const rowPrefix = `${ctx.prefix}${++ctx.rowNo}:`
+  return ctx.o.workload === 'file' ? fileRow(ctx, step, rowPrefix) : syntheticRow(ctx, step, rowPrefix)
+}
+
+function aborted () {
+  return new PipeloadError('PIPELOAD_ABORTED', 'the benchmark was aborted; its keys were deleted')
+}
+
+/** One row of a synthetic workload on a fresh data connection. */
+async function syntheticRow (ctx, step, rowPrefix) {
+  const { o, control } = ctx
+  const wl = WORKLOADS[o.workload].create(rowPrefix)
+  const conn = await openData(ctx.via)
+  let sent = 0
+  let capped = false
+  let pipe
+  let mem
+  let durationMs
+  try {
+    const id = await clientId(conn)
+    pipe = new Pipe({ conn, window: step.window, file: o.workload, onFailure: () => {} })
+    const sampler = new MemorySampler({
+      control, id, enabled: id !== null, match: c => c.id === String(id), intervalMs: o.sampleIntervalMs
+    }).start()
+    const t0 = performance.now()
+    const deadline = o.maxRowTimeMs > 0 ? t0 + o.maxRowTimeMs : Infinity
+    try {
+      while (sent < o.count) {
+        if (o.signal?.aborted) throw aborted()
+        if (performance.now() >= deadline) { capped = true; break }
+        const n = Math.min(step.batchSize, o.count - sent)
+        await pipe.send(wl.batch(sent, n))
+        sent += n
+      }
+      await pipe.finish()
+      durationMs = performance.now() - t0
+    } catch (err) {
+      // Whatever was sent must land before the keys are deleted, or it could outlive them.
+      await pipe.finish().catch(() => {})
+      throw err
+    } finally {
+      mem = await sampler.stop()
+    }
+  } finally {
+    conn.end()
+  }
+  const checked = await wl.verify(control, sent, pipe.stats)
+  const removed = await deletePrefix(control, rowPrefix)
+  return {
+    mode: step.mode,
+    batchSize: step.batchSize,
+    window: step.window,
+    ops: sent,
+    batches: pipe.stats.batches,
+    durationMs: round(durationMs),
+    opsPerSec: rate(sent, durationMs),
+    latencyMs: pipe.rtt.summary(),
+    ...mem,
+    correct: checked && removed === wl.expectedKeys(sent),
+    capped
+  }
+}
+
+/** The data connection's CLIENT ID (for CLIENT LIST ID), or null when not permitted. */
+function clientId (conn) {
+  return new Promise(resolve => {
+    conn.onReply = r => resolve(Number(r))
+    conn.onReplyError = () => resolve(null)
+    conn.onClose = () => resolve(null)
+    conn.write(encodeCommand(['CLIENT', 'ID']))
+  })
+}
+
+/** One row of the file workload: the real import, its keys under the row prefix. */
+async function fileRow (ctx, step, rowPrefix) {
+  const { o, control } = ctx
+  // load() opens its own data connection; ids only grow, so ours is a pipeload-data
+  // connection newer than every client there now.
+  const before = await maxClientId(control)
+  const sampler = new MemorySampler({
+    control, enabled: before !== null, match: c => c.name === 'pipeload-data' && Number(c.id) > before, intervalMs: o.sampleIntervalMs
+  }).start()
+  const stop = new AbortController()
+  const onAbort = () => stop.abort()
+  o.signal?.addEventListener('abort', onAbort)
+  const timer = o.maxRowTimeMs > 0 ? setTimeout(onAbort, o.maxRowTimeMs) : null
+  let summary
+  let capped = false
+  let mem
+  try {
+    summary = await load({
+      redis: ctx.via,
+      input: o.input,
+      format: o.format,
+      header: o.header,
+      delimiter: o.delimiter,
+      jsonPath: o.jsonPath,
+      maxRecordSize: o.maxRecordSize,
+      commands: prefixedTemplates(o, rowPrefix),
+      ttl: o.ttl,
+      batchSize: step.batchSize,
+      window: step.window,
+      signal: stop.signal
+    })
+  } catch (err) {
+    if (err.code !== 'PIPELOAD_ABORTED' || o.signal?.aborted || !err.summary) throw o.signal?.aborted ? aborted() : err
+    summary = err.summary
+    capped = true
+  } finally {
+    clearTimeout(timer)
+    o.signal?.removeEventListener('abort', onAbort)
+    mem = await sampler.stop()
+  }
+  const keys = await deletePrefix(control, rowPrefix)
+  const complete = !capped && summary.errors === 0 && summary.loaded === summary.records
+  // Every record acknowledged without an error, and as many keys as the first complete row
+  // (normally in a row): pipelining must not change what ends up on the server.
+  let correct = summary.errors === 0 && summary.loaded === summary.records && summary.acknowledged === summary.commands && keys > 0
+  if (complete && ctx.fileKeys === null) { ctx.fileKeys = keys; ctx.fileRecords = summary.records }
+  if (complete) correct = correct && keys === ctx.fileKeys
+  return {
+    mode: step.mode,
+    batchSize: step.batchSize,
+    window: step.window,
+    ops: summary.acknowledged,
+    records: summary.loaded,
+    batches: summary.batches,
+    durationMs: round(summary.durationMs),
+    opsPerSec: rate(summary.acknowledged, summary.durationMs),
+    latencyMs: summary.rttMs,
+    ...mem,
+    correct,
+    capped
+  }
+}
+
+async function maxClientId (control) {
+  try {
+    return Math.max(0, ...parseClientList(await control.call('CLIENT', 'LIST')).map(c => Number(c.id) || 0))
+  } catch {
+    return null
+  }
+}
+
+/** SCAN MATCH prefix* and UNLINK what it finds; resolves with the number of keys removed. */
+async function deletePrefix (control, prefix) {
+  let cursor = '0'
+  let removed = 0
+  do {
+    const [next, keys] = await control.scan(cursor, 'MATCH', prefix + '*', 'COUNT', SCAN_COUNT)
+    cursor = next
+    if (keys.length) removed += await control.unlink(...keys)
+  } while (cursor !== '0')
+  return removed
+}
+
+async function cleanUp (ctx, failed) {
+  try {
+    await deletePrefix(ctx.control, ctx.prefix)
+  } catch (err) {
+    const e = new PipeloadError('PIPELOAD_CONNECTION_LOST',
+      `could not delete the benchmark's keys (${err.message}); remove them with: ` +
+      `redis-cli --scan --pattern '${ctx.prefix}*' | xargs redis-cli unlink`, { prefix: ctx.prefix })
+    if (!failed) throw e
+    failed.cleanupError = e
+  }
+}
+
+/** Repeated runs of one row: the median run by ops/s, the spread, the worst memory. */
+function combineRuns (runs) {
+  const sorted = runs.slice().sort((a, b) => a.opsPerSec - b.opsPerSec)
+  const median = sorted[sorted.length >> 1]
+  const peak = k => runs.some(r => r[k] === null) ? null : Math.max(...runs.map(r => r[k]))
+  return {
+    ...median,
+    runs: runs.length,
+    opsPerSecMin: sorted[0].opsPerSec,
+    opsPerSecMax: sorted[sorted.length - 1].opsPerSec,
+    serverReplyPeakBytes: peak('serverReplyPeakBytes'),
+    serverTotalPeakBytes: peak('serverTotalPeakBytes'),
+    clientRssPeakBytes: peak('clientRssPeakBytes'),
+    correct: runs.every(r => r.correct),
+    capped: runs.some(r => r.capped)
+  }
+}
+
+function result (ctx, rows, pingMs) {
+  const { o } = ctx
+  const base = rows[0].opsPerSec
+  let fastest = rows[0]
+  for (const r of rows) if (r.opsPerSec > fastest.opsPerSec) fastest = r
+  const good = rows.filter(r => r.mode === 'pipeline' && r.correct && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec)
+  const c = ctx.control.options
+  return {
+    workload: o.workload,
+    input: o.workload === 'file' ? o.input : null,
+    count: o.workload === 'file' ? ctx.fileRecords : o.count,
+    rttMs: o.rttMs > 0 ? o.rttMs : null,
+    jitterMs: o.jitterMs > 0 ? o.jitterMs : null,
+    rttSimulated: o.rttMs > 0,
+    pingMs,
+    target: describeTarget({ host: c.host, port: c.port, db: c.db, path: c.path }),
+    window: o.window,
+    repeat: o.repeat,
+    maxRowTimeMs: o.maxRowTimeMs || null,
+    fastestBatchSize: fastest.mode === 'pipeline' ? fastest.batchSize : null,
+    recommendedBatchSize: good.length ? good[0].batchSize : null,
+    rows: rows.map(r => ({
+      ...r,
+      speedup: base > 0 ? round(r.opsPerSec / base, 2) : null,
+      fastest: r === fastest
+    }))
+  }
+}
+
+function rate (n, ms) {
+  return ms > 0 ? Math.round((n * 1000) / ms) : 0
+}
+
+function round (v, digits = 3) {
+  const f = 10 ** digits
+  return Math.round(v * f) / f
+}
+
+module.exports = { bench, deletePrefix }

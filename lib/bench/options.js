@@ -1,0 +1,94 @@
+'use strict'
+
+const { PipeloadError } = require('../errors')
+const { DEFAULTS: LOAD_DEFAULTS } = require('../options')
+
+/** Defaults for bench(); the CLI's --help shows the same values. */
+const BENCH_DEFAULTS = Object.freeze({
+  workload: 'incr',
+  count: 100000,
+  batchSizes: Object.freeze([1, 10, 100, 1000, 10000, 100000]),
+  window: LOAD_DEFAULTS.window,
+  repeat: 1,
+  rttMs: 0,
+  jitterMs: 0,
+  // A row stops sending after this long: 2000 commands one at a time over a 250 ms link
+  // would take 500 s. ops/s stays comparable; the row says how many commands it sent.
+  maxRowTimeMs: 10000,
+  sampleIntervalMs: 10,
+  connectTimeout: LOAD_DEFAULTS.connectTimeout
+})
+
+const WORKLOADS = ['incr', 'set', 'hset', 'ping']
+
+function invalid (name, expected, got) {
+  const shown = typeof got === 'string' ? JSON.stringify(got) : String(got)
+  return new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be ${expected}, got ${shown}`, { option: name })
+}
+
+const UNITS = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60000 }
+
+/** `250ms`, `0.25s`, `1m`, `250` (ms) or a number of ms → milliseconds. */
+function parseDuration (value, name) {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) throw invalid(name, 'a duration ≥ 0 such as "250ms" or "1.5s"', value)
+    return value
+  }
+  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m)?\s*$/.exec(String(value))
+  if (!m) throw invalid(name, 'a duration such as "250ms" or "1.5s"', value)
+  return Number(m[1]) * UNITS[m[2] || 'ms']
+}
+
+function positiveInt (value, name, fallback) {
+  if (value === undefined || value === null) return fallback
+  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive whole number', value)
+  return n
+}
+
+function batchSizesOf (value) {
+  if (value === undefined || value === null) return BENCH_DEFAULTS.batchSizes
+  const list = typeof value === 'string' ? value.split(',').map(s => s.trim()).filter(Boolean) : value
+  if (!Array.isArray(list) || list.length === 0) throw invalid('batchSizes', 'a list of positive whole numbers such as "1,10,100"', value)
+  const sizes = list.map(v => positiveInt(v, 'batchSizes', undefined))
+  return Object.freeze([...new Set(sizes)].sort((a, b) => a - b))
+}
+
+/** Validate bench() options once; everything downstream trusts the result. */
+function normalizeBenchOptions (o = {}) {
+  if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
+  const file = o.input !== undefined && o.input !== null
+  if (file && typeof o.input !== 'string') throw invalid('input', 'a file path', typeof o.input)
+  const workload = file ? 'file' : (o.workload ?? BENCH_DEFAULTS.workload)
+  if (!file && !WORKLOADS.includes(workload)) throw invalid('workload', `one of ${WORKLOADS.join(', ')} (or an input file)`, workload)
+  if (file && o.workload !== undefined && o.workload !== 'file') throw invalid('workload', 'left out when an input file is given', o.workload)
+  if (!file && ['key', 'command', 'commands'].some(k => o[k] !== undefined)) {
+    throw invalid('key/command', 'given only with an input file', 'a template')
+  }
+  if (file && ['key', 'command', 'commands'].every(k => o[k] === undefined)) {
+    throw invalid('key, command or commands', 'given with an input file (what to write for each record)', 'none')
+  }
+  if (o.map !== undefined) throw invalid('map', 'left out: bench needs templates to keep keys under its prefix', 'a function')
+  if (o.dryRun !== undefined && o.dryRun !== null) throw invalid('dryRun', 'left out: bench sends to a server', o.dryRun)
+  if (o.signal !== undefined && !(o.signal && typeof o.signal.aborted === 'boolean')) throw invalid('signal', 'an AbortSignal', o.signal)
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw invalid('onProgress', 'a function', typeof o.onProgress)
+  const rttMs = o.rtt !== undefined ? parseDuration(o.rtt, 'rtt') : (o.rttMs !== undefined ? parseDuration(o.rttMs, 'rttMs') : 0)
+  const jitterMs = o.jitter !== undefined ? parseDuration(o.jitter, 'jitter') : (o.jitterMs !== undefined ? parseDuration(o.jitterMs, 'jitterMs') : 0)
+  if (jitterMs > 0 && rttMs === 0) throw invalid('jitter', 'used with rtt (a simulated link)', o.jitter ?? o.jitterMs)
+  const maxRowTime = o.maxRowTime ?? o.maxRowTimeMs
+  return Object.freeze({
+    ...o,
+    workload,
+    count: positiveInt(o.count, 'count', BENCH_DEFAULTS.count),
+    batchSizes: batchSizesOf(o.batchSizes),
+    window: positiveInt(o.window, 'window', BENCH_DEFAULTS.window),
+    repeat: positiveInt(o.repeat, 'repeat', BENCH_DEFAULTS.repeat),
+    rttMs,
+    jitterMs,
+    maxRowTimeMs: maxRowTime === undefined ? BENCH_DEFAULTS.maxRowTimeMs : parseDuration(maxRowTime, 'maxRowTime'),
+    sampleIntervalMs: positiveInt(o.sampleIntervalMs, 'sampleIntervalMs', BENCH_DEFAULTS.sampleIntervalMs),
+    connectTimeout: positiveInt(o.connectTimeout, 'connectTimeout', BENCH_DEFAULTS.connectTimeout)
+  })
+}
+
+module.exports = { normalizeBenchOptions, parseDuration, BENCH_DEFAULTS, WORKLOADS }

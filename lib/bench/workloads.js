@@ -1,0 +1,105 @@
+'use strict'
+
+const { ByteWriter, bulkBytes } = require('../writer')
+
+// The synthetic workloads: how to encode `n` commands starting at command number `from`
+// under a key prefix, and how to check afterwards that the server holds what was sent.
+// Pure except verify(), which reads through the control client.
+//
+// A batch is handed to Pipe as one "record" (ends = [n]): Pipe needs per-record bookkeeping
+// only to name the failed input line, and a synthetic command has none.
+
+const HSET_FIELDS = 3
+
+/** { buf, cmds, ends, lines } for Pipe.send(). */
+function batchOf (buf, n, from) {
+  return { buf, cmds: n, ends: [n], lines: [from + 1] }
+}
+
+/** Every command the same bytes (INCR one key, PING): encode a batch once per size. */
+function constantWorkload (name, args, verify) {
+  return {
+    name,
+    keys: args.length > 1,
+    create (prefix) {
+      const key = prefix + 'counter'
+      const one = encode(args.map(a => a === '{key}' ? key : a))
+      const cache = new Map()
+      return {
+        key,
+        batch (from, n) {
+          let buf = cache.get(n)
+          if (!buf) {
+            buf = Buffer.allocUnsafe(one.length * n)
+            for (let i = 0; i < n; i++) one.copy(buf, i * one.length)
+            cache.set(n, buf)
+          }
+          return batchOf(buf, n, from)
+        },
+        verify: (control, sent, stats) => verify(control, key, sent, stats),
+        expectedKeys: sent => args.length > 1 && sent > 0 ? 1 : 0
+      }
+    }
+  }
+}
+
+function encode (args) {
+  const w = new ByteWriter(256)
+  w.arrayHeader(args.length)
+  for (const a of args) w.bulk(a)
+  return Buffer.from(w.take())
+}
+
+/** One key per command (SET, HSET): encoded as they are sent, as an import would. */
+function keyedWorkload (name, write, verifyOne) {
+  return {
+    name,
+    keys: true,
+    create (prefix) {
+      const w = new ByteWriter()
+      const prefixBytes = prefix + name + ':'
+      return {
+        expectedKeys: sent => sent,
+        batch (from, n) {
+          for (let i = from; i < from + n; i++) write(w, prefixBytes + i, i)
+          return batchOf(w.take(), n, from)
+        },
+        async verify (control, sent, stats) {
+          if (stats.errorReplies > 0 || stats.acked !== sent) return false
+          if (sent === 0) return true
+          return verifyOne(control, prefixBytes + (sent - 1), sent - 1)
+        }
+      }
+    }
+  }
+}
+
+const SET = bulkBytes('SET')
+const HSET = bulkBytes('HSET')
+const FIELD_NAMES = ['name', 'email', 'n'].map(bulkBytes)
+
+const WORKLOADS = {
+  incr: constantWorkload('incr', ['INCR', '{key}'], async (control, key, sent, stats) => {
+    if (stats.errorReplies > 0 || stats.acked !== sent) return false
+    const v = await control.get(key)
+    return Number(v ?? 0) === sent
+  }),
+  ping: constantWorkload('ping', ['PING'], async (control, key, sent, stats) =>
+    stats.errorReplies === 0 && stats.acked === sent),
+  set: keyedWorkload('set', (w, key, i) => {
+    w.arrayHeader(3)
+    w.bytes(SET)
+    w.bulk(key)
+    w.bulk('value-' + i)
+  }, async (control, key, i) => (await control.get(key)) === 'value-' + i),
+  hset: keyedWorkload('hset', (w, key, i) => {
+    w.arrayHeader(2 + HSET_FIELDS * 2)
+    w.bytes(HSET)
+    w.bulk(key)
+    w.bytes(FIELD_NAMES[0]); w.bulk('user ' + i)
+    w.bytes(FIELD_NAMES[1]); w.bulk('user' + i + '@example.com')
+    w.bytes(FIELD_NAMES[2]); w.bulk(String(i))
+  }, async (control, key, i) => (await control.hget(key, 'n')) === String(i))
+}
+
+module.exports = { WORKLOADS }
