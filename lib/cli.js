@@ -6,6 +6,7 @@ const { PipeloadError, EXIT } = require('./errors')
 const { DEFAULTS } = require('./options')
 const { formatProgress, formatSummary, formatFailure } = require('./reporter')
 const { version } = require('../package.json')
+const { benchCommand } = require('./bench/cli')
 
 // argv -> options -> load() -> exit code. Everything a user can get wrong ends as one line
 // on stderr and a documented exit code; only bugs print a stack.
@@ -140,6 +141,7 @@ function createProgram (io) {
     })
     .exitOverride()
   program.addCommand(importCommand(io).exitOverride().configureOutput(program.configureOutput()))
+  program.addCommand(benchCommand(io).exitOverride().configureOutput(program.configureOutput()))
   return program
 }
 
@@ -171,4 +173,4 @@ function failure (err, io) {
   return EXIT.INTERNAL
 }
 
-module.exports = { createProgram, run, connectionOptions, PASSWORD_WARNING }
+module.exports = { createProgram, run, connectionOptions, addConnectionOptions, PASSWORD_WARNING }

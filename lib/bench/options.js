@@ -68,6 +68,7 @@ function normalizeBenchOptions (o = {}) {
   if (file && ['key', 'command', 'commands'].every(k => o[k] === undefined)) {
     throw invalid('key, command or commands', 'given with an input file (what to write for each record)', 'none')
   }
+  if (file && o.count !== undefined) throw invalid('count', 'left out when an input file is given (the whole file is timed)', o.count)
   if (o.map !== undefined) throw invalid('map', 'left out: bench needs templates to keep keys under its prefix', 'a function')
   if (o.dryRun !== undefined && o.dryRun !== null) throw invalid('dryRun', 'left out: bench sends to a server', o.dryRun)
   if (o.signal !== undefined && !(o.signal && typeof o.signal.aborted === 'boolean')) throw invalid('signal', 'an AbortSignal', o.signal)

@@ -1,0 +1,120 @@
+'use strict'
+
+const { Command, Option } = require('commander')
+const { PipeloadError, EXIT } = require('../errors')
+const { bench } = require('./index')
+const { BENCH_DEFAULTS, WORKLOADS } = require('./options')
+const { formatTable, formatChart, formatCsv, formatMarkdown } = require('./format')
+
+// `pipeload bench`: argv -> bench() options -> a table (or JSON / CSV / Markdown).
+
+function collect (value, previous) {
+  return previous.concat([value])
+}
+
+/** The `bench` subcommand; `io` = { stdout, stderr, env, signal } as for import. */
+function benchCommand (io) {
+  // lib/cli requires this file; by the time a program is built it is fully loaded.
+  const { addConnectionOptions, connectionOptions } = require('../cli')
+  const cmd = new Command('bench')
+    .description('time the same work sent one command at a time and at several batch sizes, on your server and link')
+    .argument('[file]', 'time the real import of this file instead of a synthetic workload (with --key or -c)')
+    .helpOption('--help', 'display help for bench')
+    .addOption(new Option('--workload <name>', 'synthetic workload').choices(WORKLOADS).default(BENCH_DEFAULTS.workload))
+    .option('--count <n>', 'commands per row (synthetic workloads)', String(BENCH_DEFAULTS.count))
+    .option('--batch-sizes <list>', 'comma-separated batch sizes', BENCH_DEFAULTS.batchSizes.join(','))
+    .option('-w, --window <n>', 'batches awaiting replies at most (the in-a-row row always uses 1)', String(BENCH_DEFAULTS.window))
+    .option('--repeat <n>', 'run every row n times; report the median and the spread', String(BENCH_DEFAULTS.repeat))
+    .option('--rtt <duration>', 'simulate a link with this round-trip time through a delay proxy on loopback, e.g. 50ms')
+    .option('--jitter <duration>', 'with --rtt: vary each round trip by up to ± this much')
+    .option('--max-row-time <duration>', 'stop sending in a row after this long (0: never); ops/s is over what was sent', `${BENCH_DEFAULTS.maxRowTimeMs / 1000}s`)
+    .option('-k, --key <template>', "file: write each record as a hash, same as -c 'HSET <template> *'")
+    .option('-c, --command <template>', 'file: command template per record, repeatable', collect, [])
+    .option('--ttl <seconds>', 'file: EXPIRE the key of the first command')
+    .addOption(new Option('-f, --format <format>', 'file: input format (default: from the extension)').choices(['csv', 'tsv', 'json', 'ndjson']))
+    .option('--no-header', 'file: CSV/TSV has no header row')
+    .option('-d, --delimiter <char>', 'file: CSV field delimiter')
+    .option('--json-path <path>', 'file: JSON array of records at this dotted path')
+    .option('--max-record-size <bytes>', 'file: refuse larger records')
+    .addOption(new Option('--json', 'print the result as JSON on stdout').conflicts(['csv', 'markdown']))
+    .addOption(new Option('--csv', 'print one CSV line per row on stdout').conflicts(['markdown']))
+    .option('--markdown', 'print a Markdown table on stdout')
+    .option('-q, --quiet', 'no progress on stderr')
+  addConnectionOptions(cmd)
+  cmd.addHelpText('after', `
+Safety: bench writes only keys under its own prefix pipeload:bench:<random>: (in the
+database of --db / the URL), deletes each row's keys once the row is checked and the whole
+prefix at the end, also after an error or Ctrl-C (SCAN MATCH + UNLINK). It never runs
+FLUSHDB or FLUSHALL. With a file, each template's key (its first argument) gets the prefix;
+commands with other keys (MSET, RENAME, …) are refused.
+
+Rows: "in a row" sends one command and awaits its reply before the next; then one row per
+batch size with --window batches in flight. Server reply memory comes from CLIENT LIST
+(n/a when the user may not run it).
+
+Examples:
+  pipeload bench
+  pipeload bench --workload set --count 1000000 --batch-sizes 100,1000,10000
+  pipeload bench users.csv --key 'user:{id}'
+  pipeload bench --rtt 250ms --count 2000
+  pipeload bench --json > timing.json`)
+  cmd.action(async (file, flags) => {
+    const fromCli = name => cmd.getOptionValueSource(name) === 'cli'
+    io.exitCode = await runBench(file, flags, io, connectionOptions, fromCli)
+  })
+  return cmd
+}
+
+async function runBench (file, flags, io, connectionOptions, fromCli) {
+  const warn = line => io.stderr.write(line + '\n')
+  const options = {
+    ...connectionOptions(flags, io.env, warn),
+    batchSizes: flags.batchSizes,
+    window: flags.window,
+    repeat: flags.repeat,
+    rtt: flags.rtt,
+    jitter: flags.jitter,
+    maxRowTime: flags.maxRowTime,
+    signal: io.signal
+  }
+  if (file !== undefined) {
+    if (fromCli('workload') || fromCli('count')) {
+      throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--workload and --count are for synthetic workloads: a file is timed whole', { option: '--workload' })
+    }
+    Object.assign(options, {
+      input: file,
+      key: flags.key,
+      commands: flags.command.length ? flags.command : undefined,
+      ttl: flags.ttl,
+      format: flags.format,
+      header: flags.header,
+      delimiter: flags.delimiter,
+      jsonPath: flags.jsonPath,
+      maxRecordSize: flags.maxRecordSize
+    })
+  } else {
+    if (flags.key !== undefined || flags.command.length) {
+      throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--key and -c need a file to read records from: pipeload bench <file> --key …', { option: '--key' })
+    }
+    Object.assign(options, { workload: flags.workload, count: flags.count })
+  }
+  const machine = flags.json || flags.csv || flags.markdown
+  const showProgress = !flags.quiet && io.stderr.isTTY
+  if (showProgress) {
+    options.onProgress = p => io.stderr.write(`\r\x1b[Krow ${p.row}/${p.rows}: ${p.mode === 'in-a-row' ? 'in a row' : `batch size ${p.batchSize}`}` +
+      (p.runs > 1 ? ` (run ${p.run}/${p.runs})` : '') + ' …')
+  }
+  let res
+  try {
+    res = await bench(options)
+  } finally {
+    if (showProgress) io.stderr.write('\r\x1b[K')
+  }
+  if (flags.json) io.stdout.write(JSON.stringify(res) + '\n')
+  else if (flags.csv) io.stdout.write(formatCsv(res))
+  else if (flags.markdown) io.stdout.write(formatMarkdown(res))
+  if (!machine) io.stdout.write(formatTable(res) + '\n' + formatChart(res))
+  return res.rows.every(r => r.correct) ? EXIT.OK : EXIT.RECORD_ERRORS
+}
+
+module.exports = { benchCommand }
