@@ -1,0 +1,294 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */ // vitest globals (see vitest.config.js)
+
+// Timing mode as a library: rows, correctness checks, cleanup, the delay proxy. Counts stay
+// small; these tests check what bench reports and what it leaves behind, never how fast
+// anything is (timing assertions are limited to the delay the proxy must add).
+
+const fs = require('node:fs')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const { performance } = require('node:perf_hooks')
+const { startRedis } = require('./helpers/redis-server')
+const { bench } = require('../lib/bench')
+const { startDelayProxy } = require('../lib/bench/delay-proxy')
+const { prefixTemplate } = require('../lib/bench/file')
+const { formatTable, formatCsv, formatMarkdown, formatChart } = require('../lib/bench/format')
+
+let srv
+let redis
+let tmp
+
+beforeAll(async () => {
+  srv = await startRedis()
+  redis = srv.client()
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-bench-'))
+})
+
+afterAll(async () => {
+  if (srv) await srv.stop()
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+/** Keys someone else owns, including one that looks like another bench run's. */
+async function seedForeignKeys () {
+  await redis.set('mine', 'keep')
+  await redis.hset('user:1', 'name', 'someone else')
+  await redis.set('pipeload:bench:otherrun:1:counter', '7')
+}
+
+async function expectForeignKeysIntact (dbsizeBefore) {
+  expect(await redis.dbsize()).toBe(dbsizeBefore)
+  expect(await redis.get('mine')).toBe('keep')
+  expect(await redis.hgetall('user:1')).toEqual({ name: 'someone else' })
+  expect(await redis.get('pipeload:bench:otherrun:1:counter')).toBe('7')
+}
+
+const ROW_KEYS = ['mode', 'batchSize', 'durationMs', 'opsPerSec', 'speedup', 'latencyMs',
+  'serverReplyPeakBytes', 'clientRssPeakBytes', 'correct']
+
+function expectShape (res) {
+  for (const k of ['workload', 'count', 'rttMs', 'rows']) expect(res).toHaveProperty(k)
+  for (const r of res.rows) {
+    for (const k of ROW_KEYS) expect(r).toHaveProperty(k)
+    expect(['in-a-row', 'pipeline']).toContain(r.mode)
+    expect(Object.keys(r.latencyMs).sort()).toEqual(['max', 'p50', 'p99'])
+    expect(typeof r.durationMs).toBe('number')
+    expect(typeof r.opsPerSec).toBe('number')
+    expect(typeof r.clientRssPeakBytes).toBe('number')
+    expect(r.serverReplyPeakBytes === null || typeof r.serverReplyPeakBytes === 'number').toBe(true)
+  }
+  expect(JSON.parse(JSON.stringify(res))).toEqual(res)
+  expect(res.rows.filter(r => r.fastest)).toHaveLength(1)
+}
+
+describe('bench() synthetic workloads', () => {
+  it('INCR: an in-a-row row and one per batch size, each counting every command, keys deleted', async () => {
+    await seedForeignKeys()
+    const before = await redis.dbsize()
+    const res = await bench({ url: srv.url, count: 500, batchSizes: [1000, 1, 10, 100] })
+    expectShape(res)
+    expect(res.workload).toBe('incr')
+    expect(res.count).toBe(500)
+    expect(res.rttMs).toBe(null)
+    expect(res.rows.map(r => [r.mode, r.batchSize])).toEqual([
+      ['in-a-row', 1], ['pipeline', 1], ['pipeline', 10], ['pipeline', 100], ['pipeline', 1000]
+    ])
+    expect(res.rows.map(r => r.batches)).toEqual([500, 500, 50, 5, 1])
+    for (const r of res.rows) {
+      expect(r.ops).toBe(500)
+      expect(r.correct).toBe(true)
+      expect(r.capped).toBe(false)
+    }
+    expect(res.rows[0].window).toBe(1)
+    expect(res.rows[0].speedup).toBe(1)
+    // CLIENT LIST is allowed here, so the server side is measured.
+    expect(typeof res.rows[0].serverReplyPeakBytes).toBe('number')
+    await expectForeignKeysIntact(before)
+  })
+
+  it.each(['set', 'hset', 'ping'])('%s: correct rows and nothing left behind', async (workload) => {
+    const before = await redis.dbsize()
+    const res = await bench({ url: srv.url, workload, count: 300, batchSizes: [7, 300] })
+    expect(res.workload).toBe(workload)
+    expect(res.rows).toHaveLength(3)
+    for (const r of res.rows) expect([r.ops, r.correct]).toEqual([300, true])
+    expect(await redis.dbsize()).toBe(before)
+  })
+
+  it('repeat: the median run, the spread and the run count per row', async () => {
+    const res = await bench({ url: srv.url, count: 200, batchSizes: [50], repeat: 3 })
+    for (const r of res.rows) {
+      expect(r.runs).toBe(3)
+      expect(r.opsPerSecMin).toBeLessThanOrEqual(r.opsPerSec)
+      expect(r.opsPerSecMax).toBeGreaterThanOrEqual(r.opsPerSec)
+      expect(r.correct).toBe(true)
+    }
+  })
+
+  it('reports server memory as null (n/a) when the user may not run CLIENT', async () => {
+    await redis.call('ACL', 'SETUSER', 'noclient', 'on', '>pw', '~*', '+@all', '-client')
+    const before = await redis.dbsize()
+    const res = await bench({ host: srv.host, port: srv.port, username: 'noclient', password: 'pw', count: 100, batchSizes: [10] })
+    for (const r of res.rows) {
+      expect(r.serverReplyPeakBytes).toBe(null)
+      expect(r.correct).toBe(true)
+    }
+    expect(formatTable(res)).toContain('n/a')
+    expect(await redis.dbsize()).toBe(before)
+  })
+
+  it('keeps to a --db', async () => {
+    const other = srv.client({ db: 3 })
+    await other.set('in-db-3', 'x')
+    const res = await bench({ url: srv.url, db: 3, count: 100, batchSizes: [10] })
+    expect(res.target).toMatch(/\/3$/)
+    expect(res.rows.every(r => r.correct)).toBe(true)
+    expect(await other.dbsize()).toBe(1)
+  })
+
+  it('Ctrl-C (an aborted signal) stops the run, rejects with PIPELOAD_ABORTED and deletes its keys', async () => {
+    const before = await redis.dbsize()
+    const ac = new AbortController()
+    const p = bench({
+      url: srv.url, count: 1_000_000, batchSizes: [10], signal: ac.signal,
+      onProgress: () => setTimeout(() => ac.abort(), 50)
+    })
+    await expect(p).rejects.toMatchObject({ code: 'PIPELOAD_ABORTED' })
+    expect(await redis.dbsize()).toBe(before)
+  })
+
+  it('refuses options it cannot honour, with PIPELOAD_OPTION_INVALID', async () => {
+    for (const bad of [
+      { rtt: 'fast' }, { batchSizes: '10,x' }, { workload: 'del' }, { count: 0 }, { jitter: '5ms' },
+      { key: 'user:{id}' }, { input: 'x.csv' }, { input: 'x.csv', command: 'MSET a {id} b {id}', key: undefined }
+    ]) {
+      await expect(bench({ url: srv.url, ...bad })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID' })
+    }
+  })
+})
+
+describe('bench() with a file', () => {
+  it('times the real import with every key under the run prefix; records all present; cleaned up', async () => {
+    const file = path.join(tmp, 'users.csv')
+    const lines = ['id,name,country']
+    for (let i = 1; i <= 60; i++) lines.push(`${i},user ${i},${i % 3}`)
+    fs.writeFileSync(file, lines.join('\n') + '\n')
+    await seedForeignKeys()
+    const before = await redis.dbsize()
+    const res = await bench({ url: srv.url, input: file, key: 'user:{id}', command: 'SADD users:{country} {id}', batchSizes: [1, 16, 1000] })
+    expectShape(res)
+    expect(res.workload).toBe('file')
+    expect(res.count).toBe(60)
+    for (const r of res.rows) {
+      expect(r.records).toBe(60)
+      expect(r.ops).toBe(120)
+      expect(r.correct).toBe(true)
+    }
+    await expectForeignKeysIntact(before)
+  })
+
+  it('says a row is not correct when records fail', async () => {
+    const file = path.join(tmp, 'clash.csv')
+    fs.writeFileSync(file, 'id\n1\n2\n')
+    const res = await bench({ url: srv.url, input: file, command: ['SET u:{id} x', 'HSET u:{id} a b'], batchSizes: [10] })
+    expect(res.rows.map(r => r.correct)).toEqual([false, false])
+  })
+
+  it('prefixes only the key of each template', () => {
+    expect(prefixTemplate('HSET user:{id} *', 'P:')).toBe('HSET P:user:{id} *')
+    expect(prefixTemplate("SET 'a b:{id}' \"x y\" EX 5", 'P:')).toBe('SET "P:a b:{id}" "x y" EX 5')
+    expect(prefixTemplate('SADD {{tag}}:{c} {id}', 'P:')).toBe('SADD P:{{tag}}:{c} {id}')
+    expect(() => prefixTemplate('RENAME a:{id} b:{id}', 'P:')).toThrow(/RENAME/)
+    expect(() => prefixTemplate('HSET * x', 'P:')).toThrow(/first argument must be a key/)
+  })
+})
+
+/** One PING over a raw socket to `port`; resolves with the ms until +PONG. */
+function timePing (port) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ port, host: '127.0.0.1' })
+    let t0
+    sock.on('error', reject)
+    sock.on('connect', () => { t0 = performance.now(); sock.write('*1\r\n$4\r\nPING\r\n') })
+    sock.on('data', d => {
+      if (String(d).startsWith('+PONG')) { sock.destroy(); resolve(performance.now() - t0) }
+    })
+  })
+}
+
+describe('delay proxy', () => {
+  it('adds the round-trip time to every request', async () => {
+    const proxy = await startDelayProxy({ host: '127.0.0.1', port: srv.port, rttMs: 50 })
+    try {
+      const ms = await timePing(proxy.port)
+      // Delivery may be up to 0.5 ms early per direction (timer rounding).
+      expect(ms).toBeGreaterThanOrEqual(49)
+      expect(ms).toBeLessThan(150)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('keeps bytes in order under jitter', async () => {
+    const proxy = await startDelayProxy({ host: '127.0.0.1', port: srv.port, rttMs: 10, jitterMs: 10 })
+    const key = 'proxy-order'
+    try {
+      const replies = await new Promise((resolve, reject) => {
+        const sock = net.connect({ port: proxy.port, host: '127.0.0.1' })
+        let text = ''
+        sock.on('error', reject)
+        sock.on('data', d => {
+          text += d
+          const got = text.match(/:\d+\r\n/g) || []
+          if (got.length === 100) { sock.destroy(); resolve(got.map(s => Number(s.slice(1)))) }
+        })
+        // 100 separate writes, so each is its own chunk with its own random delay.
+        let i = 0
+        const tick = () => { sock.write(`*2\r\n$4\r\nINCR\r\n$${key.length}\r\n${key}\r\n`); if (++i < 100) setImmediate(tick) }
+        sock.on('connect', tick)
+      })
+      expect(replies).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
+    } finally {
+      await proxy.close()
+      await redis.del(key)
+    }
+  })
+
+  it('bench --rtt: in a row pays one RTT per command; the header says it was simulated; rows are capped by time', async () => {
+    const before = await redis.dbsize()
+    const res = await bench({ url: srv.url, rtt: '20ms', count: 400, batchSizes: [400], maxRowTime: '300ms' })
+    expect(res.rttMs).toBe(20)
+    expect(res.rttSimulated).toBe(true)
+    expect(res.pingMs).toBeGreaterThanOrEqual(19)
+    const [inARow, whole] = res.rows
+    // ~300 ms / 20 ms per command: far fewer than 400 commands, at most 50 ops/s.
+    expect(inARow.capped).toBe(true)
+    expect(inARow.ops).toBeLessThan(400)
+    expect(inARow.opsPerSec).toBeLessThanOrEqual(52)
+    expect(inARow.correct).toBe(true)
+    expect(whole.capped).toBe(false)
+    expect(whole.ops).toBe(400)
+    expect(whole.latencyMs.p50).toBeGreaterThanOrEqual(19)
+    expect(formatTable(res)).toMatch(/RTT 20\.0 ms SIMULATED/)
+    expect(formatTable(res)).toMatch(/stopped after/)
+    expect(await redis.dbsize()).toBe(before)
+  })
+})
+
+describe('bench output formats', () => {
+  const res = {
+    workload: 'incr', input: null, count: 10, rttMs: null, jitterMs: null, rttSimulated: false, pingMs: 0.1,
+    target: '127.0.0.1:1', window: 4, repeat: 1, maxRowTimeMs: 10000, fastestBatchSize: 10, recommendedBatchSize: 10,
+    rows: [
+      { mode: 'in-a-row', batchSize: 1, window: 1, ops: 10, batches: 10, durationMs: 2, opsPerSec: 5000, speedup: 1, latencyMs: { p50: 0.1, p99: 0.2, max: 0.3 }, serverReplyPeakBytes: null, clientRssPeakBytes: 1048576, correct: true, capped: false, runs: 1, opsPerSecMin: 5000, opsPerSecMax: 5000, fastest: false },
+      { mode: 'pipeline', batchSize: 10, window: 4, ops: 10, batches: 1, durationMs: 0.5, opsPerSec: 20000, speedup: 4, latencyMs: { p50: 0.4, p99: 0.4, max: 0.4 }, serverReplyPeakBytes: 0, clientRssPeakBytes: 2097152, correct: true, capped: false, runs: 1, opsPerSecMin: 20000, opsPerSecMax: 20000, fastest: true }
+    ]
+  }
+
+  it('table: aligned columns, n/a, the fastest row marked', () => {
+    const text = formatTable(res)
+    const rows = text.split('\n').filter(l => /^\s*(in a row|10)\s/.test(l))
+    expect(rows).toHaveLength(2)
+    expect(rows[0].indexOf('yes')).toBe(rows[1].indexOf('yes'))
+    expect(rows[0]).toContain('n/a')
+    expect(rows[1]).toMatch(/◀ fastest$/)
+    expect(formatChart(res).split('\n')[2]).toMatch(/^\s+10 │█{50} 20,000$/)
+  })
+
+  it('CSV: a header and one line per row, empty for n/a', () => {
+    const lines = formatCsv(res).trim().split('\n')
+    expect(lines).toHaveLength(3)
+    const head = lines[0].split(',')
+    const first = Object.fromEntries(lines[1].split(',').map((v, i) => [head[i], v]))
+    expect(first).toMatchObject({ mode: 'in-a-row', batchSize: '1', opsPerSec: '5000', serverReplyPeakBytes: '', correct: 'true' })
+  })
+
+  it('Markdown: a table with the fastest ops/s in bold', () => {
+    const md = formatMarkdown(res)
+    expect(md).toMatch(/^\| batch \| commands \|/m)
+    expect(md).toMatch(/^\| ---: \|/m)
+    expect(md).toContain('**20,000**')
+  })
+})
