@@ -1,0 +1,100 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */ // vitest globals (see vitest.config.js)
+
+// `pipeload bench` as a user runs it: bin/pipeload.js spawned with process.execPath against
+// a private redis-server named with -u (the inherited REDIS_URL/REDISCLI_AUTH are removed).
+
+const { spawn } = require('node:child_process')
+const path = require('node:path')
+const { startRedis } = require('./helpers/redis-server')
+
+const BIN = path.resolve(__dirname, '..', 'bin', 'pipeload.js')
+const ENV = { ...process.env }
+delete ENV.REDIS_URL
+delete ENV.REDISCLI_AUTH
+
+let srv
+let redis
+
+beforeAll(async () => {
+  srv = await startRedis()
+  redis = srv.client()
+})
+
+afterAll(async () => {
+  if (srv) await srv.stop()
+})
+
+function pipeload (args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: ENV })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', d => { stdout += d })
+    child.stderr.on('data', d => { stderr += d })
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timed out: ${args.join(' ')}\n${stderr}`)) }, 30_000)
+    child.on('close', code => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
+  })
+}
+
+const SMALL = ['--count', '200', '--batch-sizes', '1,20,200']
+
+describe('pipeload bench', () => {
+  it('--json: the documented shape on stdout, exit 0, nothing left behind', async () => {
+    await redis.set('mine', 'keep')
+    const before = await redis.dbsize()
+    const r = await pipeload(['bench', '-u', srv.url, ...SMALL, '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const res = JSON.parse(r.stdout)
+    expect(res).toMatchObject({ workload: 'incr', count: 200, rttMs: null })
+    expect(res.rows.map(x => [x.mode, x.batchSize, x.correct])).toEqual([
+      ['in-a-row', 1, true], ['pipeline', 1, true], ['pipeline', 20, true], ['pipeline', 200, true]
+    ])
+    for (const row of res.rows) {
+      expect(Object.keys(row)).toEqual(expect.arrayContaining(['mode', 'batchSize', 'durationMs', 'opsPerSec', 'speedup',
+        'latencyMs', 'serverReplyPeakBytes', 'clientRssPeakBytes', 'correct']))
+    }
+    expect(await redis.dbsize()).toBe(before)
+    expect(await redis.get('mine')).toBe('keep')
+  })
+
+  it('--csv: a header line and one line per row', async () => {
+    const r = await pipeload(['bench', '-u', srv.url, ...SMALL, '--workload', 'set', '--csv'])
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trim().split('\n')
+    expect(lines[0]).toMatch(/^mode,batchSize,window,ops,durationMs,opsPerSec,speedup,/)
+    expect(lines.slice(1).map(l => l.split(',').slice(0, 2).join(','))).toEqual(['in-a-row,1', 'pipeline,1', 'pipeline,20', 'pipeline,200'])
+  })
+
+  it('--markdown: a Markdown table', async () => {
+    const r = await pipeload(['bench', '-u', srv.url, ...SMALL, '--markdown'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^\| batch \| commands \| time \| ops\/s \|/m)
+    expect(r.stdout.match(/^\| (in a row|1|20|200) \|/gm)).toHaveLength(4)
+  })
+
+  it('default: the table, the fastest row marked, and the chart', async () => {
+    const r = await pipeload(['bench', '-u', srv.url, ...SMALL])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^pipeload bench · INCR one key × 200 · 127\.0\.0\.1:\d+ · window 4$/m)
+    expect(r.stdout).toMatch(/^in a row\s+200\s/m)
+    expect(r.stdout).toContain('◀ fastest')
+    expect(r.stdout).toMatch(/^ops\/s by batch size$/m)
+  })
+
+  it('--help says what it touches and that it never flushes', async () => {
+    const r = await pipeload(['bench', '--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/pipeload:bench:<random>:/)
+    expect(r.stdout).toMatch(/never runs\s+FLUSHDB or FLUSHALL/)
+  })
+
+  it('bad usage exits 2 with one line', async () => {
+    for (const args of [['--rtt', 'fast'], ['--key', 'user:{id}'], ['--json', '--csv'], ['--batch-sizes', '0']]) {
+      const r = await pipeload(['bench', '-u', srv.url, ...args])
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    }
+  })
+})
