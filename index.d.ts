@@ -138,6 +138,115 @@ export class PipeloadError extends Error {
 
 export function load (options: LoadOptions): Promise<Summary>
 
+export type BenchWorkload = 'incr' | 'set' | 'hset' | 'ping'
+
+/** Options of bench(): a synthetic workload, or `input` with import options. */
+export interface BenchOptions extends ConnectionOptions {
+  /** Default 'incr' (INCR one key `count` times). Left out with `input`. */
+  workload?: BenchWorkload
+  /** Commands per row for a synthetic workload. Default 100000. */
+  count?: number
+  /** Default [1, 10, 100, 1000, 10000, 100000]; also "1,10,100". */
+  batchSizes?: number[] | string
+  /** Batches in flight for the pipeline rows (in a row always uses 1). Default 4. */
+  window?: number
+  /** Runs per row; the row shows the median run and the spread. Default 1. */
+  repeat?: number
+  /** Simulated round-trip time through a delay proxy on loopback: ms, or "250ms", "0.25s". */
+  rtt?: number | string
+  rttMs?: number
+  /** With rtt: each round trip varies by up to ± this much. */
+  jitter?: number | string
+  jitterMs?: number
+  /** A row stops sending after this long (0: never). Default "10s". */
+  maxRowTime?: number | string
+  maxRowTimeMs?: number
+  /** Time the real import of this file; every template's key gets the run's prefix. */
+  input?: string
+  format?: Format
+  header?: boolean
+  delimiter?: string
+  jsonPath?: string
+  maxRecordSize?: number
+  key?: string
+  command?: string | string[]
+  commands?: string[]
+  ttl?: number
+  /** Milliseconds between CLIENT LIST / RSS samples. Default 10. */
+  sampleIntervalMs?: number
+  /** Stops the run; its keys are deleted; bench() rejects with PIPELOAD_ABORTED. */
+  signal?: AbortSignal
+  /** Called as each row (and each repeated run) starts. */
+  onProgress?: (p: BenchProgress) => void
+}
+
+export interface BenchProgress {
+  row: number
+  rows: number
+  run: number
+  runs: number
+  mode: 'in-a-row' | 'pipeline'
+  batchSize: number
+  window: number
+}
+
+export interface BenchRow {
+  mode: 'in-a-row' | 'pipeline'
+  /** 1 for the in-a-row row. */
+  batchSize: number
+  window: number
+  /** Commands sent and acknowledged (fewer than count when the row was capped). */
+  ops: number
+  /** File workload: records loaded. */
+  records?: number
+  batches: number
+  durationMs: number
+  opsPerSec: number
+  /** opsPerSec over the in-a-row row's. */
+  speedup: number | null
+  /** Batch round trip: from writing a batch to its last reply. */
+  latencyMs: { p50: number | null, p99: number | null, max: number | null }
+  /** Peak CLIENT LIST omem of the data connection; null when CLIENT is not permitted. */
+  serverReplyPeakBytes: number | null
+  /** Peak CLIENT LIST tot-mem of the data connection; null when not permitted. */
+  serverTotalPeakBytes: number | null
+  serverSamples: number
+  /** Peak RSS of this process during the row. */
+  clientRssPeakBytes: number
+  /** The server holds exactly what was sent (INCR's value, every key, every record). */
+  correct: boolean
+  /** Stopped by maxRowTime before sending everything. */
+  capped: boolean
+  runs: number
+  opsPerSecMin: number
+  opsPerSecMax: number
+  fastest: boolean
+}
+
+export interface BenchResult {
+  workload: BenchWorkload | 'file'
+  input: string | null
+  /** Commands per row, or the file's records. */
+  count: number | null
+  /** The simulated RTT; null when not simulated. */
+  rttMs: number | null
+  jitterMs: number | null
+  rttSimulated: boolean
+  /** Median PING round trip over the path the data took. */
+  pingMs: number
+  target: string
+  window: number
+  repeat: number
+  maxRowTimeMs: number | null
+  fastestBatchSize: number | null
+  /** The smallest batch size within 10% of the fastest. */
+  recommendedBatchSize: number | null
+  rows: BenchRow[]
+}
+
+/** Time the workload in a row and at each batch size; touches only its own keys. */
+export function bench (options?: BenchOptions): Promise<BenchResult>
+
 export const EXIT: Readonly<{
   OK: 0, RECORD_ERRORS: 1, USAGE: 2, INPUT: 3, CONNECTION: 4, INTERNAL: 70, SIGINT: 130, SIGTERM: 143
 }>
@@ -148,6 +257,6 @@ export const DEFAULTS: Readonly<{
 }>
 
 declare const pipeload: {
-  load: typeof load, PipeloadError: typeof PipeloadError, EXIT: typeof EXIT, CODES: typeof CODES, DEFAULTS: typeof DEFAULTS
+  load: typeof load, bench: typeof bench, PipeloadError: typeof PipeloadError, EXIT: typeof EXIT, CODES: typeof CODES, DEFAULTS: typeof DEFAULTS
 }
 export default pipeload

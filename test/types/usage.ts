@@ -1,7 +1,7 @@
 // Compiled by test/types.test.js with `tsc --noEmit`: the public API as a user writes it.
 import { Readable } from 'node:stream'
 import Redis from 'ioredis'
-import pipeload, { load, PipeloadError, EXIT, type Summary, type LoadOptions } from 'pipeload'
+import pipeload, { load, bench, PipeloadError, EXIT, type Summary, type LoadOptions, type BenchResult } from 'pipeload'
 
 async function main (): Promise<void> {
   const summary: Summary = await load({ url: 'redis://127.0.0.1:6379', input: 'users.csv', key: 'user:{id}' })
@@ -28,12 +28,18 @@ async function main (): Promise<void> {
       void code; void exit
     }
   }
+  const timing: BenchResult = await bench({ url: 'redis://127.0.0.1:6379', workload: 'set', count: 1000, batchSizes: [10, 100], rtt: '50ms' })
+  const best: number | null = timing.rows[0].serverReplyPeakBytes
+  await pipeload.bench({ input: 'users.csv', key: 'user:{id}', repeat: 3, onProgress: p => { const b: number = p.batchSize; void b } })
+  void best
   const usage: number = EXIT.USAGE
   void n; void p50; void usage
 }
 
 // @ts-expect-error: input is required
 load({ key: 'k:{id}' })
+// @ts-expect-error: no such workload
+bench({ workload: 'del' })
 // @ts-expect-error: dryRun takes 'resp' or 'text'
 load({ input: 'a.csv', key: 'k', dryRun: 'yes' })
 
