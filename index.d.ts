@@ -73,6 +73,11 @@ export interface LoadOptions extends ConnectionOptions {
   maxBatchBytes?: number
   /** Refuse records larger than this many bytes. Default 64 MiB. */
   maxRecordSize?: number
+  /**
+   * Parse and encode files and byte streams in a worker thread (default true); the main
+   * thread then only writes batches and reads replies. Not used with `map` or iterables.
+   */
+  worker?: boolean
   /** Write the commands to `output` instead of sending them. */
   dryRun?: 'resp' | 'text'
   /** Where dry-run output goes. Default process.stdout. */
@@ -253,7 +258,7 @@ export const EXIT: Readonly<{
 export const CODES: Readonly<Record<ErrorCode, number>>
 export const DEFAULTS: Readonly<{
   header: boolean, batchSize: number, window: number, maxBatchBytes: number, maxRecordSize: number,
-  connectTimeout: number, progressInterval: number, maxFailures: number
+  connectTimeout: number, progressInterval: number, maxFailures: number, worker: boolean
 }>
 
 declare const pipeload: {

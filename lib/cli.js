@@ -67,6 +67,7 @@ function importCommand (io) {
     .option('-b, --batch-size <n>', 'commands per pipelined batch', String(DEFAULTS.batchSize))
     .option('-w, --window <n>', 'batches awaiting replies at most', String(DEFAULTS.window))
     .option('--max-record-size <bytes>', 'refuse records larger than this', String(DEFAULTS.maxRecordSize))
+    .option('--no-worker', 'parse and encode on the main thread instead of a worker thread')
     .addOption(new Option('--dry-run <mode>', 'write the commands to stdout instead of sending them').choices(['resp', 'text']))
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'print nothing but errors')
@@ -102,6 +103,7 @@ async function runImport (input, flags, io) {
     batchSize: flags.batchSize,
     window: flags.window,
     maxRecordSize: flags.maxRecordSize,
+    worker: flags.worker,
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,

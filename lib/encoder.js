@@ -82,4 +82,18 @@ class BatchEncoder {
   }
 }
 
-module.exports = { BatchEncoder }
+/** Encoded batches from record batches; on an input error, what was read goes out first. */
+async function * encodeRecords (recordBatches, mapper, o) {
+  const encoder = new BatchEncoder({ mapper, mode: o.dryRun === 'text' ? 'text' : 'resp', batchSize: o.batchSize, maxBatchBytes: o.maxBatchBytes })
+  try {
+    for await (const { records, lines, bytesRead } of recordBatches) {
+      yield * encoder.add(records, lines, bytesRead)
+    }
+  } catch (err) {
+    if (encoder.pending) yield encoder.take()
+    throw err
+  }
+  yield encoder.take() // the rest, and the final bytesRead even when no record is left
+}
+
+module.exports = { BatchEncoder, encodeRecords }

@@ -5,29 +5,31 @@ const { Readable } = require('node:stream')
 const { PipeloadError } = require('./errors')
 const { openReader, detectFormat } = require('./readers')
 
-// Turns load()'s `input` (a path, "-", a byte stream, or an iterable of records) into one
-// shape: an async iterable of record batches plus what the mapper needs to know.
+// load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
+// describeInput() says what it is without reading it (cheap, and the description of a file
+// can cross into a worker thread); openRecords() then opens it as record batches plus what
+// the mapper needs to know (the CSV header).
 
 const ITERABLE_BATCH = 512
 
 /**
- * @returns {Promise<{ name, size, batches: AsyncIterable, shape: { columns?, file } }>}
+ * @returns {{ kind: 'records', name, iterable } |
+ *   { kind: 'bytes', name, format, path?, stream?, size? }}
  */
-async function openInput (o) {
+function describeInput (o) {
   const input = o.input
-  if (typeof input === 'string') return openFile(input, o)
+  if (typeof input === 'string') return describeFile(input, o)
   // A byte stream; an object-mode stream too when a format is given (Readable.from(buffer) is
   // object-mode), so its Buffer/string chunks are parsed rather than taken as records.
-  if (input instanceof Readable && (!input.readableObjectMode || o.format)) return openStream(input, o.name || '<stream>', undefined, o)
+  if (input instanceof Readable && (!input.readableObjectMode || o.format)) return describeStream(input, o.name || '<stream>', o)
   if (input && (typeof input[Symbol.asyncIterator] === 'function' || typeof input[Symbol.iterator] === 'function')) {
-    const name = o.name || '<records>'
-    return { name, size: undefined, batches: iterableBatches(input), shape: { file: name } }
+    return { kind: 'records', name: o.name || '<records>', iterable: input }
   }
   throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'input must be a file path, "-", a Readable or an iterable of records', { option: 'input' })
 }
 
-function openFile (path, o) {
-  if (path === '-') return openStream(process.stdin, o.name || '<stdin>', undefined, o)
+function describeFile (path, o) {
+  if (path === '-') return describeStream(process.stdin, o.name || '<stdin>', o)
   let size
   try {
     const st = fs.statSync(path)
@@ -42,35 +44,39 @@ function openFile (path, o) {
   if (!format) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson`, { file: path })
   }
-  return readerInput({ name: o.name || path, path, size }, format, o)
+  return { kind: 'bytes', name: o.name || path, format, path, size }
 }
 
-function openStream (stream, name, size, o) {
+function describeStream (stream, name, o) {
   if (!o.format) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `the format of ${name} must be given: --format csv|tsv|json|ndjson`, { file: name })
   }
-  return readerInput({ name, stream, size }, o.format, o)
+  return { kind: 'bytes', name, format: o.format, stream }
 }
 
-async function readerInput (source, format, o) {
-  const reader = openReader(source, {
-    format,
+/**
+ * Open a described input as record batches.
+ * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean }>}
+ */
+async function openRecords (desc, o) {
+  if (desc.kind === 'records') {
+    return { batches: iterableBatches(desc.iterable), shape: { file: desc.name }, empty: false }
+  }
+  const reader = openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, {
+    format: desc.format,
     header: o.header,
     delimiter: o.delimiter,
     jsonPath: o.jsonPath,
     maxRecordSize: o.maxRecordSize
   })
-  const tabular = format === 'csv' || format === 'tsv'
+  const tabular = desc.format === 'csv' || desc.format === 'tsv'
   const columns = tabular ? await reader.ready() : undefined
-  if (tabular && columns) checkHeader(columns, source.name)
+  if (tabular && columns) checkHeader(columns, desc.name)
   return {
-    name: source.name,
-    size: source.size,
-    format,
     batches: reader,
     // With a header expected but none read, the input is empty: nothing to map.
     empty: tabular && o.header && !columns,
-    shape: tabular ? { columns: columns || null, file: source.name } : { file: source.name }
+    shape: tabular ? { columns: columns || null, file: desc.name } : { file: desc.name }
   }
 }
 
@@ -102,4 +108,4 @@ async function * iterableBatches (iterable) {
   if (records.length) yield { records, lines, bytesRead: 0 }
 }
 
-module.exports = { openInput }
+module.exports = { describeInput, openRecords }

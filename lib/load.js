@@ -3,11 +3,12 @@
 const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('./errors')
 const { normalizeLoadOptions } = require('./options')
-const { openInput } = require('./input')
+const { describeInput, openRecords } = require('./input')
+const { openWorkerBatches, workerEligible } = require('./worker-batches')
 const { createMapper } = require('./mapper')
 const { Pipe } = require('./pipe')
 const { DryRunSink } = require('./dry-run')
-const { BatchEncoder } = require('./encoder')
+const { encodeRecords } = require('./encoder')
 const { openControl, openData } = require('./connection')
 
 /**
@@ -19,32 +20,30 @@ const { openControl, openData } = require('./connection')
 async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
-  const input = await openInput(o)
-  const mapper = input.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: input.shape })
+  const input = describeInput(o)
+  const source = workerEligible(input, o) ? await openWorkerBatches(input, o) : await encodeInThread(input, o)
   const run = new Run(o, input, startedAt)
-  const { sink, close } = await openSink(o, input, run)
   try {
-    await run.pump(encodeInThread(input, mapper, o), sink)
-    return run.summary(sink)
-  } catch (err) {
-    throw run.attach(err, sink)
+    const { sink, close } = await openSink(o, input, run)
+    try {
+      await run.pump(source.batches, sink)
+      return run.summary(sink)
+    } catch (err) {
+      throw run.attach(err, sink)
+    } finally {
+      await close()
+    }
   } finally {
-    await close()
+    await source.close()
   }
 }
 
 /** Encoded batches from the input, encoded on this thread. */
-async function * encodeInThread (input, mapper, o) {
-  const encoder = new BatchEncoder({ mapper, mode: o.dryRun === 'text' ? 'text' : 'resp', batchSize: o.batchSize, maxBatchBytes: o.maxBatchBytes })
-  try {
-    for await (const { records, lines, bytesRead } of input.batches) {
-      yield * encoder.add(records, lines, bytesRead)
-    }
-  } catch (err) {
-    if (encoder.pending) yield encoder.take()
-    throw err
-  }
-  if (encoder.pending) yield encoder.take()
+async function encodeInThread (input, o) {
+  const src = await openRecords(input, o)
+  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: src.shape })
+  const batches = encodeRecords(src.batches, mapper, o)
+  return { batches, close: async () => { await batches.return() } }
 }
 
 async function openSink (o, input, run) {

@@ -11,7 +11,8 @@ const DEFAULTS = Object.freeze({
   maxRecordSize: 64 * 1024 * 1024,
   connectTimeout: 10000,
   progressInterval: 250,
-  maxFailures: 100 // failures kept in the summary; all are counted
+  maxFailures: 100, // failures kept in the summary; all are counted
+  worker: true // parse and encode files and byte streams in a worker thread
 })
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson']
@@ -99,7 +100,8 @@ function normalizeLoadOptions (o = {}) {
     connectTimeout: positiveInt(o, 'connectTimeout'),
     progressInterval: positiveInt(o, 'progressInterval'),
     maxFailures: positiveInt(o, 'maxFailures'),
-    dryRun: oneOf(o, 'dryRun', DRY_RUN)
+    dryRun: oneOf(o, 'dryRun', DRY_RUN),
+    worker: o.worker === undefined ? DEFAULTS.worker : Boolean(o.worker)
   })
 }
 

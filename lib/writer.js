@@ -13,7 +13,7 @@ const STAR = 42
 
 class ByteWriter {
   constructor (capacity = 64 * 1024) {
-    this.buf = Buffer.allocUnsafe(capacity)
+    this.buf = Buffer.allocUnsafeSlow(capacity) // owns its ArrayBuffer: batches cross threads
     this.pos = 0
   }
 
@@ -21,7 +21,7 @@ class ByteWriter {
     if (this.pos + n <= this.buf.length) return
     let size = this.buf.length * 2
     while (size < this.pos + n) size *= 2
-    const next = Buffer.allocUnsafe(size)
+    const next = Buffer.allocUnsafeSlow(size)
     this.buf.copy(next, 0, 0, this.pos)
     this.buf = next
   }
@@ -123,7 +123,7 @@ class ByteWriter {
   /** Everything written so far, and a fresh buffer for what comes next. */
   take () {
     const out = this.buf.subarray(0, this.pos)
-    this.buf = Buffer.allocUnsafe(Math.max(64 * 1024, Math.min(this.buf.length, this.pos + (this.pos >> 3))))
+    this.buf = Buffer.allocUnsafeSlow(Math.max(64 * 1024, Math.min(this.buf.length, this.pos + (this.pos >> 3))))
     this.pos = 0
     return out
   }

@@ -1,0 +1,60 @@
+'use strict'
+
+// Worker thread: reads, parses, maps and encodes the input, and posts each encoded batch
+// (its RESP bytes transferred, not copied) to the loader, which only writes batches to the
+// socket and parses replies. Parsing then runs on its own core, in input order.
+//
+// Messages out: ready { empty } | batch { batch } | error { error } | done
+//               | chunk-ack (a chunk of a parent-fed stream was consumed)
+// Messages in:  credit (room for one more batch) | chunk { chunk } | end | stream-error { error }
+
+const { parentPort, workerData } = require('node:worker_threads')
+const { Readable } = require('node:stream')
+const { openRecords } = require('./input')
+const { createMapper } = require('./mapper')
+const { encodeRecords } = require('./encoder')
+
+const { desc, options, ahead } = workerData
+let credits = ahead
+let wakeCredit = null
+
+/** A byte stream fed by the parent's chunk messages, acknowledged as they are read. */
+function parentStream () {
+  const stream = new Readable({ read () {} })
+  stream.on('data', () => parentPort.postMessage({ type: 'chunk-ack' }))
+  return stream
+}
+
+function serializeError (err) {
+  return { name: err.name, code: err.code, message: err.message, file: err.file, line: err.line, offset: err.offset, stack: err.stack }
+}
+
+async function main () {
+  let stream = null
+  if (desc.fromParent) {
+    stream = parentStream()
+    desc.stream = stream
+  }
+  parentPort.on('message', msg => {
+    if (msg.type === 'credit') {
+      credits++
+      if (wakeCredit) { wakeCredit(); wakeCredit = null }
+    } else if (msg.type === 'chunk') stream.push(Buffer.from(msg.chunk.buffer, msg.chunk.byteOffset, msg.chunk.byteLength))
+    else if (msg.type === 'end') stream.push(null)
+    else if (msg.type === 'stream-error') stream.destroy(Object.assign(new Error(msg.error.message), msg.error))
+  })
+  const src = await openRecords(desc, options)
+  const mapper = src.empty ? null : createMapper({ templates: options.templates, ttl: options.ttl, shape: src.shape })
+  parentPort.postMessage({ type: 'ready', empty: src.empty })
+  for await (const batch of encodeRecords(src.batches, mapper, options)) {
+    if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })
+    credits--
+    const buf = batch.buf
+    parentPort.postMessage({ type: 'batch', batch }, buf.length ? [buf.buffer] : [])
+  }
+  parentPort.postMessage({ type: 'done' })
+}
+
+main().catch(err => {
+  parentPort.postMessage({ type: 'error', error: serializeError(err) })
+})

@@ -1,0 +1,120 @@
+'use strict'
+
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const { PipeloadError } = require('./errors')
+
+// The loader's side of the encode worker: an async iterable of encoded batches, in input
+// order, with at most `ahead` batches encoded but not yet taken (the worker waits for a
+// credit per batch), so a fast parser cannot run ahead of a slow server.
+
+const WORKER = path.join(__dirname, 'encode-worker.js')
+const AHEAD = 4
+const STREAM_CHUNKS_IN_FLIGHT = 8
+
+/** Fields of load()'s options the worker needs; functions and streams cannot cross. */
+function workerOptions (o) {
+  const pick = ['header', 'delimiter', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'batchSize', 'maxBatchBytes', 'dryRun']
+  return Object.fromEntries(pick.map(k => [k, o[k]]))
+}
+
+/** Can this input be encoded in a worker? Files and byte streams with templates can. */
+function workerEligible (desc, o) {
+  return desc.kind === 'bytes' && !o.map && o.worker !== false
+}
+
+function reviveError (e) {
+  if (e.code && e.code.startsWith('PIPELOAD_')) {
+    const err = new PipeloadError(e.code, e.message, { file: e.file, line: e.line, offset: e.offset })
+    return err
+  }
+  const err = new Error(e.message)
+  err.stack = e.stack
+  return err
+}
+
+/**
+ * Start the worker; resolves once it has read the header and compiled the templates (so
+ * template and header errors surface before connecting) with { batches }.
+ */
+async function openWorkerBatches (desc, o) {
+  const fromParent = Boolean(desc.stream)
+  const workerDesc = { kind: desc.kind, name: desc.name, format: desc.format, path: desc.path, size: desc.size, fromParent }
+  const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD } })
+  const queue = new MessageQueue(worker)
+  if (fromParent) feedStream(desc.stream, worker, queue)
+  const first = await queue.next()
+  if (first.type === 'error') {
+    await worker.terminate()
+    throw reviveError(first.error)
+  }
+  return { batches: batchesFrom(worker, queue), close: () => worker.terminate() }
+}
+
+async function * batchesFrom (worker, queue) {
+  try {
+    for (;;) {
+      const msg = await queue.next()
+      if (msg.type === 'done') return
+      if (msg.type === 'error') throw reviveError(msg.error)
+      const b = msg.batch
+      b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
+      yield b
+      worker.postMessage({ type: 'credit' })
+    }
+  } finally {
+    await worker.terminate()
+  }
+}
+
+/** Forward a byte stream's chunks to the worker, at most a few unread at a time. */
+async function feedStream (stream, worker, queue) {
+  try {
+    for await (const chunk of stream) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+      if (queue.unacked >= STREAM_CHUNKS_IN_FLIGHT) await queue.acked()
+      queue.unacked++
+      worker.postMessage({ type: 'chunk', chunk: bytes })
+    }
+    worker.postMessage({ type: 'end' })
+  } catch (err) {
+    worker.postMessage({ type: 'stream-error', error: { message: err.message, code: err.code } })
+  }
+}
+
+/** The worker's messages as a queue that can be awaited; chunk-acks are counted aside. */
+class MessageQueue {
+  constructor (worker) {
+    this.items = []
+    this.waiting = null
+    this.unacked = 0
+    this.ackWaiter = null
+    worker.on('message', msg => {
+      if (msg.type === 'chunk-ack') {
+        this.unacked--
+        if (this.ackWaiter) { this.ackWaiter(); this.ackWaiter = null }
+        return
+      }
+      this.push(msg)
+    })
+    worker.on('error', err => this.push({ type: 'error', error: { message: err.message, stack: err.stack } }))
+    worker.on('exit', code => {
+      if (code !== 0) this.push({ type: 'error', error: { message: `the encode worker stopped with code ${code}` } })
+    })
+  }
+
+  push (msg) {
+    if (this.waiting) { const w = this.waiting; this.waiting = null; w(msg) } else this.items.push(msg)
+  }
+
+  next () {
+    if (this.items.length) return Promise.resolve(this.items.shift())
+    return new Promise(resolve => { this.waiting = resolve })
+  }
+
+  acked () {
+    return new Promise(resolve => { this.ackWaiter = resolve })
+  }
+}
+
+module.exports = { openWorkerBatches, workerEligible }
