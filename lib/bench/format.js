@@ -32,6 +32,10 @@ function spread (r) {
   return ` ±${Math.round((50 * (r.opsPerSecMax - r.opsPerSecMin)) / r.opsPerSec)}%`
 }
 
+function speedup (r) {
+  return r.speedup == null ? 'n/a' : `${r.speedup < 10 ? r.speedup.toFixed(1) : int(r.speedup)}x`
+}
+
 function batchLabel (r) {
   return r.mode === 'in-a-row' ? 'in a row' : int(r.batchSize)
 }
@@ -55,7 +59,7 @@ const COLUMNS = [
   { title: 'commands', right: true, cell: r => int(r.ops) + (r.capped ? '*' : '') },
   { title: 'time', right: true, cell: r => duration(r.durationMs) },
   { title: 'ops/s', right: true, cell: r => int(r.opsPerSec) + spread(r) },
-  { title: 'speed-up', right: true, cell: r => r.speedup == null ? 'n/a' : `${r.speedup < 10 ? r.speedup.toFixed(1) : int(r.speedup)}x` },
+  { title: 'speed-up', right: true, cell: r => speedup(r) },
   { title: 'batch p50', right: true, cell: r => ms(r.latencyMs.p50) },
   { title: 'p99', right: true, cell: r => ms(r.latencyMs.p99) },
   { title: 'max', right: true, cell: r => ms(r.latencyMs.max) },
@@ -80,7 +84,7 @@ function notes (res) {
   const fastest = res.rows.find(r => r.fastest)
   if (fastest) {
     const rec = res.recommendedBatchSize
-    out.push(`fastest: ${fastest.mode === 'in-a-row' ? 'in a row' : `batch size ${int(fastest.batchSize)}`} at ${int(fastest.opsPerSec)} ops/s (${fastest.speedup}x in a row)` +
+    out.push(`fastest: ${fastest.mode === 'in-a-row' ? 'in a row' : `batch size ${int(fastest.batchSize)}`} at ${int(fastest.opsPerSec)} ops/s (${speedup(fastest)} in a row)` +
       (rec != null ? `; smallest batch within 10% of it: ${int(rec)} (a good --batch-size here: as fast, less memory)` : ''))
   }
   return out
