@@ -74,10 +74,11 @@ export interface LoadOptions extends ConnectionOptions {
   /** Refuse records larger than this many bytes. Default 64 MiB. */
   maxRecordSize?: number
   /**
-   * Parse and encode files and byte streams in a worker thread (default true); the main
-   * thread then only writes batches and reads replies. Not used with `map` or iterables.
+   * Parse and encode files and byte streams in a worker thread; the main thread then only
+   * writes batches and reads replies. Default 'auto': when the machine has more than 2
+   * cores. Not used with `map` or iterables.
    */
-  worker?: boolean
+  worker?: boolean | 'auto'
   /** Write the commands to `output` instead of sending them. */
   dryRun?: 'resp' | 'text'
   /** Where dry-run output goes. Default process.stdout. */
@@ -258,7 +259,7 @@ export const EXIT: Readonly<{
 export const CODES: Readonly<Record<ErrorCode, number>>
 export const DEFAULTS: Readonly<{
   header: boolean, batchSize: number, window: number, maxBatchBytes: number, maxRecordSize: number,
-  connectTimeout: number, progressInterval: number, maxFailures: number, worker: boolean
+  connectTimeout: number, progressInterval: number, maxFailures: number, worker: 'auto'
 }>
 
 declare const pipeload: {

@@ -53,11 +53,19 @@ class ByteWriter {
     this.digits(n)
   }
 
+  /** `<n>\r\n`, without making a string of n. */
   digits (n) {
     const buf = this.buf
     let p = this.pos
     if (n < 10) {
       buf[p++] = 48 + n
+    } else if (n < 100) {
+      buf[p++] = 48 + ((n / 10) | 0)
+      buf[p++] = 48 + (n % 10)
+    } else if (n < 1000) {
+      buf[p++] = 48 + ((n / 100) | 0)
+      buf[p++] = 48 + (((n / 10) | 0) % 10)
+      buf[p++] = 48 + (n % 10)
     } else {
       const s = String(n)
       for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i)
