@@ -42,7 +42,21 @@ function connectionOptions (flags, env, warn) {
     warn(PASSWORD_WARNING)
     o.password = flags.pass
   } else if (env.REDISCLI_AUTH) o.password = env.REDISCLI_AUTH
+  if (flags.url && urlHasPassword(flags.url)) warn(PASSWORD_WARNING)
   return o
+}
+
+function urlHasPassword (url) {
+  try {
+    return new URL(url).password !== ''
+  } catch {
+    return false
+  }
+}
+
+/** load() option names as the user typed them: batchSize -> --batch-size. */
+function flagName (option) {
+  return '--' + option.replace(/[A-Z]/g, c => '-' + c.toLowerCase())
 }
 
 function intFlag (name, value, min = 1) {
@@ -165,7 +179,10 @@ function failure (err, io) {
   }
   if (err instanceof PipeloadError) {
     if (err.code === 'PIPELOAD_OUTPUT_CLOSED') return EXIT.OK
-    io.stderr.write(`pipeload: ${err.message}\n`)
+    const message = err.code === 'PIPELOAD_OPTION_INVALID' && /^[a-z][a-zA-Z]*$/.test(err.option || '') && err.message.startsWith(err.option + ' ')
+      ? flagName(err.option) + err.message.slice(err.option.length)
+      : err.message
+    io.stderr.write(`pipeload: ${message}\n`)
     if (err.summary && err.summary.records > 0) {
       const s = err.summary
       io.stderr.write(`pipeload: stopped after ${s.records} records: ${s.loaded} loaded and acknowledged, ${s.errors} failed\n`)
