@@ -20,6 +20,15 @@ export interface ConnectionOptions {
   redis?: Redis
   /** Milliseconds to wait for the server to accept the connection. Default 10000. */
   connectTimeout?: number
+  /**
+   * No reply for this long while replies are due: the connection counts as lost (it is
+   * re-established and unacknowledged batches re-sent). Milliseconds or "30s". Default 30 s.
+   */
+  timeout?: number | string
+  /** How long to keep reconnecting after losing the connection. Default 60 s. */
+  retryTimeout?: number | string
+  /** Called each time a lost connection has been re-established and batches re-sent. */
+  onReconnect?: (event: { cause: Error, resentBatches: number, target: string }) => void
 }
 
 export interface Progress {
@@ -110,6 +119,10 @@ export interface Summary {
   durationMs: number
   recordsPerSec: number
   batches: number
+  /** Times the connection was lost and re-established. */
+  reconnects: number
+  /** Batches sent again after a reconnect (delivery is at-least-once). */
+  resentBatches: number
   /** Batch round-trip time, from write to last reply. */
   rttMs: { p50: number | null, p99: number | null, max: number | null }
   bytesRead: number
@@ -128,6 +141,7 @@ export type ErrorCode =
   | 'PIPELOAD_CONNECTION_FAILED'
   | 'PIPELOAD_CONNECTION_LOST'
   | 'PIPELOAD_AUTH_FAILED'
+  | 'PIPELOAD_TIMEOUT'
   | 'PIPELOAD_ABORTED'
   | 'PIPELOAD_OUTPUT_CLOSED'
 

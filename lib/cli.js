@@ -81,6 +81,8 @@ function importCommand (io) {
     .option('-b, --batch-size <n>', 'commands per pipelined batch', String(DEFAULTS.batchSize))
     .option('-w, --window <n>', 'batches awaiting replies at most', String(DEFAULTS.window))
     .option('--max-record-size <bytes>', 'refuse records larger than this', String(DEFAULTS.maxRecordSize))
+    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send', `${DEFAULTS.timeout / 1000}s`)
+    .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--worker', 'parse and encode in a worker thread (default: when there are more than 2 cores)')
     .option('--no-worker', 'parse and encode on the main thread')
     .addOption(new Option('--dry-run <mode>', 'write the commands to stdout instead of sending them').choices(['resp', 'text']))
@@ -119,6 +121,9 @@ async function runImport (input, flags, io) {
     window: flags.window,
     maxRecordSize: flags.maxRecordSize,
     worker: flags.worker,
+    timeout: flags.timeout,
+    retryTimeout: flags.retryTimeout,
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${e.resentBatches} unacknowledged batches\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,

@@ -112,6 +112,7 @@ class DataConnection {
   close (reason) {
     if (this.closed) return
     this.closed = true
+    this.closeReason = reason
     this.socket.destroy()
     this.onClose(reason || new PipeloadError('PIPELOAD_CONNECTION_LOST', `connection to ${this.target} closed`))
   }
@@ -123,32 +124,55 @@ class DataConnection {
   }
 }
 
-/** Open a data connection to where `control` is connected; AUTH and SELECT first. */
-async function openData (control) {
+/**
+ * Where and how the data plane connects, read once from the control client (its resolved
+ * options, and the address it actually reached), so reconnecting needs no control client.
+ */
+function dataEndpoint (control) {
   const o = control.options
   const remote = control.stream
   const host = remote?.remoteAddress || o.host
   const port = remote?.remotePort || o.port
-  const target = describeTarget({ ...o, host, port })
-  const socket = await connectSocket(o, host, port)
+  return Object.freeze({
+    host, port, path: o.path, tls: o.tls, servername: o.tls?.servername || o.host,
+    username: o.username, password: o.password, db: o.db,
+    target: describeTarget({ ...o, host, port })
+  })
+}
+
+/** Open a data connection to an endpoint: AUTH and SELECT first, all within `timeout` ms. */
+async function connectData (ep, timeout = 10000) {
+  const socket = await connectSocket(ep, timeout)
   socket.setNoDelay(true)
   const hello = []
-  if (o.password) hello.push({ args: o.username ? ['AUTH', o.username, o.password] : ['AUTH', o.password], required: true })
-  if (o.db) hello.push({ args: ['SELECT', String(o.db)], required: true })
+  if (ep.password) hello.push({ args: ep.username ? ['AUTH', ep.username, ep.password] : ['AUTH', ep.password], required: true })
+  if (ep.db) hello.push({ args: ['SELECT', String(ep.db)], required: true })
   // The name lets CLIENT LIST find this connection; a user without CLIENT rights still loads.
   hello.push({ args: ['CLIENT', 'SETNAME', 'pipeload-data'], required: false })
-  const conn = new DataConnection(socket, target)
-  await handshake(conn, hello, o)
+  const conn = new DataConnection(socket, ep.target)
+  const timer = setTimeout(() => conn.close(new PipeloadError('PIPELOAD_CONNECTION_FAILED',
+    `Redis at ${ep.target} accepted the connection but did not answer within ${timeout} ms`, { target: ep.target })), timeout)
+  try {
+    await handshake(conn, hello, ep)
+  } finally {
+    clearTimeout(timer)
+  }
   return conn
 }
 
-function connectSocket (o, host, port) {
+/** Open a data connection to where `control` is connected. */
+function openData (control) {
+  return connectData(dataEndpoint(control))
+}
+
+function connectSocket (ep, timeout) {
   return new Promise((resolve, reject) => {
-    const opts = o.path ? { path: o.path } : { host, port }
-    const socket = o.tls ? tls.connect({ ...opts, ...o.tls, servername: o.tls.servername || o.host }) : net.connect(opts)
-    const ready = o.tls ? 'secureConnect' : 'connect'
-    socket.once(ready, () => { socket.removeListener('error', reject); resolve(socket) })
-    socket.once('error', err => reject(connectError(err, describeTarget({ ...o, host, port }), o)))
+    const opts = ep.path ? { path: ep.path } : { host: ep.host, port: ep.port }
+    const socket = ep.tls ? tls.connect({ ...opts, ...ep.tls, servername: ep.servername }) : net.connect(opts)
+    const ready = ep.tls ? 'secureConnect' : 'connect'
+    const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`timed out after ${timeout} ms`), { code: 'ETIMEDOUT' })), timeout)
+    socket.once(ready, () => { clearTimeout(timer); socket.removeAllListeners('error'); resolve(socket) })
+    socket.once('error', err => { clearTimeout(timer); reject(connectError(err, ep.target, ep)) })
   })
 }
 
@@ -166,4 +190,4 @@ function handshake (conn, commands, o) {
   })
 }
 
-module.exports = { openControl, openData, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions }
+module.exports = { openControl, openData, dataEndpoint, connectData, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions }

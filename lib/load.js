@@ -9,7 +9,7 @@ const { createMapper } = require('./mapper')
 const { Pipe } = require('./pipe')
 const { DryRunSink } = require('./dry-run')
 const { encodeRecords } = require('./encoder')
-const { openControl, openData } = require('./connection')
+const { openControl, dataEndpoint, connectData } = require('./connection')
 
 /**
  * Load a dataset into Redis. Resolves with the run's summary; rejects with a
@@ -55,13 +55,23 @@ async function openSink (o, input, run) {
   const owned = !o.redis
   const control = o.redis || await openControl(o)
   let conn
+  const endpoint = dataEndpoint(control)
   try {
-    conn = await openData(control)
+    conn = await connectData(endpoint, o.connectTimeout)
   } catch (err) {
     if (owned) control.disconnect()
     throw err
   }
-  const sink = new Pipe({ conn, window: o.window, file: input.name, onFailure })
+  const sink = new Pipe({
+    conn,
+    reconnect: () => connectData(endpoint, o.connectTimeout),
+    window: o.window,
+    timeout: o.timeout,
+    retryTimeout: o.retryTimeout,
+    file: input.name,
+    onFailure,
+    onReconnect: e => run.reconnected(e)
+  })
   run.target = conn.target
   return {
     sink,
@@ -84,6 +94,10 @@ class Run {
     this.bytesRead = 0
     this.lastProgress = startedAt
     this.target = null
+  }
+
+  reconnected (event) {
+    if (this.o.onReconnect) this.o.onReconnect(event)
   }
 
   fail (failure) {
@@ -149,6 +163,8 @@ class Run {
       durationMs: Math.round(durationMs * 1000) / 1000,
       recordsPerSec: durationMs > 0 ? Math.round((this.records * 1000) / durationMs) : 0,
       batches: s.batches,
+      reconnects: s.reconnects || 0,
+      resentBatches: s.resentBatches || 0,
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
       bytesRead: this.bytesRead,
       peakRssBytes: process.resourceUsage().maxRSS * 1024

@@ -11,6 +11,8 @@ const DEFAULTS = Object.freeze({
   maxBatchBytes: 8 * 1024 * 1024,
   maxRecordSize: 64 * 1024 * 1024,
   connectTimeout: 10000,
+  timeout: 30000, // ms without a reply, while replies are due, before reconnecting
+  retryTimeout: 60000, // ms to keep trying to reconnect after a lost connection
   progressInterval: 250,
   maxFailures: 100, // failures kept in the summary; all are counted
   // Parse and encode in a worker thread only with a core to spare for it: on 2 cores the
@@ -24,6 +26,23 @@ const DRY_RUN = ['resp', 'text']
 function invalid (name, expected, got) {
   const shown = typeof got === 'string' ? JSON.stringify(got) : String(got)
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be ${expected}, got ${shown}`, { option: name })
+}
+
+const UNITS = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60000 }
+
+/** `250ms`, `0.25s`, `1m`, `250` (ms) or a number of ms → milliseconds. */
+function parseDuration (value, name) {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) throw invalid(name, 'a duration ≥ 0 such as "250ms" or "1.5s"', value)
+    return value
+  }
+  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m)?\s*$/.exec(String(value))
+  if (!m) throw invalid(name, 'a duration such as "250ms" or "1.5s"', value)
+  return Number(m[1]) * UNITS[m[2] || 'ms']
+}
+
+function durationOf (o, name) {
+  return o[name] === undefined ? DEFAULTS[name] : parseDuration(o[name], name)
 }
 
 function positiveInt (o, name) {
@@ -101,6 +120,8 @@ function normalizeLoadOptions (o = {}) {
     maxBatchBytes: positiveInt(o, 'maxBatchBytes'),
     maxRecordSize: positiveInt(o, 'maxRecordSize'),
     connectTimeout: positiveInt(o, 'connectTimeout'),
+    timeout: durationOf(o, 'timeout'),
+    retryTimeout: durationOf(o, 'retryTimeout'),
     progressInterval: positiveInt(o, 'progressInterval'),
     maxFailures: positiveInt(o, 'maxFailures'),
     dryRun: oneOf(o, 'dryRun', DRY_RUN),
@@ -108,4 +129,4 @@ function normalizeLoadOptions (o = {}) {
   })
 }
 
-module.exports = { normalizeLoadOptions, DEFAULTS, FORMATS }
+module.exports = { normalizeLoadOptions, DEFAULTS, FORMATS, invalid, parseDuration }

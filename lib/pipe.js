@@ -1,23 +1,33 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
+const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('./errors')
 const { Reservoir } = require('./stats')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
-// batches awaiting replies. send() waits only when the window is full or the socket asked
-// for `drain`. That is the backpressure that bounds both the loader's memory and the
-// server's queued replies (window x batchSize replies).
+// batches awaiting replies. send() waits only when the window is full, the socket asked
+// for `drain`, or the connection is being re-established. That is the backpressure that
+// bounds both the loader's memory and the server's queued replies (window x batchSize).
 //
 // Each batch remembers, per record, the command count at its end and its source line, so
-// an error reply is attributed to its record without a per-command object.
+// an error reply is attributed to its record without a per-command object; and it keeps
+// its bytes until acknowledged: when the connection drops or the server stops answering
+// (`timeout`), the Pipe reconnects with backoff (for up to `retryTimeout`) and re-sends
+// every batch not fully acknowledged, in order. Delivery is therefore at-least-once.
+
+const BACKOFF_FIRST = 100
+const BACKOFF_MAX = 2000
 
 class Batch {
-  constructor (cmds, ends, lines) {
-    this.cmds = cmds
-    this.ends = ends // cumulative command count after each record
-    this.lines = lines // source position of each record
+  constructor (encoded) {
+    this.buf = encoded.buf
+    this.cmds = encoded.cmds
+    this.ends = encoded.ends // cumulative command count after each record
+    this.lines = encoded.lines // source position of each record
+    this.records = encoded.records // records read for this batch, failed ones included
     this.replies = 0
+    this.seen = 0 // replies seen before a re-send: their errors are already counted
     this.failedUpTo = -1 // index of the last record counted as failed
     this.sentAt = 0
   }
@@ -39,46 +49,80 @@ class Pipe {
   /**
    * @param {object} o
    * @param {import('./connection').DataConnection} o.conn
+   * @param {() => Promise<import('./connection').DataConnection>} [o.reconnect] a new connection; without it a lost connection is fatal
    * @param {number} o.window batches awaiting replies at most
+   * @param {number} [o.timeout] ms without a reply, while replies are due, before the connection counts as lost
+   * @param {number} [o.retryTimeout] ms to keep trying to reconnect
    * @param {string} o.file input name for failures
    * @param {(failure: object) => void} o.onFailure called once per failed record
+   * @param {(batch: Batch) => void} [o.onAck] called for each fully acknowledged batch, in order
+   * @param {(event: object) => void} [o.onReconnect] called when a lost connection is back
    */
-  constructor ({ conn, window, file, onFailure }) {
-    this.conn = conn
+  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect }) {
     this.window = window
+    this.reconnect = reconnect
+    this.timeout = timeout
+    this.retryTimeout = retryTimeout
     this.file = file
     this.onFailure = onFailure
+    this.onAck = onAck || (() => {})
+    this.onReconnect = onReconnect || (() => {})
     this.inflight = []
     this.needDrain = false
+    this.connecting = false
     this.waiter = null
     this.fatal = null
-    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0 }
+    this.closing = false
+    this.lastActivity = performance.now()
+    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0 }
     this.rtt = new Reservoir()
+    this.attach(conn)
+    if (timeout > 0) {
+      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
+      this.timer.unref()
+    }
+  }
+
+  attach (conn) {
+    this.conn = conn
     conn.onReply = this.onReply.bind(this)
     conn.onReplyError = this.onReplyError.bind(this)
     conn.onClose = this.onClose.bind(this)
   }
 
-  /** Send one encoded batch ({ buf, cmds, ends, lines }); resolves once written. */
+  /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
   async send (encoded) {
     if (encoded.cmds === 0) return
-    if (this.needDrain) await this.waitFor(() => !this.needDrain)
-    if (this.inflight.length >= this.window) await this.waitFor(() => this.inflight.length < this.window)
-    if (this.fatal) throw this.fatal
-    const b = new Batch(encoded.cmds, encoded.ends, encoded.lines)
-    b.sentAt = performance.now()
+    await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window)
+    const b = new Batch(encoded)
+    if (this.inflight.length === 0) this.lastActivity = performance.now()
     this.inflight.push(b)
     this.stats.batches++
     this.stats.commands += b.cmds
-    if (!this.conn.write(encoded.buf)) {
+    this.write(b)
+  }
+
+  write (b) {
+    b.sentAt = performance.now()
+    if (!this.conn.write(b.buf)) {
       this.needDrain = true
-      this.conn.socket.once('drain', () => { this.needDrain = false; this.wake() })
+      const conn = this.conn
+      conn.socket.once('drain', () => { if (this.conn === conn) { this.needDrain = false; this.wake() } })
     }
   }
 
-  /** Wait for every reply. */
-  finish () {
-    return this.waitFor(() => this.inflight.length === 0)
+  /** Wait for every reply, then stop watching the connection. */
+  async finish () {
+    try {
+      await this.waitFor(() => this.inflight.length === 0 && !this.connecting)
+    } finally {
+      this.close()
+    }
+  }
+
+  close () {
+    this.closing = true
+    clearInterval(this.timer)
   }
 
   waitFor (ready) {
@@ -98,19 +142,23 @@ class Pipe {
   onReply () {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
+    this.lastActivity = performance.now()
     if (++b.replies === b.cmds) this.ack(b)
   }
 
   onReplyError (err) {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
-    this.stats.errorReplies++
-    const rec = b.recordOf(b.replies)
-    if (rec > b.failedUpTo) {
-      b.failedUpTo = rec
-      this.stats.failedRecords++
-      const message = String(err.message)
-      this.onFailure({ file: this.file, line: b.lines[rec], code: message.split(' ')[0], message, source: 'reply' })
+    this.lastActivity = performance.now()
+    if (b.replies >= b.seen) {
+      this.stats.errorReplies++
+      const rec = b.recordOf(b.replies)
+      if (rec > b.failedUpTo) {
+        b.failedUpTo = rec
+        this.stats.failedRecords++
+        const message = String(err.message)
+        this.onFailure({ file: this.file, line: b.lines[rec], code: message.split(' ')[0], message, source: 'reply' })
+      }
     }
     if (++b.replies === b.cmds) this.ack(b)
   }
@@ -120,16 +168,71 @@ class Pipe {
     this.rtt.add(performance.now() - b.sentAt)
     this.stats.acked += b.cmds
     this.stats.ackedRecords += b.ends.length
+    b.buf = null
+    this.onAck(b)
     this.wake()
   }
 
   protocolError () {
-    this.onClose(new PipeloadError('PIPELOAD_CONNECTION_LOST', 'the server sent a reply nobody asked for'))
+    this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `${this.conn.target} sent a reply nobody asked for`))
+  }
+
+  checkTimeout () {
+    if (this.connecting || this.inflight.length === 0) return
+    if (performance.now() - this.lastActivity < this.timeout) return
+    this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT',
+      `Redis at ${this.conn.target} sent no reply for ${this.timeout} ms`, { target: this.conn.target }))
   }
 
   onClose (err) {
-    if (this.fatal) return
+    if (this.fatal || this.connecting) return
+    if (this.closing && this.inflight.length === 0) return
+    if (!this.reconnect) return this.fail(err)
+    this.recover(err)
+  }
+
+  fail (err) {
     this.fatal = err
+    this.close()
+    this.wake()
+  }
+
+  /** Reconnect with backoff, then re-send every batch still awaiting replies, in order. */
+  async recover (cause) {
+    this.connecting = true
+    const started = performance.now()
+    let delay = BACKOFF_FIRST
+    let last = cause
+    for (;;) {
+      if (performance.now() - started >= this.retryTimeout) {
+        return this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
+          `${cause.message}; could not reconnect within ${this.retryTimeout} ms (last error: ${last.message})`,
+          { target: this.conn.target, cause }))
+      }
+      await sleep(Math.min(delay, Math.max(0, this.retryTimeout - (performance.now() - started))))
+      delay = Math.min(delay * 2, BACKOFF_MAX)
+      try {
+        const conn = await this.reconnect()
+        if (this.closing && this.inflight.length === 0) { conn.end(); break }
+        this.attach(conn)
+        break
+      } catch (err) {
+        last = err
+      }
+    }
+    this.stats.reconnects++
+    this.stats.resentBatches += this.inflight.length
+    this.needDrain = false
+    this.lastActivity = performance.now()
+    for (const b of this.inflight) {
+      b.seen = Math.max(b.seen, b.replies)
+      b.replies = 0
+      this.write(b)
+    }
+    this.connecting = false
+    this.onReconnect({ cause, resentBatches: this.inflight.length, target: this.conn.target })
+    // The new connection may have dropped while we were writing to it.
+    if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()
   }
 }

@@ -124,7 +124,7 @@ describe('RESP', () => {
 
 describe('batch bookkeeping', () => {
   it('finds the record a reply belongs to from cumulative command counts', () => {
-    const b = new Batch(6, [2, 3, 6], [1, 2, 3])
+    const b = new Batch({ buf: null, cmds: 6, ends: [2, 3, 6], lines: [1, 2, 3], records: 3 })
     expect([0, 1, 2, 3, 4, 5].map(c => b.recordOf(c))).toEqual([0, 0, 1, 2, 2, 2])
   })
 })

@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { DEFAULTS: LOAD_DEFAULTS } = require('../options')
+const { DEFAULTS: LOAD_DEFAULTS, invalid, parseDuration } = require('../options')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
 const BENCH_DEFAULTS = Object.freeze({
@@ -20,24 +20,6 @@ const BENCH_DEFAULTS = Object.freeze({
 })
 
 const WORKLOADS = ['incr', 'set', 'hset', 'ping']
-
-function invalid (name, expected, got) {
-  const shown = typeof got === 'string' ? JSON.stringify(got) : String(got)
-  return new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be ${expected}, got ${shown}`, { option: name })
-}
-
-const UNITS = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60000 }
-
-/** `250ms`, `0.25s`, `1m`, `250` (ms) or a number of ms → milliseconds. */
-function parseDuration (value, name) {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value < 0) throw invalid(name, 'a duration ≥ 0 such as "250ms" or "1.5s"', value)
-    return value
-  }
-  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m)?\s*$/.exec(String(value))
-  if (!m) throw invalid(name, 'a duration such as "250ms" or "1.5s"', value)
-  return Number(m[1]) * UNITS[m[2] || 'ms']
-}
 
 function positiveInt (value, name, fallback) {
   if (value === undefined || value === null) return fallback

@@ -1,0 +1,136 @@
+'use strict'
+/* global describe, it, expect, afterEach */
+
+// Faults injected into real servers during a load: connections killed, the server
+// restarted, the server frozen. Afterwards the data must equal the input exactly and the
+// counts must be right; re-sent batches make delivery at-least-once (HSET is idempotent).
+const { startRedis } = require('./helpers/redis-server')
+const { load } = require('..')
+
+const ROWS = 500_000
+const servers = []
+
+afterEach(async () => {
+  while (servers.length) await servers.pop().stop()
+})
+
+async function server (args) {
+  const s = await startRedis({ args })
+  servers.push(s)
+  return s
+}
+
+function * rows (n) {
+  for (let i = 0; i < n; i++) yield { id: i, name: `name-${i}`, score: String((i * 7919) % 10007) }
+}
+
+/** Every key present with exactly its fields, and nothing else. */
+async function expectExactly (redis, n) {
+  expect(await redis.dbsize()).toBe(n)
+  for (let i = 0; i < n; i += 20_000) {
+    const p = redis.pipeline()
+    for (let j = i; j < Math.min(n, i + 20_000); j++) p.hgetall(`r:${j}`)
+    const replies = await p.exec()
+    replies.forEach(([err, h], k) => {
+      const id = i + k
+      if (err || h.id !== String(id) || h.name !== `name-${id}` || h.score !== String((id * 7919) % 10007) || Object.keys(h).length !== 3) {
+        expect.fail(`r:${id} is ${JSON.stringify(err || h)}`)
+      }
+    })
+  }
+}
+
+function expectCounts (summary, n) {
+  expect(summary).toMatchObject({ records: n, loaded: n, errors: 0, errorReplies: 0 })
+  expect(summary.acknowledged).toBe(summary.commands)
+}
+
+/** Run `fault` every `ms` while the load runs. */
+function repeatedly (ms, fault) {
+  let stop = false
+  let count = 0
+  const done = (async () => {
+    while (!stop) {
+      await new Promise(resolve => setTimeout(resolve, ms))
+      if (!stop && await fault()) count++
+    }
+  })()
+  return async () => { stop = true; await done; return count }
+}
+
+describe('connection faults', () => {
+  it('survives its connection being killed over and over (CLIENT KILL)', async () => {
+    const srv = await server()
+    const admin = srv.client()
+    const stopKilling = repeatedly(150, async () => {
+      const list = String(await admin.call('CLIENT', 'LIST'))
+      const ids = [...list.matchAll(/id=(\d+) .*name=pipeload-data/g)].map(m => m[1])
+      for (const id of ids) await admin.call('CLIENT', 'KILL', 'ID', id)
+      return ids.length > 0
+    })
+    const reconnects = []
+    const summary = await load({ url: srv.url, input: rows(ROWS), key: 'r:{id}', onReconnect: e => reconnects.push(e) })
+    const kills = await stopKilling()
+    expect(kills).toBeGreaterThan(2)
+    expect(summary.reconnects).toBeGreaterThan(2)
+    expect(reconnects.length).toBe(summary.reconnects)
+    expectCounts(summary, ROWS)
+    await expectExactly(admin, ROWS)
+  }, 120_000)
+
+  it('survives a server restart mid-load (appendfsync always)', async () => {
+    const srv = await server(['--appendonly', 'yes', '--appendfsync', 'always'])
+    let restarted = false
+    async function * slowThenRestart () {
+      let i = 0
+      for (const r of rows(ROWS)) {
+        if (i++ === ROWS / 2) { await srv.restart(); restarted = true }
+        yield r
+      }
+    }
+    const summary = await load({ url: srv.url, input: slowThenRestart(), key: 'r:{id}', retryTimeout: 30_000 })
+    expect(restarted).toBe(true)
+    expect(summary.reconnects).toBeGreaterThanOrEqual(1)
+    expectCounts(summary, ROWS)
+    await expectExactly(srv.client(), ROWS)
+  }, 120_000)
+
+  it('detects a frozen server (SIGSTOP) by --timeout and finishes after SIGCONT', async () => {
+    const srv = await server()
+    let frozen = false
+    async function * freezeMidway () {
+      let i = 0
+      for (const r of rows(200_000)) {
+        if (i++ === 100_000) {
+          srv.proc.kill('SIGSTOP')
+          frozen = true
+          setTimeout(() => srv.proc.kill('SIGCONT'), 2500)
+        }
+        yield r
+      }
+    }
+    const started = Date.now()
+    const summary = await load({ url: srv.url, input: freezeMidway(), key: 'r:{id}', timeout: 500, connectTimeout: 1000, retryTimeout: 30_000 })
+    expect(frozen).toBe(true)
+    expect(Date.now() - started).toBeGreaterThan(2500)
+    expect(summary.reconnects).toBeGreaterThanOrEqual(1)
+    expectCounts(summary, 200_000)
+    await expectExactly(srv.client(), 200_000)
+  }, 120_000)
+
+  it('gives up after --retry-timeout with a clear error and the counts so far', async () => {
+    const srv = await server()
+    async function * stopMidway () {
+      let i = 0
+      for (const r of rows(100_000)) {
+        if (i++ === 50_000) await srv.kill('SIGKILL')
+        yield r
+      }
+    }
+    const err = await load({ url: srv.url, input: stopMidway(), key: 'r:{id}', retryTimeout: 800 }).then(() => null, e => e)
+    expect(err.code).toBe('PIPELOAD_CONNECTION_LOST')
+    expect(err.message).toMatch(/could not reconnect within 800 ms/)
+    expect(err.summary.loaded).toBeGreaterThan(10_000)
+    expect(err.summary.loaded).toBeLessThanOrEqual(50_000)
+  }, 60_000)
+})
