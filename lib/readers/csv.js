@@ -2,6 +2,7 @@
 
 const { Parser } = require('csv-parse')
 const { PipeloadError, where } = require('../errors')
+const { BadOffsets } = require('./utf8')
 
 const noop = () => {}
 
@@ -17,19 +18,26 @@ const noop = () => {}
  * instead: line breaks between consecutive record starts, found with Buffer#indexOf
  * on the chunks still covering the current record (about one native call per line).
  */
+// csv-parse errors after which skip mode can go on: the bad record ends at the first line
+// break after the error, and parsing restarts there. A quote left open at the end of the
+// input, or a record over maxRecordSize, leaves no place to restart: fatal in every mode.
+const SKIPPABLE = new Set(['INVALID_OPENING_QUOTE', 'CSV_INVALID_CLOSING_QUOTE', 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH'])
+
 class CsvCore {
-  constructor ({ file, delimiter, header, maxRecordSize, base }) {
+  constructor ({ file, delimiter, header, maxRecordSize, base, skip = false, raw = false, bad = null }) {
     this.file = file
     this.header = header
     this.columns = null
     this.base = base // absolute offset of the first byte this parser sees (after a BOM)
-    this.api = new Parser({
-      delimiter,
-      skip_empty_lines: true,
-      max_record_size: maxRecordSize
-    }).api
-    this.info = this.api.info
+    this.delimiter = delimiter
+    this.max = maxRecordSize
+    this.skip = skip // skip mode: a malformed record is rejected (sink.reject) and parsing goes on
+    this.raw = raw // hand each record's input text to the sink
+    this.bad = bad || new BadOffsets() // invalid UTF-8 found by the reader
+    this.expected = -1 // fields per record, checked here in skip mode (csv-parse's check stops the parse)
+    this.skipping = null // { start, line, err } while looking for the end of a bad record
     this.sink = null
+    this.newParser(0, [])
 
     // Positions, relative to the first byte given to csv-parse.
     this.prevEnd = 0 // where the last record (header included) ended
@@ -48,12 +56,30 @@ class CsvCore {
     this.push = (record) => this.onRecord(record)
   }
 
+  /** A fresh csv-parse parser whose byte 0 is our relative position `at` (after a skipped record). */
+  newParser (at, recordDelimiter) {
+    this.api = new Parser({
+      delimiter: this.delimiter,
+      skip_empty_lines: true,
+      max_record_size: this.max,
+      relax_column_count: this.skip,
+      record_delimiter: recordDelimiter
+    }).api
+    this.info = this.api.info
+    this.apiBase = at
+  }
+
   write (chunk, sink) {
     this.chunks.push({ buf: chunk, start: this.received })
     this.received += chunk.length
     this.sink = sink
-    const err = this.api.parse(chunk, false, this.push, noop)
-    if (err !== undefined) throw this.toError(err)
+    let buf = chunk
+    if (this.skipping !== null) buf = this.continueSkip(chunk.length)
+    while (buf !== null) {
+      const err = this.api.parse(buf, false, this.push, noop)
+      if (err === undefined) break
+      buf = this.failed(err)
+    }
     if (this.ci !== 0) {
       this.chunks.splice(0, this.ci)
       this.ci = 0
@@ -62,14 +88,135 @@ class CsvCore {
 
   end (sink) {
     this.sink = sink
-    const err = this.api.parse(undefined, true, this.push, noop)
-    if (err !== undefined) throw this.toError(err)
+    let buf = null // bytes after a bad record, still to parse
+    for (;;) {
+      if (this.skipping !== null) {
+        this.endSkip(this.received, this.received) // the bad record runs to the end
+        return
+      }
+      const err = buf !== null ? this.api.parse(buf, false, this.push, noop) : this.api.parse(undefined, true, this.push, noop)
+      if (err !== undefined) buf = this.failed(err)
+      else if (buf !== null) buf = null
+      else return
+    }
   }
 
   /** Start of the record being parsed: after the last one and any skipped empty lines. */
   recordStart () {
     if (this.delimiterLength === 0) this.findDelimiter()
     return this.prevEnd + (this.info.empty_lines - this.prevEmpty) * this.delimiterLength
+  }
+
+  /** A csv-parse error: thrown, or in skip mode the record is rejected and parsing resumes. */
+  failed (err) {
+    if (!this.skip || !SKIPPABLE.has(err.code) || (this.header && this.columns === null)) throw this.toError(err)
+    const error = this.toError(err)
+    const start = error.offset - this.base
+    const at = this.errorPosition(start)
+    const nl = this.indexOf(this.lineByte, at)
+    this.skipping = { start, error }
+    if (nl === -1) {
+      this.checkSkipSize()
+      return null
+    }
+    return this.endSkip(nl, nl + 1)
+  }
+
+  /** More bytes while skipping: the rest of the chunk after the bad record's line break, or null. */
+  continueSkip (length) {
+    const nl = this.indexOf(this.lineByte, this.received - length)
+    if (nl === -1) {
+      this.checkSkipSize()
+      return null
+    }
+    return this.endSkip(nl, nl + 1)
+  }
+
+  checkSkipSize () {
+    if (this.received - this.skipping.start > this.max) {
+      const e = this.skipping.error
+      throw new PipeloadError('PIPELOAD_RECORD_TOO_LARGE',
+        `${where(this.file, e.line)}: malformed record longer than maxRecordSize (${this.max} bytes): ${e.message.slice(e.message.indexOf(': ') + 2)}`,
+        { file: this.file, line: e.line, offset: e.offset })
+    }
+  }
+
+  /**
+   * The bad record ends at `end` (its line break), parsing restarts at `next`: reject it,
+   * then a fresh parser gets the bytes from `next` on (returned; null when none).
+   */
+  endSkip (end, next) {
+    const { start, error } = this.skipping
+    this.skipping = null
+    error.raw = this.text(start, end)
+    this.sink.reject(error)
+    const delimiter = this.api.options.record_delimiter
+    this.newParser(next, delimiter.length ? delimiter : [])
+    this.prevEnd = next
+    this.prevEmpty = 0
+    return next < this.received ? this.bytes(next, this.received) : null
+  }
+
+  /**
+   * Where in the record starting at `start` csv-parse found a quote error (csv-parse does not
+   * say): the record is walked the way csv-parse reads it. `start` when not found.
+   */
+  errorPosition (start) {
+    const b = this.bytes(start, this.received)
+    const d = Buffer.from(this.delimiter)
+    const isDelim = i => b[i] === d[0] && (d.length === 1 || b.subarray(i, i + d.length).equals(d))
+    let i = 0
+    let fieldStart = true
+    while (i < b.length) {
+      const c = b[i]
+      if (fieldStart && c === 0x22) {
+        i++
+        while (i < b.length && !(b[i] === 0x22 && b[i + 1] !== 0x22)) i += b[i] === 0x22 ? 2 : 1
+        i++ // past the closing quote
+        if (i >= b.length) break
+        if (isDelim(i)) { i += d.length; continue }
+        if (b[i] === 10 || b[i] === 13) break
+        return start + i // a closing quote followed by other text
+      }
+      if (c === 0x22) return start + i // a quote inside an unquoted field
+      if (isDelim(i)) { i += d.length; fieldStart = true; continue }
+      if (c === 10 || c === 13) break
+      fieldStart = false
+      i++
+    }
+    return start
+  }
+
+  /** Relative position of the first `byte` at or after `from` in the bytes received, or -1. */
+  indexOf (byte, from) {
+    for (let k = this.ci; k < this.chunks.length; k++) {
+      const c = this.chunks[k]
+      if (c.start + c.buf.length <= from) continue
+      const i = c.buf.indexOf(byte, Math.max(0, from - c.start))
+      if (i !== -1) return c.start + i
+    }
+    return -1
+  }
+
+  /** The bytes received in [from, to) (relative positions still held in `chunks`). */
+  bytes (from, to) {
+    const parts = []
+    for (let k = this.ci; k < this.chunks.length; k++) {
+      const c = this.chunks[k]
+      const s = Math.max(from, c.start)
+      const e = Math.min(to, c.start + c.buf.length)
+      if (s < e) parts.push(c.buf.subarray(s - c.start, e - c.start))
+    }
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts)
+  }
+
+  /** A record's input text without its line break. */
+  text (from, to) {
+    const b = this.bytes(from, to)
+    let n = b.length
+    if (n > 0 && b[n - 1] === 10) n--
+    if (n > 0 && b[n - 1] === 13) n--
+    return b.toString('utf8', 0, n)
   }
 
   findDelimiter () {
@@ -83,13 +230,37 @@ class CsvCore {
   onRecord (record) {
     const start = this.recordStart()
     this.advance(start)
-    this.prevEnd = this.info.bytes
+    const end = this.prevEnd = this.apiBase + this.info.bytes
     this.prevEmpty = this.info.empty_lines
+    const bad = this.bad.take(this.base + start, this.base + end)
     if (this.columns === null && this.header) {
+      if (bad !== -1) throw this.invalidUtf8(bad, start, end)
       this.columns = record
       return
     }
-    this.sink.add(record, this.line, this.base + start)
+    if (bad !== -1) return this.reject(this.invalidUtf8(bad, start, end))
+    if (this.skip) {
+      if (this.expected === -1) this.expected = this.columns !== null ? this.columns.length : record.length
+      if (record.length !== this.expected) {
+        const what = this.columns !== null ? `the header has ${this.expected} fields` : `expect ${this.expected}`
+        const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.line)}: Invalid Record Length: ${what}, got ${record.length}`,
+          { file: this.file, line: this.line, offset: this.base + start, raw: this.text(start, end) })
+        return this.sink.reject(err)
+      }
+    }
+    this.sink.add(record, this.line, this.base + start, this.raw ? this.text(start, end) : undefined)
+  }
+
+  invalidUtf8 (at, start, end) {
+    return new PipeloadError('PIPELOAD_INPUT_INVALID',
+      `${where(this.file, this.line)}: invalid UTF-8 at byte ${at} (column ${at - this.base - start + 1} of the record)`,
+      { file: this.file, line: this.line, offset: this.base + start, invalidAt: at, raw: this.text(start, end) })
+  }
+
+  /** Skip mode: reject a record; abort mode: throw. */
+  reject (err) {
+    if (!this.skip) throw err
+    this.sink.reject(err)
   }
 
   /** Moves the line cursor to `to`, counting line breaks on the way. */
@@ -123,13 +294,24 @@ class CsvCore {
     const line = this.line
     const offset = this.base + start
     const code = err.code === 'CSV_MAX_RECORD_SIZE' ? 'PIPELOAD_RECORD_TOO_LARGE' : 'PIPELOAD_INPUT_INVALID'
-    return new PipeloadError(code, `${where(this.file, line)}: ${this.describe(err)}`,
+    const e = new PipeloadError(code, `${where(this.file, line)}: ${this.describe(err)}`,
       { file: this.file, line, offset, cause: err })
+    if (err.code !== 'CSV_QUOTE_NOT_CLOSED' && code !== 'PIPELOAD_RECORD_TOO_LARGE') e.raw = this.lineText(start)
+    return e
+  }
+
+  /** The text from `start` to the end of its line, as far as received (for a rejects file). */
+  lineText (start) {
+    const nl = this.indexOf(this.lineByte, start)
+    return this.text(start, nl === -1 ? this.received : nl)
   }
 
   /** csv-parse's message without its own (raw) line number, plus the field at fault. */
   describe (err) {
     let text = String(err.message).replace(/ (at|on) line \d+/, '')
+    if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
+      text = 'Quote Not Closed: a quoted field opened in this record runs to the end of the input'
+    }
     if (err.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' && this.header && this.columns !== null) {
       text = text.replace('Invalid Record Length: expect', 'Invalid Record Length: the header has')
         .replace(/(\d+),/, '$1 fields,')

@@ -2,7 +2,8 @@
 
 const { PipeloadError } = require('../errors')
 const { openBytes } = require('./source')
-const { BatchSink } = require('./sink')
+const { BatchSink, Rejected } = require('./sink')
+const { Utf8Check, BadOffsets } = require('./utf8')
 const { CsvCore } = require('./csv')
 const { JsonArrayCore } = require('./json')
 const { NdjsonCore } = require('./ndjson')
@@ -13,7 +14,9 @@ const DEFAULTS = Object.freeze({
   header: true,
   jsonPath: null,
   maxRecordSize: 64 * 1024 * 1024,
-  batchRecords: 512
+  batchRecords: 512,
+  onError: 'abort', // 'skip': a malformed record becomes a Rejected in its batch, reading goes on
+  raw: false // batches carry each record's input text (`raws`), for a rejects file
 })
 
 const EXTENSIONS = Object.freeze({
@@ -69,6 +72,10 @@ function normalizeOptions (options) {
       throw optionError(`jsonPath: expected dot-separated keys like "data.items", got ${JSON.stringify(o.jsonPath)}`)
     }
   }
+  if (o.onError !== 'abort' && o.onError !== 'skip') {
+    throw optionError(`onError: expected "abort" or "skip", got ${JSON.stringify(o.onError)}`)
+  }
+  o.raw = Boolean(o.raw)
   positiveInteger('maxRecordSize', o.maxRecordSize)
   positiveInteger('batchRecords', o.batchRecords)
   return o
@@ -94,22 +101,30 @@ function checkSource (source) {
   }
 }
 
-function createCore (o, file, base) {
+function createCore (o, file, base, bad) {
+  const common = { file, maxRecordSize: o.maxRecordSize, base, skip: o.onError === 'skip', raw: o.raw, bad }
   switch (o.format) {
     case 'csv':
     case 'tsv':
-      return new CsvCore({ file, delimiter: o.delimiter, header: o.header, maxRecordSize: o.maxRecordSize, base })
+      return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header })
     case 'json':
-      return new JsonArrayCore({ file, jsonPath: o.jsonPath, maxRecordSize: o.maxRecordSize, base })
+      return new JsonArrayCore({ ...common, jsonPath: o.jsonPath })
     default:
-      return new NdjsonCore({ file, maxRecordSize: o.maxRecordSize, base })
+      return new NdjsonCore(common)
   }
 }
 
 /**
- * An async iterable of batches `{ records, lines, offsets, bytesRead }` read from one
+ * An async iterable of batches `{ records, lines, offsets, bytesRead, raws? }` read from one
  * source. Iterate it once. csv/tsv records are string arrays; json/ndjson records are the
  * parsed values. `columns` holds the CSV header once known (see ready()).
+ *
+ * Malformed input throws a PipeloadError (`file:line: reason`, with `file`, `line`,
+ * `offset` and, where known, `raw`: the record's text). With `onError: 'skip'`, a record
+ * that can be told apart from the next one (a bad CSV row, NDJSON line or JSON array
+ * element) is instead yielded in its place as a `Rejected` { code, message, raw }, and
+ * reading goes on; a broken structure (truncated gzip or JSON, a quote left open) still
+ * throws. `raw: true` adds `raws`, each record's input text.
  */
 class Reader {
   constructor (source, options) {
@@ -178,13 +193,21 @@ class Reader {
     const o = this.options
     const state = this._state
     const file = this.source.name
-    const sink = new BatchSink(o.batchRecords)
+    const sink = new BatchSink(o.batchRecords, o.raw)
+    const utf8 = new Utf8Check()
+    const bad = new BadOffsets()
+    let at = 0 // absolute offset of the next chunk (decompressed bytes, BOM included)
     let core = null
     let yieldedBytes = -1
     let failure = null
     try {
       for await (const chunk of openBytes(this.source, state)) {
-        if (core === null) core = createCore(o, file, state.bomLength)
+        if (core === null) {
+          at = state.bomLength
+          core = createCore(o, file, at, bad)
+        }
+        bad.add(utf8.check(chunk, at))
+        at += chunk.length
         try {
           core.write(chunk, sink)
         } catch (err) {
@@ -198,7 +221,8 @@ class Reader {
         }
         if (failure !== null) throw failure
       }
-      if (core === null) core = createCore(o, file, state.bomLength)
+      if (core === null) core = createCore(o, file, state.bomLength, bad)
+      bad.add(utf8.end())
       try {
         core.end(sink)
       } catch (err) {
@@ -239,4 +263,4 @@ function openReader (source, options) {
   return new Reader(source, options)
 }
 
-module.exports = { openReader, detectFormat, normalizeOptions, Reader, DEFAULTS, FORMATS }
+module.exports = { openReader, detectFormat, normalizeOptions, Reader, Rejected, DEFAULTS, FORMATS }

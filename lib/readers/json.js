@@ -1,6 +1,7 @@
 'use strict'
 
 const { PipeloadError, where } = require('../errors')
+const { BadOffsets } = require('./utf8')
 
 /*
  * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`).
@@ -31,6 +32,10 @@ const AFTER_ELEM = 13 // expecting ',' or ']'
 const TAIL_SKIP = 14 // after the array, inside the objects that held it
 const TAIL = 15 // after the document's top-level value: whitespace only
 
+// Deeper elements are refused: JSON.parse copes, but writing one back as JSON text (a nested
+// value in `*` or {field}) would overflow the stack. 1000 is far beyond real data.
+const MAX_DEPTH = 1000
+
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const LF = 0x0a
@@ -49,8 +54,12 @@ function show (b) {
 }
 
 class JsonArrayCore {
-  constructor ({ file, jsonPath, maxRecordSize, base }) {
+  constructor ({ file, jsonPath, maxRecordSize, base, skip = false, raw = false, bad = null }) {
     this.file = file
+    this.skip = skip // reject an element JSON.parse refuses and go on (the scanner found its end)
+    this.raw = raw
+    this.bad = bad || new BadOffsets()
+    this.deep = false // the element in progress nests deeper than MAX_DEPTH
     this.jsonPath = jsonPath || null
     this.path = jsonPath ? jsonPath.split('.') : []
     this.max = maxRecordSize
@@ -77,6 +86,7 @@ class JsonArrayCore {
     let inStr = this.inStr
     let esc = this.esc
     let line = this.line
+    let deep = this.deep
     let mark = this.parts.length !== 0 ? 0 : -1 // start in buf of the element / key in progress
     let i = 0
     try {
@@ -93,14 +103,17 @@ class JsonArrayCore {
               } else if (b === BACKSLASH) esc = true
               else if (b === LF) line++
             } else if (b === QUOTE) inStr = true
-            else if (b === 0x7b || b === 0x5b) depth++
-            else if (b === 0x7d || b === 0x5d) {
+            else if (b === 0x7b || b === 0x5b) {
+              if (++depth > MAX_DEPTH) deep = true
+            } else if (b === 0x7d || b === 0x5d) {
               if (--depth === 0) break
             } else if (b === LF) line++
             if (++i === n) break
             b = buf[i]
           }
           if (i === n) break
+          this.deep = deep
+          deep = false
           this.emitElement(buf, mark, i + 1, sink)
           mark = -1
           mode = AFTER_ELEM
@@ -254,6 +267,7 @@ class JsonArrayCore {
       this.inStr = inStr
       this.esc = esc
       this.line = line
+      this.deep = deep
       this.chunkStart += n
     }
   }
@@ -291,17 +305,30 @@ class JsonArrayCore {
   }
 
   emitElement (buf, start, end, sink) {
-    if (this.partsLength + end - start > this.max) throw this.tooLarge()
+    const length = this.partsLength + end - start
+    if (length > this.max) throw this.tooLarge()
     const text = this.text(buf, start, end)
+    const bad = this.bad.take(this.markOffset, this.markOffset + length)
+    if (bad !== -1) return this.reject(sink, `invalid UTF-8 at byte ${bad}`, text, { invalidAt: bad })
+    if (this.deep) {
+      this.deep = false
+      return this.reject(sink, `array element nested more than ${MAX_DEPTH} levels deep`, text)
+    }
     let value
     try {
       value = JSON.parse(text)
     } catch (err) {
-      throw new PipeloadError('PIPELOAD_INPUT_INVALID',
-        `${where(this.file, this.markLine)}: not valid JSON: ${err.message}`,
-        { file: this.file, line: this.markLine, offset: this.markOffset, cause: err })
+      return this.reject(sink, `not valid JSON: ${err.message}`, text, { cause: err })
     }
-    sink.add(value, this.markLine, this.markOffset)
+    sink.add(value, this.markLine, this.markOffset, this.raw ? text : undefined)
+  }
+
+  /** A bad element: thrown, or rejected in skip mode. */
+  reject (sink, reason, text, extra) {
+    const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.markLine)}: ${reason}`,
+      { file: this.file, line: this.markLine, offset: this.markOffset, raw: text, ...extra })
+    if (!this.skip) throw err
+    sink.reject(err)
   }
 
   decodeKey (text, line, i) {

@@ -1,26 +1,37 @@
 'use strict'
 
 const { PipeloadError, where } = require('../errors')
+const { BadOffsets } = require('./utf8')
 
 /**
  * NDJSON / JSON Lines: one JSON value per line, LF or CRLF. Blank (whitespace-only) lines
  * are skipped. Works on bytes: lines are found with Buffer#indexOf, so a multi-byte
  * character split between chunks is decoded only once its line is complete.
+ * In skip mode a bad line (not JSON, invalid UTF-8, over maxRecordSize) is rejected
+ * (sink.reject) and reading goes on at the next line; otherwise it throws.
  */
 class NdjsonCore {
-  constructor ({ file, maxRecordSize, base }) {
+  constructor ({ file, maxRecordSize, base, skip = false, raw = false, bad = null }) {
     this.file = file
     this.max = maxRecordSize
+    this.skip = skip
+    this.raw = raw
+    this.bad = bad || new BadOffsets()
     this.offset = base // absolute offset of the start of the current (partial) line
     this.line = 1
     this.parts = [] // pieces of a line spanning chunks
     this.partsLength = 0
+    this.discarding = -1 // skip mode: length so far of an oversized line being dropped
   }
 
   write (buf, sink) {
     let start = 0
     let nl = buf.indexOf(10)
-    if (nl !== -1 && this.parts.length !== 0) {
+    if (nl !== -1 && this.discarding !== -1) {
+      this.dropped(nl, sink)
+      start = nl + 1
+      nl = buf.indexOf(10, start)
+    } else if (nl !== -1 && this.parts.length !== 0) {
       this.parts.push(buf.subarray(0, nl))
       const whole = Buffer.concat(this.parts, this.partsLength + nl)
       this.parts = []
@@ -35,13 +46,23 @@ class NdjsonCore {
       nl = buf.indexOf(10, start)
     }
     if (start < buf.length) {
+      if (this.discarding !== -1) {
+        this.discarding += buf.length - start
+        return
+      }
       this.parts.push(start === 0 ? buf : buf.subarray(start))
       this.partsLength += buf.length - start
-      if (this.partsLength > this.max) throw this.tooLarge()
+      if (this.partsLength > this.max) {
+        if (!this.skip) throw this.tooLarge()
+        this.discarding = this.partsLength
+        this.parts = []
+        this.partsLength = 0
+      }
     }
   }
 
   end (sink) {
+    if (this.discarding !== -1) return this.dropped(0, sink, true)
     if (this.parts.length !== 0) {
       const whole = Buffer.concat(this.parts, this.partsLength)
       this.parts = []
@@ -50,26 +71,48 @@ class NdjsonCore {
     }
   }
 
+  /** The end of an oversized line being dropped: `more` bytes of it in this chunk. */
+  dropped (more, sink, last) {
+    const length = this.discarding + more
+    this.discarding = -1
+    sink.reject(this.tooLarge())
+    this.bad.take(this.offset, this.offset + length)
+    this.line++
+    this.offset += length + (last ? 0 : 1)
+  }
+
   /** One line, buf[start, end) without its LF; moves the position past the LF. */
   emit (buf, start, end, sink, last) {
     const length = end - start
-    if (length > this.max) throw this.tooLarge()
-    const text = buf.toString('utf8', start, buf[end - 1] === 13 ? end - 1 : end)
-    if (text.length !== 0) {
-      let value
-      try {
-        value = JSON.parse(text)
-      } catch (err) {
-        if (text.trim() !== '') {
-          throw new PipeloadError('PIPELOAD_INPUT_INVALID',
-            `${where(this.file, this.line)}: not valid JSON: ${err.message}`,
-            { file: this.file, line: this.line, offset: this.offset, cause: err })
+    if (length > this.max) {
+      if (!this.skip) throw this.tooLarge()
+      sink.reject(this.tooLarge())
+    } else {
+      const text = buf.toString('utf8', start, buf[end - 1] === 13 ? end - 1 : end)
+      const bad = this.bad.take(this.offset, this.offset + length)
+      if (bad !== -1) {
+        this.reject(sink, `invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})`, text, null, bad)
+      } else if (text.length !== 0) {
+        let value
+        try {
+          value = JSON.parse(text)
+        } catch (err) {
+          if (text.trim() !== '') this.reject(sink, `not valid JSON: ${err.message}`, text, err)
         }
+        if (value !== undefined) sink.add(value, this.line, this.offset, this.raw ? text : undefined)
       }
-      if (value !== undefined) sink.add(value, this.line, this.offset)
     }
     this.line++
     this.offset += length + (last ? 0 : 1)
+  }
+
+  reject (sink, reason, text, cause, invalidAt) {
+    const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.line)}: ${reason}`,
+      { file: this.file, line: this.line, offset: this.offset, raw: text })
+    if (cause) err.cause = cause
+    if (invalidAt !== undefined) err.invalidAt = invalidAt
+    if (!this.skip) throw err
+    sink.reject(err)
   }
 
   tooLarge () {
