@@ -2,7 +2,7 @@
 
 const { Command, Option, CommanderError } = require('commander')
 const { load } = require('./load')
-const { PipeloadError, EXIT } = require('./errors')
+const { PipeloadError, EXIT, where } = require('./errors')
 const { DEFAULTS } = require('./options')
 const { formatProgress, formatSummary, formatFailure } = require('./reporter')
 const { version } = require('../package.json')
@@ -81,6 +81,11 @@ function importCommand (io) {
     .option('-b, --batch-size <n>', 'commands per pipelined batch', String(DEFAULTS.batchSize))
     .option('-w, --window <n>', 'batches awaiting replies at most', String(DEFAULTS.window))
     .option('--max-record-size <bytes>', 'refuse records larger than this', String(DEFAULTS.maxRecordSize))
+    .addOption(new Option('--on-error <policy>', 'a failed record (bad row, missing field, error reply): abort = stop there, skip = report it and go on').choices(['abort', 'skip']).default(DEFAULTS.onError))
+    .option('--max-errors <n>', 'with --on-error skip: stop once more than n records failed')
+    .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
+    .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
+    .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
     .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--worker', 'parse and encode in a worker thread (default: when there are more than 2 cores)')
@@ -120,9 +125,14 @@ async function runImport (input, flags, io) {
     batchSize: flags.batchSize,
     window: flags.window,
     maxRecordSize: flags.maxRecordSize,
+    onError: flags.onError,
+    maxErrors: flags.maxErrors,
+    rejects: flags.rejects,
     worker: flags.worker,
     timeout: flags.timeout,
     retryTimeout: flags.retryTimeout,
+    checkpoint: flags.checkpoint,
+    resume: flags.resume,
     onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${e.resentBatches} unacknowledged batches\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
@@ -135,6 +145,10 @@ async function runImport (input, flags, io) {
   let summary
   try {
     summary = await load(options)
+  } catch (err) {
+    // A run stopped early still has a summary: machines get it on stdout as usual.
+    if (flags.json && err && err.summary) io.stdout.write(JSON.stringify({ ...err.summary, error: { code: err.code, message: err.message } }) + '\n')
+    throw err
   } finally {
     if (showProgress) io.stderr.write('\r\x1b[K')
   }
@@ -146,6 +160,7 @@ function report (summary, flags, io) {
   const failures = summary.failures.slice(0, MAX_PRINTED_FAILURES)
   for (const f of failures) io.stderr.write(formatFailure(f) + '\n')
   if (summary.errors > failures.length) io.stderr.write(`… and ${summary.errors - failures.length} more failed records\n`)
+  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${summary.rejects.records} failed records written to ${summary.rejects.file}\n`)
   if (flags.json) io.stdout.write(JSON.stringify(summary) + '\n')
   else if (!flags.quiet) io.stderr.write(formatSummary(summary) + '\n')
 }
@@ -190,8 +205,18 @@ function failure (err, io) {
     io.stderr.write(`pipeload: ${message}\n`)
     if (err.summary && err.summary.records > 0) {
       const s = err.summary
+      // The stopping failure is the message; others (error replies of batches in flight) follow.
+      const others = (s.failures || []).filter(f => formatFailure(f) !== formatFailure(err.failure || err)).slice(0, MAX_PRINTED_FAILURES)
+      for (const f of others) io.stderr.write(formatFailure(f) + '\n')
+      io.stderr.write(formatSummary(s) + '\n')
       io.stderr.write(`pipeload: stopped after ${s.records} records: ${s.loaded} loaded and acknowledged, ${s.errors} failed\n`)
+      if (s.checkpoint) io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
+    if (err.summary && err.summary.stoppedAt) {
+      const at = err.summary.stoppedAt
+      io.stderr.write(`pipeload: nothing from ${where(at.file, at.line)}${at.offset != null ? ` (byte ${at.offset})` : ''} on was sent\n`)
+    }
+    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${err.summary.rejects.records} failed records written to ${err.summary.rejects.file}\n`)
     return err.exitCode
   }
   io.stderr.write(`pipeload: internal error, please report it:\n${err && err.stack ? err.stack : err}\n`)

@@ -13,8 +13,9 @@ const { Readable } = require('node:stream')
 const { openRecords } = require('./input')
 const { createMapper } = require('./mapper')
 const { encodeRecords } = require('./encoder')
+const { skipRecords } = require('./checkpoint')
 
-const { desc, options, ahead } = workerData
+const { desc, options, ahead, skip } = workerData
 let credits = ahead
 let wakeCredit = null
 
@@ -26,7 +27,7 @@ function parentStream () {
 }
 
 function serializeError (err) {
-  return { name: err.name, code: err.code, message: err.message, file: err.file, line: err.line, offset: err.offset, stack: err.stack }
+  return { name: err.name, code: err.code, message: err.message, file: err.file, line: err.line, offset: err.offset, raw: err.raw, stack: err.stack }
 }
 
 async function main () {
@@ -46,7 +47,7 @@ async function main () {
   const src = await openRecords(desc, options)
   const mapper = src.empty ? null : createMapper({ templates: options.templates, ttl: options.ttl, shape: src.shape })
   parentPort.postMessage({ type: 'ready', empty: src.empty })
-  for await (const batch of encodeRecords(src.batches, mapper, options)) {
+  for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip) : src.batches, mapper, options)) {
     if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })
     credits--
     const buf = batch.buf

@@ -2,24 +2,35 @@
 
 const { textLines } = require('./dry-run')
 const { ByteWriter } = require('./writer')
+const { Rejected } = require('./readers/sink')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
 // the same on the main thread and in the parse worker. A batch closes at `batchSize`
 // commands or `maxBatchBytes` bytes and carries what the sender needs to attribute
-// replies: per record, the command count at its end and its source line.
+// replies: per record, the command count at its end and its source line and offset.
+//
+// A record that cannot be encoded (a Rejected from the reader in skip mode, a missing
+// field, a value the mapper refuses) becomes one of the batch's `failures`. With `abort`,
+// the first one ends the stream: its batch holds only the records before it and `stop`
+// says where it starts; nothing after it is read.
 
 class BatchEncoder {
   /**
    * @param {object} o
    * @param {object} o.mapper from createMapper (null for an empty input)
    * @param {'resp'|'text'} o.mode RESP for a server or redis-cli --pipe; text for --dry-run text
+   * @param {boolean} [o.abort] stop at the first failed record
+   * @param {boolean} [o.keepRaw] keep each record's input text (`raws`) for a rejects file
    */
-  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes }) {
+  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false }) {
     this.mapper = mapper
     this.text = mode === 'text'
     this.batchSize = batchSize
     this.maxBatchBytes = maxBatchBytes
+    this.abort = abort
+    this.keepRaw = keepRaw
     this.writer = new ByteWriter()
+    this.stopped = false
     this.reset()
   }
 
@@ -28,38 +39,63 @@ class BatchEncoder {
     this.records = 0
     this.ends = []
     this.lines = []
+    this.offsets = []
+    this.raws = this.keepRaw ? [] : null
     this.failures = []
+    this.first = null // position of the first record read into this batch
   }
 
   /** Encode a reader batch; returns the batches it completed (usually none or one). */
-  add (records, lines, bytesRead) {
+  add (records, lines, bytesRead, offsets, raws) {
     const done = []
+    if (this.stopped) return done
     const mapper = this.mapper
     const w = this.writer
     for (let i = 0; i < records.length; i++) {
-      this.records++
+      const rec = records[i]
+      if (this.records++ === 0) this.first = { line: lines[i], offset: offsets ? offsets[i] : null }
       const start = w.pos
       let count
       try {
+        if (rec instanceof Rejected) throw rec
         if (this.text) {
-          const commands = mapper.args(records[i])
+          const commands = mapper.args(rec)
           w.string(textLines(commands))
           count = commands.length
         } else {
-          count = mapper.write(records[i], w)
+          count = mapper.write(rec, w)
         }
       } catch (err) {
         w.pos = start // drop the part of the record already written
-        this.failures.push({ line: lines[i], code: err.code || 'PIPELOAD_MAP_FAILED', message: err.message })
+        this.failures.push(this.failure(err, rec, lines[i], offsets ? offsets[i] : null, raws ? raws[i] : undefined))
+        if (this.abort) {
+          this.stopped = true
+          const batch = this.take(bytesRead)
+          batch.stop = { line: lines[i], offset: offsets ? offsets[i] : null }
+          done.push(batch)
+          return done
+        }
         continue
       }
       this.cmds += count
       this.ends.push(this.cmds)
       this.lines.push(lines[i])
+      this.offsets.push(offsets ? offsets[i] : null)
+      if (this.raws !== null) this.raws.push(raws ? raws[i] : rawOf(rec))
       if (this.cmds >= this.batchSize || w.pos >= this.maxBatchBytes) done.push(this.take(bytesRead))
     }
     this.bytesRead = bytesRead
     return done
+  }
+
+  failure (err, rec, line, offset, raw) {
+    const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
+    if (!err.code) {
+      // Not one of ours (a map() function's error, a value too deeply nested to write as JSON).
+      f.message = `cannot encode the record: ${err && err.message}`
+    }
+    if (this.keepRaw) f.raw = err instanceof Rejected ? err.raw : raw !== undefined ? raw : rawOf(rec)
+    return f
   }
 
   /** The batch being built, even if short or empty of commands (it may carry failures). */
@@ -69,10 +105,13 @@ class BatchEncoder {
       cmds: this.cmds,
       ends: this.ends,
       lines: this.lines,
+      offsets: this.offsets,
       records: this.records,
       failures: this.failures,
+      first: this.first,
       bytesRead
     }
+    if (this.raws !== null) batch.raws = this.raws
     this.reset()
     return batch
   }
@@ -82,12 +121,34 @@ class BatchEncoder {
   }
 }
 
-/** Encoded batches from record batches; on an input error, what was read goes out first. */
-async function * encodeRecords (recordBatches, mapper, o) {
-  const encoder = new BatchEncoder({ mapper, mode: o.dryRun === 'text' ? 'text' : 'resp', batchSize: o.batchSize, maxBatchBytes: o.maxBatchBytes })
+/** A record of an iterable as text for the rejects file: JSON where it can be. */
+function rawOf (rec) {
+  if (typeof rec === 'string') return rec
   try {
-    for await (const { records, lines, bytesRead } of recordBatches) {
-      yield * encoder.add(records, lines, bytesRead)
+    const s = JSON.stringify(rec)
+    return s === undefined ? String(rec) : s
+  } catch {
+    return String(rec)
+  }
+}
+
+/**
+ * Encoded batches from record batches; on an input error, what was read goes out first.
+ * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }
+ */
+async function * encodeRecords (recordBatches, mapper, o) {
+  const encoder = new BatchEncoder({
+    mapper,
+    mode: o.dryRun === 'text' ? 'text' : 'resp',
+    batchSize: o.batchSize,
+    maxBatchBytes: o.maxBatchBytes,
+    abort: o.onError !== 'skip',
+    keepRaw: Boolean(o.rejects)
+  })
+  try {
+    for await (const { records, lines, bytesRead, offsets, raws } of recordBatches) {
+      yield * encoder.add(records, lines, bytesRead, offsets, raws)
+      if (encoder.stopped) return
     }
   } catch (err) {
     if (encoder.pending) yield encoder.take()

@@ -5,7 +5,7 @@
  */
 const EXIT = Object.freeze({
   OK: 0,
-  RECORD_ERRORS: 1, // the run finished but some records failed (error replies)
+  RECORD_ERRORS: 1, // some records failed (error replies, missing fields; bad rows in skip mode)
   USAGE: 2, // bad flags or options
   INPUT: 3, // malformed input, unreadable file
   CONNECTION: 4, // server unreachable, auth failed, connection lost
@@ -22,7 +22,11 @@ const CODES = Object.freeze({
   PIPELOAD_INPUT_NOT_FOUND: EXIT.INPUT,
   PIPELOAD_INPUT_INVALID: EXIT.INPUT,
   PIPELOAD_RECORD_TOO_LARGE: EXIT.INPUT,
-  PIPELOAD_FIELD_MISSING: EXIT.INPUT,
+  PIPELOAD_FIELD_MISSING: EXIT.RECORD_ERRORS, // per record, in failures
+  PIPELOAD_RECORD_INVALID: EXIT.RECORD_ERRORS, // per record: the mapper could not encode it
+  PIPELOAD_RECORD_FAILED: EXIT.RECORD_ERRORS, // onError abort: a record failed (error reply, missing field)
+  PIPELOAD_TOO_MANY_ERRORS: EXIT.RECORD_ERRORS, // onError skip: more than maxErrors records failed
+  PIPELOAD_CHECKPOINT_INVALID: EXIT.USAGE,
   PIPELOAD_CONNECTION_FAILED: EXIT.CONNECTION,
   PIPELOAD_CONNECTION_LOST: EXIT.CONNECTION,
   PIPELOAD_AUTH_FAILED: EXIT.CONNECTION,

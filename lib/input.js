@@ -67,7 +67,9 @@ async function openRecords (desc, o) {
     header: o.header,
     delimiter: o.delimiter,
     jsonPath: o.jsonPath,
-    maxRecordSize: o.maxRecordSize
+    maxRecordSize: o.maxRecordSize,
+    onError: o.onError,
+    raw: Boolean(o.rejects) // records' input text, for the rejects file
   })
   const tabular = desc.format === 'csv' || desc.format === 'tsv'
   const columns = tabular ? await reader.ready() : undefined

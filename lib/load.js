@@ -10,6 +10,9 @@ const { Pipe } = require('./pipe')
 const { DryRunSink } = require('./dry-run')
 const { encodeRecords } = require('./encoder')
 const { openControl, dataEndpoint, connectData } = require('./connection')
+const { Checkpointer, readCheckpoint, checkResumable, inputIdentity, skipRecords } = require('./checkpoint')
+const { RejectsFile } = require('./rejects')
+const { formatFailure } = require('./reporter')
 
 /**
  * Load a dataset into Redis. Resolves with the run's summary; rejects with a
@@ -21,8 +24,10 @@ async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
   const input = describeInput(o)
-  const source = workerEligible(input, o) ? await openWorkerBatches(input, o) : await encodeInThread(input, o)
-  const run = new Run(o, input, startedAt)
+  const resume = openCheckpoint(o, input)
+  const skip = resume.state?.records ?? 0
+  const source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip) : await encodeInThread(input, o, skip)
+  const run = new Run(o, input, startedAt, resume)
   try {
     const { sink, close } = await openSink(o, input, run)
     try {
@@ -38,12 +43,27 @@ async function load (options) {
   }
 }
 
-/** Encoded batches from the input, encoded on this thread. */
-async function encodeInThread (input, o) {
+/** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
+async function encodeInThread (input, o, skip) {
   const src = await openRecords(input, o)
   const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: src.shape })
-  const batches = encodeRecords(src.batches, mapper, o)
-  return { batches, close: async () => { await batches.return() } }
+  const batches = encodeRecords(skip ? skipRecords(src.batches, skip) : src.batches, mapper, o)
+  return {
+    batches,
+    close: async () => {
+      input.stream?.destroy?.() // a read still waiting on an idle stream ends now
+      await batches.return()
+    }
+  }
+}
+
+/** The --checkpoint file and, with --resume, the state to continue from. */
+function openCheckpoint (o, input) {
+  if (!o.checkpoint) return { checkpointer: null, state: null }
+  const identity = inputIdentity(input)
+  const state = o.resume ? readCheckpoint(o.checkpoint) : null
+  if (state) checkResumable(o.checkpoint, state, identity)
+  return { checkpointer: new Checkpointer(o.checkpoint, identity), state }
 }
 
 async function openSink (o, input, run) {
@@ -70,6 +90,7 @@ async function openSink (o, input, run) {
     retryTimeout: o.retryTimeout,
     file: input.name,
     onFailure,
+    onAck: b => run.acked(b),
     onReconnect: e => run.reconnected(e)
   })
   run.target = conn.target
@@ -84,16 +105,57 @@ async function openSink (o, input, run) {
 
 /** The state of one load: counters, failures, progress. */
 class Run {
-  constructor (o, input, startedAt) {
+  constructor (o, input, startedAt, resume = {}) {
     this.o = o
     this.input = input
     this.startedAt = startedAt
+    this.checkpointer = resume.checkpointer || null
+    // Totals of the runs this one resumes; this run's counts add to them.
+    const st = resume.state
+    this.base = { records: st?.records ?? 0, loaded: st?.loaded ?? 0, errors: st?.errors ?? 0, commands: st?.commands ?? 0 }
+    this.resumedFrom = st ? st.records : null
+    this.done = { records: 0, loaded: 0, errors: 0, commands: 0, line: st?.line ?? null } // acknowledged prefix
     this.records = 0
     this.mapFailures = 0
     this.failures = []
     this.bytesRead = 0
     this.lastProgress = startedAt
     this.target = null
+    // Error policy (onError, maxErrors): the failure that stops the run, and where the first
+    // record not sent starts (null when everything read was sent).
+    this.stop = null
+    this.stoppedAt = null
+    this.rejects = null
+    this.sink = null
+  }
+
+  /** A batch is fully acknowledged (in input order): the checkpoint may move past it. */
+  acked (b) {
+    const d = this.done
+    const mapFailed = b.records - b.ends.length
+    d.records += b.records
+    d.loaded += b.ends.length - b.failed
+    d.errors += mapFailed + b.failed
+    d.commands += b.cmds
+    if (b.lines.length) d.line = b.lines[b.lines.length - 1]
+    if (this.checkpointer) this.checkpointer.update(this.checkpointState(false))
+  }
+
+  checkpointState (complete) {
+    const { base, done } = this
+    return {
+      records: base.records + done.records,
+      loaded: base.loaded + done.loaded,
+      errors: base.errors + done.errors,
+      commands: base.commands + done.commands,
+      line: done.line,
+      complete
+    }
+  }
+
+  /** Write the checkpoint as it stands (end of run, abort, failure). */
+  saveCheckpoint (complete) {
+    if (this.checkpointer) this.checkpointer.flush(this.checkpointState(complete))
   }
 
   reconnected (event) {
@@ -101,32 +163,92 @@ class Run {
   }
 
   fail (failure) {
+    const raw = failure.raw
+    delete failure.raw // kept out of the summary: it can be large
+    if (failure.offset === undefined) delete failure.offset
     if (this.failures.length < this.o.maxFailures) this.failures.push(failure)
+    if (this.rejects) this.rejects.add({ ...failure, raw })
     if (this.o.onFailure) this.o.onFailure(failure)
+    if (this.stop === null && (this.o.onError === 'abort' || (this.o.maxErrors !== null && this.errorCount() > this.o.maxErrors))) {
+      this.stop = failure
+    }
+  }
+
+  errorCount () {
+    return this.mapFailures + (this.sink ? this.sink.stats.failedRecords : 0)
+  }
+
+  /** Why the run stopped early under the error policy, as the error load() rejects with. */
+  stopError () {
+    const f = this.stop
+    if (this.o.onError === 'abort') {
+      return new PipeloadError('PIPELOAD_RECORD_FAILED', `${formatFailure(f)} (stopped: on-error abort)`,
+        { file: f.file, line: f.line, offset: f.offset, failure: f })
+    }
+    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors} records failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
+      { file: f.file, line: f.line, offset: f.offset, failure: f })
+  }
+
+  /** Where the first record not sent starts. */
+  stopAt (pos) {
+    this.stoppedAt = pos ? { file: this.input.name, line: pos.line ?? null, offset: pos.offset ?? null } : null
   }
 
   /** Send every encoded batch; on a failure, wait for what was sent, then rethrow. */
   async pump (batches, sink) {
     const { signal } = this.o
+    this.sink = sink
     try {
+      if (this.o.rejects) this.rejects = new RejectsFile(this.o.rejects)
       for await (const batch of batches) {
+        if (this.stop !== null) { // an error reply (abort) or one failure too many: send nothing more
+          this.stopAt(batch.records ? batch.first : null)
+          break
+        }
         this.records += batch.records
         this.bytesRead = batch.bytesRead
         for (const f of batch.failures) {
           this.mapFailures++
-          this.fail({ file: this.input.name, line: f.line, code: f.code, message: f.message, source: 'input' })
+          this.fail({ file: this.input.name, line: f.line, offset: f.offset ?? undefined, code: f.code, message: f.message, source: 'input', raw: f.raw })
         }
         await sink.send(batch)
+        if (batch.stop) { // abort: the failed record and all after it are not sent
+          this.stopAt(batch.stop)
+          break
+        }
         this.progress(sink, false)
         if (signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
       }
     } catch (err) {
+      this.inputFailed(err)
       // Whatever was read before the failure is still loaded: wait for its replies.
       if (!sink.fatal) await sink.finish().catch(() => {})
+      this.saveCheckpoint(false)
+      this.closeRejects()
       throw err
     }
-    await sink.finish()
+    try {
+      await sink.finish()
+    } finally {
+      this.closeRejects()
+    }
+    this.saveCheckpoint(true)
     this.progress(sink, true)
+    if (this.stop !== null) throw this.stopError()
+  }
+
+  /** Input the reader could not get past: a failed record too, and where the run stopped. */
+  inputFailed (err) {
+    if (!(err instanceof PipeloadError) || !err.file || (err.code !== 'PIPELOAD_INPUT_INVALID' && err.code !== 'PIPELOAD_RECORD_TOO_LARGE')) return
+    if (err.line == null && err.offset == null) return // the file cannot be read at all
+    this.records++ // the record that could not be read
+    this.mapFailures++
+    this.fail({ file: err.file, line: err.line ?? null, offset: err.offset ?? undefined, code: err.code, message: err.message, source: 'input', raw: err.raw })
+    this.stopAt({ line: err.line, offset: err.offset })
+  }
+
+  closeRejects () {
+    if (this.rejects) this.rejects.close()
   }
 
   progress (sink, force) {
@@ -149,15 +271,18 @@ class Run {
   summary (sink) {
     const durationMs = performance.now() - this.startedAt
     const s = sink.stats
+    const base = this.base
     return {
       input: this.input.name,
       target: this.o.dryRun ? null : this.target,
       dryRun: this.o.dryRun || null,
-      records: this.records,
-      loaded: s.ackedRecords - s.failedRecords,
-      commands: s.commands,
-      acknowledged: s.acked,
-      errors: this.mapFailures + s.failedRecords,
+      resumedFrom: this.resumedFrom,
+      checkpoint: this.o.checkpoint || null,
+      records: base.records + this.records,
+      loaded: base.loaded + s.ackedRecords - s.failedRecords,
+      commands: base.commands + s.commands,
+      acknowledged: base.commands + s.acked,
+      errors: base.errors + this.mapFailures + s.failedRecords,
       errorReplies: s.errorReplies,
       failures: this.failures,
       durationMs: Math.round(durationMs * 1000) / 1000,
@@ -167,7 +292,11 @@ class Run {
       resentBatches: s.resentBatches || 0,
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
       bytesRead: this.bytesRead,
-      peakRssBytes: process.resourceUsage().maxRSS * 1024
+      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+      onError: this.o.onError,
+      recordsAcknowledged: s.ackedRecords,
+      stoppedAt: this.stoppedAt,
+      rejects: this.rejects ? { file: this.rejects.path, records: this.rejects.count } : null
     }
   }
 

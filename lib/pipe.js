@@ -18,6 +18,7 @@ const { Reservoir } = require('./stats')
 
 const BACKOFF_FIRST = 100
 const BACKOFF_MAX = 2000
+const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 
 class Batch {
   constructor (encoded) {
@@ -25,10 +26,13 @@ class Batch {
     this.cmds = encoded.cmds
     this.ends = encoded.ends // cumulative command count after each record
     this.lines = encoded.lines // source position of each record
+    this.offsets = encoded.offsets // byte offset of each record (null for iterables)
+    this.raws = encoded.raws // input text of each record, with a rejects file
     this.records = encoded.records // records read for this batch, failed ones included
     this.replies = 0
     this.seen = 0 // replies seen before a re-send: their errors are already counted
     this.failedUpTo = -1 // index of the last record counted as failed
+    this.failed = 0 // records of this batch failed by an error reply
     this.sentAt = 0
   }
 
@@ -92,7 +96,7 @@ class Pipe {
 
   /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
   async send (encoded) {
-    if (encoded.cmds === 0) return
+    if (encoded.cmds === 0) return this.sendEmpty(encoded)
     await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window)
     const b = new Batch(encoded)
     if (this.inflight.length === 0) this.lastActivity = performance.now()
@@ -100,6 +104,13 @@ class Pipe {
     this.stats.batches++
     this.stats.commands += b.cmds
     this.write(b)
+  }
+
+  /** A batch of records that all failed to map: acknowledged in turn, after what was sent before. */
+  sendEmpty (encoded) {
+    const last = this.inflight.at(-1)
+    if (last) last.records += encoded.records
+    else if (encoded.records) this.onAck(new Batch(encoded))
   }
 
   write (b) {
@@ -150,14 +161,20 @@ class Pipe {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
     this.lastActivity = performance.now()
+    // The server is not ready (loading its data after a restart, busy with a script, a
+    // replica without its master): not the record's fault. Reconnect and re-send later.
+    if (TRANSIENT.test(err.message) && this.reconnect) {
+      return this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${this.conn.target} is not ready: ${err.message}`, { target: this.conn.target }))
+    }
     if (b.replies >= b.seen) {
       this.stats.errorReplies++
       const rec = b.recordOf(b.replies)
       if (rec > b.failedUpTo) {
         b.failedUpTo = rec
+        b.failed++
         this.stats.failedRecords++
         const message = String(err.message)
-        this.onFailure({ file: this.file, line: b.lines[rec], code: message.split(' ')[0], message, source: 'reply' })
+        this.onFailure({ file: this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] })
       }
     }
     if (++b.replies === b.cmds) this.ack(b)

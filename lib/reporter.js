@@ -40,11 +40,13 @@ function formatProgress (p) {
 function formatSummary (s) {
   const verb = s.dryRun ? `wrote ${s.dryRun} for` : 'loaded'
   const into = s.dryRun ? '' : s.target ? ` into ${s.target}` : ''
+  const resumed = s.resumedFrom != null ? ` (resumed after record ${int(s.resumedFrom)})` : ''
   const lines = [
-    `${verb} ${int(s.loaded)} of ${int(s.records)} records (${int(s.commands)} commands) from ${s.input}${into} in ${duration(s.durationMs)} · ${int(s.recordsPerSec)} rows/s`,
+    `${verb} ${int(s.loaded)} of ${int(s.records)} records${resumed} (${int(s.commands)} commands) from ${s.input}${into} in ${duration(s.durationMs)} · ${int(s.recordsPerSec)} rows/s`,
     `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${int(s.errorReplies)} error replies)` : '') +
       ` · batches: ${int(s.batches)}` +
-      (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '')
+      (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
+      (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '')
   ]
   return lines.join('\n')
 }

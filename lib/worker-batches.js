@@ -14,7 +14,7 @@ const STREAM_CHUNKS_IN_FLIGHT = 8
 
 /** Fields of load()'s options the worker needs; functions and streams cannot cross. */
 function workerOptions (o) {
-  const pick = ['header', 'delimiter', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'batchSize', 'maxBatchBytes', 'dryRun']
+  const pick = ['header', 'delimiter', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects']
   return Object.fromEntries(pick.map(k => [k, o[k]]))
 }
 
@@ -25,7 +25,7 @@ function workerEligible (desc, o) {
 
 function reviveError (e) {
   if (e.code && e.code.startsWith('PIPELOAD_')) {
-    const err = new PipeloadError(e.code, e.message, { file: e.file, line: e.line, offset: e.offset })
+    const err = new PipeloadError(e.code, e.message, { file: e.file, line: e.line, offset: e.offset, raw: e.raw })
     return err
   }
   const err = new Error(e.message)
@@ -37,10 +37,10 @@ function reviveError (e) {
  * Start the worker; resolves once it has read the header and compiled the templates (so
  * template and header errors surface before connecting) with { batches }.
  */
-async function openWorkerBatches (desc, o) {
+async function openWorkerBatches (desc, o, skip = 0) {
   const fromParent = Boolean(desc.stream)
   const workerDesc = { kind: desc.kind, name: desc.name, format: desc.format, path: desc.path, size: desc.size, fromParent }
-  const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD } })
+  const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD, skip } })
   const queue = new MessageQueue(worker)
   if (fromParent) feedStream(desc.stream, worker, queue)
   const first = await queue.next()
