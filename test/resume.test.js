@@ -121,6 +121,26 @@ describe('checkpoint and resume', () => {
     }, 120_000)
   }
 
+  it('a second Ctrl-C exits at once, even while replies are awaited', async () => {
+    const frozen = await startRedis()
+    try {
+      const child = spawn(process.execPath, [BIN, 'import', csv, '-u', frozen.url, '--key', 'z:{id}'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const done = new Promise(resolve => child.on('close', code => resolve(code)))
+      await new Promise(resolve => setTimeout(resolve, 700))
+      frozen.proc.kill('SIGSTOP') // replies stop: the first Ctrl-C waits for them
+      child.kill('SIGINT')
+      await new Promise(resolve => setTimeout(resolve, 300))
+      expect(child.exitCode).toBe(null)
+      const t = Date.now()
+      child.kill('SIGINT')
+      expect(await done).toBe(130)
+      expect(Date.now() - t).toBeLessThan(1000)
+    } finally {
+      frozen.proc.kill('SIGCONT')
+      await frozen.stop()
+    }
+  }, 30_000)
+
   it('refuses to resume over a different input', async () => {
     const cp = path.join(dir, 'other.checkpoint')
     fs.writeFileSync(cp, JSON.stringify({ version: 1, input: { path: '/elsewhere/other.csv', size: 10, mtimeMs: 1 }, records: 5 }))
