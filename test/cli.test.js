@@ -464,10 +464,10 @@ describe('cli: output modes', () => {
 })
 
 describe('cli: exit codes', () => {
-  it('1: an error reply (WRONGTYPE) fails that record, reported as file:line; the others load', async () => {
+  it('1: an error reply (WRONGTYPE) fails that record, reported as file:line; with --on-error skip the others load', async () => {
     const file = writeTmp('wrongtype.csv', SMALL_CSV)
     await redis.set('cli:wt:3', 'a string')
-    const res = await pipeload(['import', file, '-k', 'cli:wt:{id}', '-u', srv.url, '--json'])
+    const res = await pipeload(['import', file, '-k', 'cli:wt:{id}', '-u', srv.url, '--json', '--on-error', 'skip'])
     expect(res.stderr).not.toMatch(STACK)
     expect(res.stderr).toContain(`${file}:5: WRONGTYPE`)
     expect(res.code, res.stderr).toBe(1)

@@ -199,6 +199,7 @@ async function fileRow (ctx, step, rowPrefix) {
       ttl: o.ttl,
       batchSize: step.batchSize,
       window: step.window,
+      onError: 'skip', // a row times the whole file: failed records make it incorrect, not stop it
       signal: stop.signal
     })
   } catch (err) {

@@ -239,7 +239,7 @@ function fidelitySuite ({ worker }) {
       const records = [1, 2, 3, 4, 5].map((i) => ({ id: String(i), name: `n${i}`, note: i === 2 ? 'two\nlines' : `x${i}` }))
       const file = ds.writeDataset(fs.mkdtempSync(path.join(tmp, 'wt-')), 'csv', records).file
       await redis.set('f:wt:3', 'a string, not a hash')
-      const summary = await load({ url: srv.url, input: file, key: 'f:wt:{id}' })
+      const summary = await load({ url: srv.url, input: file, key: 'f:wt:{id}', onError: 'skip' })
       expect(summary.records).toBe(5)
       expect(summary.errors).toBe(1)
       expect(summary.errorReplies).toBe(1)
@@ -259,7 +259,7 @@ function fidelitySuite ({ worker }) {
       const records = [1, 2, 3, 4].map((i) => ({ id: String(i), v: `v${i}` }))
       const file = ds.writeDataset(fs.mkdtempSync(path.join(tmp, 'wtn-')), 'ndjson', records).file
       await redis.set('f:wtn:3', 'string')
-      const summary = await load({ url: srv.url, input: file, key: 'f:wtn:{id}' })
+      const summary = await load({ url: srv.url, input: file, key: 'f:wtn:{id}', onError: 'skip' })
       expect(summary.errors).toBe(1)
       expect(summary.failures.map((f) => f.line)).toEqual([3])
       expect(await redis.hgetall('f:wtn:4')).toEqual({ id: '4', v: 'v4' })
@@ -294,7 +294,8 @@ function fidelitySuite ({ worker }) {
       const file = path.join(fs.mkdtempSync(path.join(tmp, 'pos-')), name)
       fs.writeFileSync(file, text)
       for (const id of wrongIds) await redis.set(prefix + id, 'string')
-      const summary = await load({ url: srv.url, input: file, key: `${prefix}{id}`, ...opts })
+      // skip: the records after an error reply still load (abort, the default, would stop)
+      const summary = await load({ url: srv.url, input: file, key: `${prefix}{id}`, onError: 'skip', ...opts })
       return { file, summary }
     }
 
@@ -319,7 +320,7 @@ function fidelitySuite ({ worker }) {
       const file = path.join(fs.mkdtempSync(path.join(tmp, 'pos-')), 'g.csv.gz')
       fs.writeFileSync(file, ds.gzip('id\n1\n2\n3\n'))
       await redis.set('pos3:3', 'string')
-      const summary = await load({ url: srv.url, input: file, key: 'pos3:{id}' })
+      const summary = await load({ url: srv.url, input: file, key: 'pos3:{id}', onError: 'skip' })
       expect(summary.failures.map((f) => f.line)).toEqual([4])
     })
 
@@ -376,8 +377,11 @@ function fidelitySuite ({ worker }) {
       expect(err.file).toBe(file)
       expect(err.line).toBe(2501)
       expect(err.message).toContain(`${file}:2501`)
-      expect(err.summary.records).toBe(2499)
-      expect(err.summary.errors).toBe(0)
+      // the bad row counts as read and failed; nothing from it on was sent
+      expect(err.summary.records).toBe(2500)
+      expect(err.summary.loaded).toBe(2499)
+      expect(err.summary.errors).toBe(1)
+      expect(err.summary.stoppedAt).toEqual({ file, line: 2501, offset: Buffer.byteLength(text.slice(0, text.indexOf('2500,x'))) })
       expect((await keysWithPrefix('bad:')).length).toBe(2499)
       expect(await redis.hgetall('bad:2499')).toEqual({ id: '2499', a: 'v2499' })
     })
