@@ -99,10 +99,10 @@ async function * skipRecords (batches, n) {
     const k = Math.min(left, batch.records.length)
     left -= k
     if (k === batch.records.length) {
-      yield { ...batch, records: [], lines: [], offsets: [] }
+      yield { ...batch, records: [], lines: [], offsets: [], raws: batch.raws && [] }
       continue
     }
-    yield { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k) }
+    yield { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k), raws: batch.raws?.slice(k) }
   }
   if (left > 0) {
     throw new PipeloadError('PIPELOAD_CHECKPOINT_INVALID', `the checkpoint says ${n} records were loaded, but the input has only ${n - left}`)

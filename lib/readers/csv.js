@@ -296,14 +296,14 @@ class CsvCore {
     const code = err.code === 'CSV_MAX_RECORD_SIZE' ? 'PIPELOAD_RECORD_TOO_LARGE' : 'PIPELOAD_INPUT_INVALID'
     const e = new PipeloadError(code, `${where(this.file, line)}: ${this.describe(err)}`,
       { file: this.file, line, offset, cause: err })
-    if (err.code !== 'CSV_QUOTE_NOT_CLOSED' && code !== 'PIPELOAD_RECORD_TOO_LARGE') e.raw = this.lineText(start)
+    if (SKIPPABLE.has(err.code)) e.raw = this.lineText(this.errorPosition(start), start)
     return e
   }
 
-  /** The text from `start` to the end of its line, as far as received (for a rejects file). */
-  lineText (start) {
-    const nl = this.indexOf(this.lineByte, start)
-    return this.text(start, nl === -1 ? this.received : nl)
+  /** The text from `from` to the end of the line holding `at`, as far as received (for a rejects file). */
+  lineText (at, from) {
+    const nl = this.indexOf(this.lineByte, at)
+    return this.text(from, nl === -1 ? this.received : nl)
   }
 
   /** csv-parse's message without its own (raw) line number, plus the field at fault. */
