@@ -28,6 +28,13 @@ function toText (value, name) {
   }
 }
 
+/** toText(value) into a writer; strings and whole numbers without an intermediate string. */
+function writeValue (v, name, w) {
+  if (typeof v === 'string') w.bulk(v)
+  else if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && !Object.is(v, -0)) w.bulkInt(v)
+  else w.bulk(toText(v, name))
+}
+
 /** A getter for one field: by column index for CSV arrays, by (dotted) path for objects. */
 function fieldGetter (name, shape, template) {
   if (shape.columns !== undefined) return columnGetter(name, shape, template)
@@ -75,7 +82,7 @@ function compileWord (word, shape, template) {
     const { name, get } = parts[0]
     return {
       value: rec => toText(get(rec), name),
-      write: (rec, w) => w.bulk(toText(get(rec), name))
+      write: (rec, w) => writeValue(get(rec), name, w)
     }
   }
   const scratch = new Array(parts.length)
@@ -109,10 +116,13 @@ function compileStar (shape) {
       }
     }
   }
-  const entries = rec => {
+  const checkObject = rec => {
     if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
       throw new FieldMissing('*', '"*" needs a record that is an object, got ' + (Array.isArray(rec) ? 'an array' : JSON.stringify(rec)))
     }
+  }
+  const entries = rec => {
+    checkObject(rec)
     const out = []
     for (const k in rec) {
       const v = rec[k]
@@ -120,7 +130,35 @@ function compileStar (shape) {
     }
     return out
   }
-  return { entries, pairs: entries }
+  // Property names repeat from record to record: encode each once (up to a bound, so
+  // records with ever-new keys cannot grow the cache without limit).
+  const keyBytes = new Map()
+  const keyBulk = k => {
+    let b = keyBytes.get(k)
+    if (b === undefined) {
+      b = bulkBytes(k)
+      if (keyBytes.size < 10000) keyBytes.set(k, b)
+    }
+    return b
+  }
+  return {
+    pairs: entries,
+    /** Pairs written straight into the writer; count() first, for the array header. */
+    count (rec) {
+      checkObject(rec)
+      let n = 0
+      for (const k in rec) if (rec[k] !== null && rec[k] !== undefined) n += 2
+      return n
+    },
+    write (rec, w) {
+      for (const k in rec) {
+        const v = rec[k]
+        if (v === null || v === undefined) continue
+        w.bytes(keyBulk(k))
+        writeValue(v, k, w)
+      }
+    }
+  }
 }
 
 /** Compile one parsed template for a shape into { args(rec), write(rec, w), key }. */
@@ -144,19 +182,8 @@ function compileCommand (parsed, shape) {
       w.bytes(head)
       for (let i = 1; i < words.length; i++) words[i].write(rec, w)
     }
-  } else if (words[starAt].star.entries) {
-    // Objects: the pair count is known only after expansion.
-    const star = words[starAt].star
-    write = (rec, w) => {
-      const pairs = star.entries(rec)
-      w.arrayHeader(fixed + pairs.length)
-      w.bytes(name)
-      for (let i = 1; i < words.length; i++) {
-        if (i === starAt) for (let j = 0; j < pairs.length; j++) w.bulk(pairs[j])
-        else words[i].write(rec, w)
-      }
-    }
   } else {
+    // The pair count is known only from the record (CSV rows have a fixed length; objects vary).
     const star = words[starAt].star
     write = (rec, w) => {
       w.arrayHeader(fixed + star.count(rec))

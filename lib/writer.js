@@ -94,6 +94,26 @@ class ByteWriter {
     this.pos = p
   }
 
+  /** A non-negative safe integer as a bulk string, digits written without a string. */
+  bulkInt (n) {
+    let len = 1
+    for (let t = n; t >= 10; t = Math.floor(t / 10)) len++
+    this.ensure(len + 24)
+    this.buf[this.pos++] = DOLLAR
+    this.digits(len)
+    const buf = this.buf
+    let p = this.pos + len - 1
+    let v = n
+    do {
+      buf[p--] = 48 + (v % 10)
+      v = Math.floor(v / 10)
+    } while (v > 0)
+    p = this.pos + len
+    buf[p++] = CR
+    buf[p++] = LF
+    this.pos = p
+  }
+
   bulkUtf8 (s, start) {
     this.pos = start
     const n = Buffer.byteLength(s, 'utf8')

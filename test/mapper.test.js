@@ -92,6 +92,7 @@ describe('mapping records to commands', () => {
       [csv(['id', 'name', 'bio']), ['1', 'Zoë', 'multi\r\nline "q"']],
       [csv(['id', 'name', 'bio']), ['ü' + long, '', long]],
       [objects, { id: 'é', name: '😀', bio: '', n: 12, deep: { a: ['\u2028'] } }],
+      [objects, { id: 0, name: 9007199254740991, bio: 10, neg: -5, zero: -0, f: 1.5, big: 1e21, t: true }],
       [objects, { id: '\ud800', name: 'lone surrogate', bio: long }]
     ]
     for (const [shape, rec] of shapes) {
