@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import type { Redis, RedisOptions } from 'ioredis'
+import type { Redis, Cluster, RedisOptions } from 'ioredis'
 
 /** One Redis command as its arguments, e.g. `['SET', 'k:1', 'v']`. */
 export type CommandArgs = Array<string | number | boolean | Buffer>
@@ -16,8 +16,8 @@ export interface ConnectionOptions {
   db?: number
   /** TLS options passed to `tls.connect` (as ioredis takes them). */
   tls?: RedisOptions['tls']
-  /** An ioredis client to take the connection settings from; pipeload does not close it. */
-  redis?: Redis
+  /** An ioredis client (or `Cluster`) to take the connection settings from; pipeload does not close it. */
+  redis?: Redis | Cluster
   /** Milliseconds to wait for the server to accept the connection. Default 10000. */
   connectTimeout?: number
   /**
@@ -88,6 +88,12 @@ export interface LoadOptions extends ConnectionOptions {
    * cores. Not used with `map` or iterables.
    */
   worker?: boolean | 'auto'
+  /**
+   * Redis Cluster mode: each command goes to the master owning its hash slot. `true`: the
+   * server must be a cluster node; `false`: never; unset: asked with `INFO cluster`. Also on
+   * when `redis` is an ioredis `Cluster`.
+   */
+  cluster?: boolean
   /** Write the commands to `output` instead of sending them. */
   dryRun?: 'resp' | 'text'
   /** Where dry-run output goes. Default process.stdout. */
@@ -125,6 +131,8 @@ export interface Summary {
   resentBatches: number
   /** Batch round-trip time, from write to last reply. */
   rttMs: { p50: number | null, p99: number | null, max: number | null }
+  /** Cluster mode only: masters written to, redirections followed, slot-map refreshes. */
+  cluster?: { masters: number, moved: number, asked: number, retried: number, rerouted: number, refreshes: number }
   bytesRead: number
   /** Peak resident memory of this process so far (the whole process, in library use). */
   peakRssBytes: number
@@ -138,6 +146,7 @@ export type ErrorCode =
   | 'PIPELOAD_INPUT_INVALID'
   | 'PIPELOAD_RECORD_TOO_LARGE'
   | 'PIPELOAD_FIELD_MISSING'
+  | 'PIPELOAD_CROSSSLOT'
   | 'PIPELOAD_CONNECTION_FAILED'
   | 'PIPELOAD_CONNECTION_LOST'
   | 'PIPELOAD_AUTH_FAILED'

@@ -90,6 +90,8 @@ function importCommand (io) {
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--worker', 'parse and encode in a worker thread (default: when there are more than 2 cores)')
     .option('--no-worker', 'parse and encode on the main thread')
+    .option('--cluster', 'the server is a Redis Cluster node: route each command to the master of its hash slot (default: asked with INFO cluster)')
+    .option('--no-cluster', 'never use cluster mode, even when the server says it is a cluster node')
     .addOption(new Option('--dry-run <mode>', 'write the commands to stdout instead of sending them').choices(['resp', 'text']))
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'print nothing but errors')
@@ -129,6 +131,7 @@ async function runImport (input, flags, io) {
     maxErrors: flags.maxErrors,
     rejects: flags.rejects,
     worker: flags.worker,
+    cluster: flags.cluster,
     timeout: flags.timeout,
     retryTimeout: flags.retryTimeout,
     checkpoint: flags.checkpoint,

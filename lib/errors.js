@@ -24,6 +24,7 @@ const CODES = Object.freeze({
   PIPELOAD_RECORD_TOO_LARGE: EXIT.INPUT,
   PIPELOAD_FIELD_MISSING: EXIT.RECORD_ERRORS, // per record, in failures
   PIPELOAD_RECORD_INVALID: EXIT.RECORD_ERRORS, // per record: the mapper could not encode it
+  PIPELOAD_CROSSSLOT: EXIT.RECORD_ERRORS, // per record, cluster mode: a command's keys are in different hash slots
   PIPELOAD_RECORD_FAILED: EXIT.RECORD_ERRORS, // onError abort: a record failed (error reply, missing field)
   PIPELOAD_TOO_MANY_ERRORS: EXIT.RECORD_ERRORS, // onError skip: more than maxErrors records failed
   PIPELOAD_CHECKPOINT_INVALID: EXIT.USAGE,

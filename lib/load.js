@@ -10,6 +10,7 @@ const { Pipe } = require('./pipe')
 const { DryRunSink } = require('./dry-run')
 const { encodeRecords } = require('./encoder')
 const { openControl, dataEndpoint, connectData } = require('./connection')
+const { isCluster, openClusterSink } = require('./cluster')
 const { Checkpointer, readCheckpoint, checkResumable, inputIdentity, skipRecords } = require('./checkpoint')
 const { RejectsFile } = require('./rejects')
 const { formatFailure } = require('./reporter')
@@ -74,6 +75,7 @@ async function openSink (o, input, run) {
   }
   const owned = !o.redis
   const control = o.redis || await openControl(o)
+  if (await clusterMode(o, control, owned)) return openClusterSink(o, input, run, control, owned)
   let conn
   const endpoint = dataEndpoint(control)
   try {
@@ -101,6 +103,17 @@ async function openSink (o, input, run) {
       if (owned) control.disconnect()
     }
   }
+}
+
+/** cluster: true (required), false (never), undefined (asked with INFO cluster). */
+async function clusterMode (o, control, owned) {
+  if (o.cluster === false) return false
+  const detected = await isCluster(control)
+  if (o.cluster === true && !detected) {
+    if (owned) control.disconnect()
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'cluster is set but the server has cluster support disabled (INFO cluster: cluster_enabled:0)', { option: 'cluster' })
+  }
+  return detected
 }
 
 /** The state of one load: counters, failures, progress. */
@@ -291,6 +304,7 @@ class Run {
       reconnects: s.reconnects || 0,
       resentBatches: s.resentBatches || 0,
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
+      ...(sink.cluster ? { cluster: sink.cluster() } : {}),
       bytesRead: this.bytesRead,
       peakRssBytes: process.resourceUsage().maxRSS * 1024,
       onError: this.o.onError,

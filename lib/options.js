@@ -116,6 +116,13 @@ function errorPolicyOf (o) {
   return { onError, maxErrors, rejects: o.rejects || null }
 }
 
+/** cluster: true = the server must be a cluster, false = never treat it as one, undefined = ask it. */
+function clusterOf (o) {
+  if (o.cluster === undefined || o.cluster === null) return undefined
+  if (typeof o.cluster !== 'boolean') throw invalid('cluster', 'true or false', o.cluster)
+  return o.cluster
+}
+
 /** Validate and complete load() options once; everything downstream trusts the result. */
 function normalizeLoadOptions (o = {}) {
   if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
@@ -145,6 +152,7 @@ function normalizeLoadOptions (o = {}) {
     progressInterval: positiveInt(o, 'progressInterval'),
     maxFailures: positiveInt(o, 'maxFailures'),
     dryRun: oneOf(o, 'dryRun', DRY_RUN),
+    cluster: clusterOf(o),
     ...errorPolicyOf(o),
     worker: o.worker === undefined || o.worker === 'auto' ? os.availableParallelism() > 2 : Boolean(o.worker)
   })

@@ -1,0 +1,269 @@
+'use strict'
+
+const { performance } = require('node:perf_hooks')
+const { setTimeout: sleep } = require('node:timers/promises')
+const { PipeloadError } = require('./errors')
+
+// One master of a cluster: its data connection, its window of batches awaiting replies,
+// its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
+// handled per command, not per record: each entry of a node batch points back at its
+// command in the encoded batch it came from (a "parent", see lib/cluster.js), which owns
+// the bytes, the record accounting and the order of acknowledgements. So a MOVED, ASK or
+// TRYAGAIN reply hands exactly that command back to the sink to re-route, and after a
+// reconnect only the commands still without a reply are re-sent.
+
+const BACKOFF_FIRST = 100
+const BACKOFF_MAX = 2000
+const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n')
+
+/** Commands for one node: (parent, command index) pairs, then sealed into one buffer. */
+class NodeBatch {
+  constructor () {
+    this.parents = [] // null for an ASKING that precedes the next entry
+    this.idx = []
+    this.bytes = 0
+    this.buf = null
+    this.live = null // 1 while the entry awaits its reply on this node
+    this.replies = 0
+    this.sentAt = 0
+  }
+
+  get cmds () { return this.parents.length }
+
+  add (parent, i) {
+    this.parents.push(parent)
+    this.idx.push(i)
+    this.bytes += parent.starts[i + 1] - parent.starts[i]
+  }
+
+  asking () {
+    this.parents.push(null)
+    this.idx.push(-1)
+    this.bytes += ASKING.length
+  }
+
+  /** Copy the commands' bytes into one buffer; a run of one parent's commands is one copy. */
+  seal () {
+    const buf = Buffer.allocUnsafe(this.bytes)
+    const { parents, idx } = this
+    let pos = 0
+    for (let k = 0; k < parents.length;) {
+      const p = parents[k]
+      if (p === null) {
+        pos += ASKING.copy(buf, pos)
+        k++
+        continue
+      }
+      let j = k + 1
+      while (j < parents.length && parents[j] === p && idx[j] === idx[j - 1] + 1) j++
+      pos += p.buf.copy(buf, pos, p.starts[idx[k]], p.starts[idx[j - 1] + 1])
+      k = j
+    }
+    this.buf = buf
+    this.live = new Uint8Array(parents.length).fill(1)
+    return this
+  }
+
+  /** A new batch of the entries still awaiting a reply (and the ASKING before each). */
+  unanswered () {
+    const nb = new NodeBatch()
+    for (let k = 0; k < this.parents.length; k++) {
+      if (this.parents[k] === null) {
+        if (k + 1 < this.parents.length && this.live[k + 1]) nb.asking()
+      } else if (this.live[k]) nb.add(this.parents[k], this.idx[k])
+    }
+    return nb.seal()
+  }
+}
+
+class NodePipe {
+  /**
+   * @param {object} o
+   * @param {import('./cluster').ClusterSink} o.sink
+   * @param {object} o.endpoint data endpoint of this node (connection.js)
+   * @param {(endpoint: object) => Promise<import('./connection').DataConnection>} o.connect
+   */
+  constructor ({ sink, endpoint, connect, window, timeout, retryTimeout }) {
+    this.sink = sink
+    this.endpoint = endpoint
+    this.addr = `${endpoint.host}:${endpoint.port}`
+    this.target = endpoint.target
+    this.connect = connect
+    this.window = window
+    this.timeout = timeout
+    this.retryTimeout = retryTimeout
+    this.inflight = []
+    this.conn = null
+    this.connecting = false
+    this.needDrain = false
+    this.waiter = null
+    this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
+    this.closing = false
+    this.lastActivity = performance.now()
+    if (timeout > 0) {
+      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
+      this.timer.unref()
+    }
+    this.recover(null)
+  }
+
+  /** Send a batch once the window has room; resolves once written (or handed on). */
+  async send (nb) {
+    await this.waitFor(() => this.dead || (!this.connecting && !this.needDrain && this.inflight.length < this.window))
+    this.push(nb)
+  }
+
+  /** Send without waiting: re-routed commands, which the window already paid for elsewhere. */
+  push (nb) {
+    if (this.dead) return this.sink.rerouteBatch(nb)
+    if (this.inflight.length === 0) this.lastActivity = performance.now()
+    this.inflight.push(nb)
+    if (this.conn && !this.connecting) this.write(nb)
+  }
+
+  write (nb) {
+    nb.sentAt = performance.now()
+    if (!this.conn.write(nb.buf) && !this.needDrain) {
+      this.needDrain = true
+      const conn = this.conn
+      conn.socket.once('drain', () => { if (this.conn === conn) { this.needDrain = false; this.wake() } })
+    }
+  }
+
+  waitFor (ready) {
+    if (this.sink.fatal) return Promise.reject(this.sink.fatal)
+    if (ready()) return Promise.resolve()
+    return new Promise((resolve, reject) => { this.waiter = { ready, resolve, reject } })
+  }
+
+  wake () {
+    const w = this.waiter
+    if (!w) return
+    if (this.sink.fatal) { this.waiter = null; w.reject(this.sink.fatal) } else if (w.ready()) { this.waiter = null; w.resolve() }
+  }
+
+  attach (conn) {
+    this.conn = conn
+    conn.onReply = this.onReply.bind(this)
+    conn.onReplyError = this.onReplyError.bind(this)
+    conn.onClose = this.onClose.bind(this)
+  }
+
+  onReply () {
+    const nb = this.inflight[0]
+    if (!nb) return this.protocolError()
+    this.lastActivity = performance.now()
+    const k = nb.replies++
+    if (nb.live[k]) {
+      nb.live[k] = 0
+      const p = nb.parents[k]
+      if (p !== null) this.sink.replied(p, nb.idx[k], null)
+    }
+    if (nb.replies === nb.cmds) this.ack(nb)
+  }
+
+  onReplyError (err) {
+    const nb = this.inflight[0]
+    if (!nb) return this.protocolError()
+    this.lastActivity = performance.now()
+    const k = nb.replies++
+    if (nb.live[k]) {
+      nb.live[k] = 0
+      const p = nb.parents[k]
+      if (p !== null) this.sink.replyError(this, p, nb.idx[k], err)
+    }
+    if (nb.replies === nb.cmds) this.ack(nb)
+  }
+
+  ack (nb) {
+    this.inflight.shift()
+    this.sink.rtt.add(performance.now() - nb.sentAt)
+    nb.buf = null
+    this.wake()
+  }
+
+  protocolError () {
+    this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `${this.target} sent a reply nobody asked for`))
+  }
+
+  checkTimeout () {
+    if (this.connecting || !this.conn || this.inflight.length === 0) return
+    if (performance.now() - this.lastActivity < this.timeout) return
+    this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${this.target} sent no reply for ${this.timeout} ms`, { target: this.target }))
+  }
+
+  onClose (err) {
+    if (this.dead || this.connecting || this.sink.fatal) return
+    if (this.closing && this.inflight.length === 0) return
+    this.recover(err)
+  }
+
+  /**
+   * (Re)connect with backoff. While the node cannot be reached, refresh the slot map: once
+   * it serves no slot (a replica took over), retire it and re-route its commands. Then
+   * re-send, in order, only the commands that have no reply yet.
+   */
+  async recover (cause) {
+    this.connecting = true
+    this.conn = null
+    const started = performance.now()
+    let delay = BACKOFF_FIRST
+    let last = cause
+    let conn
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0 || cause) {
+        await sleep(delay)
+        delay = Math.min(delay * 2, BACKOFF_MAX)
+      }
+      if (this.dead || this.sink.fatal) return
+      try {
+        conn = await this.connect(this.endpoint)
+        break
+      } catch (err) {
+        last = err
+        if (err.code === 'PIPELOAD_AUTH_FAILED') return this.sink.fail(err)
+      }
+      await this.sink.refresh()
+      if (this.dead) return
+      if (!this.sink.serves(this)) return this.retire()
+      if (performance.now() - started >= this.retryTimeout) {
+        return this.sink.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
+          `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${this.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
+          { target: this.target, cause }))
+      }
+    }
+    if (this.dead || (this.closing && this.inflight.length === 0)) { conn.end(); this.connecting = false; return }
+    this.attach(conn)
+    if (cause) this.sink.reconnected(this, cause, this.inflight.length)
+    this.needDrain = false
+    this.lastActivity = performance.now()
+    this.inflight = this.inflight.map(nb => nb.replies === 0 ? nb : nb.unanswered()).filter(nb => nb.cmds > 0)
+    for (const nb of this.inflight) {
+      nb.replies = 0
+      this.write(nb)
+    }
+    this.connecting = false
+    if (conn.closed) return this.onClose(conn.closeReason || cause)
+    this.wake()
+  }
+
+  /** The node is gone and serves no slot any more: hand every unanswered command back. */
+  retire () {
+    this.dead = true
+    this.connecting = false
+    clearInterval(this.timer)
+    this.sink.forget(this)
+    const batches = this.inflight
+    this.inflight = []
+    for (const nb of batches) this.sink.rerouteBatch(nb)
+    this.wake()
+  }
+
+  close () {
+    this.closing = true
+    clearInterval(this.timer)
+    if (this.conn) this.conn.end()
+  }
+}
+
+module.exports = { NodePipe, NodeBatch }

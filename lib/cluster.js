@@ -1,0 +1,502 @@
+'use strict'
+
+const { performance } = require('node:perf_hooks')
+const Redis = require('ioredis')
+const { PipeloadError } = require('./errors')
+const { Reservoir } = require('./stats')
+const { connectData, dataEndpoint } = require('./connection')
+const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('./cluster-slots')
+const { NodePipe, NodeBatch } = require('./cluster-node')
+
+// Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
+// cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
+// and hash slots (cluster-slots.js), split into one batch per master by the current slot
+// map, and each master's batch goes through that master's own NodePipe (window, drain,
+// reconnect). The parent keeps its bytes and per-command state until every command has a
+// final reply, so any command can be re-sent alone:
+//   MOVED  -> the slot now lives elsewhere: update that slot, refresh the whole map
+//             (CLUSTER SLOTS) soon, re-send the command to the new owner;
+//   ASK    -> the key is being migrated: send ASKING + the command to the target, map unchanged;
+//   TRYAGAIN / CLUSTERDOWN / LOADING / BUSY / MASTERDOWN -> re-send it after a pause and a refresh;
+//   a master that cannot be reached -> its NodePipe refreshes the map until a replica owns
+//             its slots, then every command it had not answered is re-routed.
+// Parents are acknowledged (onAck) in input order once all their commands are, so
+// checkpoints and record counts mean the same as with one server.
+
+const TRANSIENT = /^(TRYAGAIN|CLUSTERDOWN|LOADING|BUSY|MASTERDOWN)\b/
+const RETRY_FIRST = 100
+const RETRY_MAX = 1000
+
+/** A redirect's "host:port"; Redis 7 may leave the host out when it is the same ("":port"). */
+function fullAddr (addr, node) {
+  return addr.startsWith(':') ? node.endpoint.host + addr : addr
+}
+
+/** One encoded batch and the state of each of its commands. */
+class Parent {
+  constructor (encoded) {
+    this.buf = encoded.buf
+    this.cmds = encoded.cmds
+    this.ends = encoded.ends
+    this.lines = encoded.lines
+    this.offsets = encoded.offsets
+    this.raws = encoded.raws
+    this.records = encoded.records
+    this.starts = null // byte offset of each command, and the end
+    this.slots = null
+    this.done = new Uint8Array(this.cmds)
+    this.left = this.cmds // commands without a final reply
+    this.recFailed = new Uint8Array(this.ends.length)
+    this.failed = 0 // records failed (error reply or cross-slot), each counted once
+  }
+
+  recordOf (c) {
+    const ends = this.ends
+    let lo = 0
+    let hi = ends.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (ends[mid] > c) hi = mid
+      else lo = mid + 1
+    }
+    return lo
+  }
+}
+
+class ClusterSink {
+  /**
+   * @param {object} o
+   * @param {Topology} o.topology where CLUSTER SLOTS comes from
+   * @param {object} o.endpoint data endpoint template (credentials, TLS); host/port per node
+   */
+  constructor ({ topology, endpoint, connect = connectData, connectTimeout, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect }) {
+    this.topology = topology
+    this.endpoint = endpoint
+    this.connectNode = ep => connect(ep, Math.min(connectTimeout || 10000, 2000))
+    this.window = window
+    this.timeout = timeout
+    this.retryTimeout = retryTimeout
+    this.file = file
+    this.onFailure = onFailure
+    this.onAck = onAck || (() => {})
+    this.onReconnect = onReconnect || (() => {})
+    this.nodes = new Map() // "host:port" -> NodePipe
+    this.slotNode = new Array(SLOTS).fill(null)
+    this.parents = [] // awaiting acknowledgement, in input order
+    this.scanner = new SlotScanner()
+    this.fatal = null
+    this.waiter = null
+    this.refreshing = null
+    this.refreshTimer = null
+    this.parked = [] // [parent, index] pairs waiting for a pause or a slot owner
+    this.parkTimer = null
+    this.parkDelay = RETRY_FIRST
+    this.lastError = null
+    this.progressAt = performance.now()
+    this.stats = {
+      batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0,
+      reconnects: 0, resentBatches: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
+    }
+    this.rtt = new Reservoir()
+  }
+
+  /** Read the slot map; the cluster must answer. */
+  async start () {
+    const ok = await this.refresh()
+    if (!ok) throw this.lastRefreshError
+    if (!this.masters().length) {
+      throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', 'the cluster has no slots assigned (CLUSTER SLOTS is empty)')
+    }
+  }
+
+  masters () {
+    return [...new Set(this.slotNode.filter(Boolean))]
+  }
+
+  /** The NodePipe for "host:port", connecting it on first use. */
+  nodeAt (addr) {
+    let node = this.nodes.get(addr)
+    if (!node) {
+      const i = addr.lastIndexOf(':')
+      const host = addr.slice(0, i)
+      const port = Number(addr.slice(i + 1))
+      const endpoint = Object.freeze({ ...this.endpoint, host, port, target: `${host}:${port}` })
+      node = new NodePipe({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout })
+      this.nodes.set(addr, node)
+    }
+    return node
+  }
+
+  /** Fetch CLUSTER SLOTS (one refresh at a time); resolves false when no node answered. */
+  refresh () {
+    if (!this.refreshing) {
+      this.refreshing = this.topology.slots().then(ranges => {
+        this.stats.refreshes++
+        for (const [start, end, master] of ranges) {
+          const node = this.nodeAt(`${master[0]}:${master[1]}`)
+          for (let s = start; s <= end; s++) this.slotNode[s] = node
+        }
+        return true
+      }, err => {
+        this.lastRefreshError = err
+        return false
+      }).finally(() => { this.refreshing = null })
+    }
+    return this.refreshing
+  }
+
+  /** A refresh shortly: many MOVED replies in a burst cost one CLUSTER SLOTS. */
+  refreshSoon () {
+    if (this.refreshTimer) return
+    this.refreshTimer = setTimeout(() => { this.refreshTimer = null; this.refresh() }, 10)
+  }
+
+  serves (node) {
+    return this.slotNode.includes(node)
+  }
+
+  forget (node) {
+    if (this.nodes.get(node.addr) === node) this.nodes.delete(node.addr)
+  }
+
+  /** Route one encoded batch; resolves once every master's part is written. */
+  async send (encoded) {
+    if (this.fatal) throw this.fatal
+    const parent = new Parent(encoded)
+    this.parents.push(parent)
+    if (parent.cmds === 0) return this.settle()
+    this.stats.batches++
+    const byNode = this.route(parent)
+    for (const [node, nb] of byNode) await node.send(nb.seal())
+  }
+
+  /** Slots of the parent's commands, and its commands grouped by the master owning them. */
+  route (parent) {
+    const { buf, cmds, ends } = parent
+    const scanner = this.scanner
+    const starts = parent.starts = new Uint32Array(cmds + 1)
+    const slots = parent.slots = new Int16Array(cmds)
+    let p = 0
+    for (let c = 0; c < cmds; c++) {
+      starts[c] = p
+      slots[c] = scanner.scan(buf, p)
+      p = scanner.end
+    }
+    starts[cmds] = p
+    const byNode = new Map()
+    let c = 0
+    for (let r = 0; r < ends.length; r++) {
+      const end = ends[r]
+      let cross = -1
+      for (let k = c; k < end; k++) if (slots[k] === CROSS_SLOT) { cross = k; break }
+      if (cross !== -1) {
+        this.crossSlot(parent, r, c, end, cross)
+      } else {
+        this.stats.commands += end - c
+        for (let k = c; k < end; k++) {
+          const node = this.ownerOf(slots[k])
+          if (node === null) { this.park(parent, k); continue }
+          let nb = byNode.get(node)
+          if (!nb) byNode.set(node, (nb = new NodeBatch()))
+          nb.add(parent, k)
+        }
+      }
+      c = end
+    }
+    return byNode
+  }
+
+  ownerOf (slot) {
+    if (slot === NO_KEY) return this.slotNode.find(n => n !== null && !n.dead) || null
+    const node = this.slotNode[slot]
+    return node && !node.dead ? node : null
+  }
+
+  /** A record with a command whose keys hash to different slots: failed, nothing of it sent. */
+  crossSlot (parent, r, from, to, k) {
+    const name = parent.buf.toString('utf8', parent.starts[k], Math.min(parent.starts[k + 1], parent.starts[k] + 200))
+      .split('\r\n').filter((_, i) => i % 2 === 0 && i > 0).slice(0, 1)[0]
+    for (let i = from; i < to; i++) parent.done[i] = 1
+    parent.left -= to - from
+    this.failRecord(parent, r, 'PIPELOAD_CROSSSLOT',
+      `command ${k - from + 1} of the record (${name}) has keys in different hash slots; a cluster needs them in one slot: give them a common {hash tag}`, 'input')
+    if (parent.left === 0) this.settle()
+  }
+
+  failRecord (parent, r, code, message, source) {
+    if (parent.recFailed[r]) return
+    parent.recFailed[r] = 1
+    parent.failed++
+    this.stats.failedRecords++
+    this.onFailure({ file: this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] })
+  }
+
+  /** A final reply for command i of parent (err: an error reply that fails its record). */
+  replied (parent, i, err) {
+    if (parent.done[i]) return // a command re-sent after its reply was lost and then found
+    parent.done[i] = 1
+    this.stats.acked++
+    if (err) {
+      this.stats.errorReplies++
+      const message = String(err.message)
+      this.failRecord(parent, parent.recordOf(i), message.split(' ')[0], message, 'reply')
+    } else {
+      this.progressAt = performance.now()
+    }
+    if (--parent.left === 0 && parent === this.parents[0]) this.settle()
+  }
+
+  replyError (node, parent, i, err) {
+    const m = String(err.message)
+    if (m.startsWith('MOVED ')) {
+      const [, slot, addr] = m.split(' ')
+      this.stats.moved++
+      this.slotNode[Number(slot)] = this.nodeAt(fullAddr(addr, node))
+      this.refreshSoon()
+      return this.reroute(parent, i)
+    }
+    if (m.startsWith('ASK ')) {
+      const addr = fullAddr(m.split(' ')[2], node)
+      this.stats.asked++
+      const nb = new NodeBatch()
+      nb.asking()
+      nb.add(parent, i)
+      return this.nodeAt(addr).push(nb.seal())
+    }
+    if (TRANSIENT.test(m)) {
+      this.lastError = m
+      this.stats.retried++
+      return this.park(parent, i)
+    }
+    this.replied(parent, i, err)
+  }
+
+  /** Send command i of parent to whoever owns its slot now. */
+  reroute (parent, i) {
+    if (parent.done[i]) return
+    this.stats.rerouted++
+    const node = this.ownerOf(parent.slots[i])
+    if (node === null) return this.park(parent, i)
+    let nb = this.pending?.get(node)
+    if (!nb) {
+      if (!this.pending) {
+        this.pending = new Map()
+        queueMicrotask(() => this.flushPending()) // re-routes of one socket read go out together
+      }
+      this.pending.set(node, (nb = new NodeBatch()))
+    }
+    nb.add(parent, i)
+  }
+
+  flushPending () {
+    const pending = this.pending
+    this.pending = null
+    for (const [node, nb] of pending) node.push(nb.seal())
+  }
+
+  /** The unanswered commands of a batch a node could not take. */
+  rerouteBatch (nb) {
+    for (let k = 0; k < nb.parents.length; k++) {
+      const p = nb.parents[k]
+      if (p !== null && nb.live[k]) this.reroute(p, nb.idx[k])
+    }
+  }
+
+  /** Hold a command until after a pause and a refresh: the cluster is not ready for it. */
+  park (parent, i) {
+    this.parked.push(parent, i)
+    if (this.parkTimer) return
+    this.parkTimer = setTimeout(() => this.unpark(), this.parkDelay)
+    this.parkDelay = Math.min(this.parkDelay * 2, RETRY_MAX)
+  }
+
+  async unpark () {
+    await this.refresh()
+    this.parkTimer = null
+    if (this.fatal) return
+    if (performance.now() - this.progressAt > this.retryTimeout) {
+      return this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
+        `the cluster accepted no command for ${this.retryTimeout} ms${this.lastError ? ` (last reply: ${this.lastError})` : ' (slots without a reachable master)'}`))
+    }
+    const parked = this.parked
+    this.parked = []
+    for (let k = 0; k < parked.length; k += 2) this.reroute(parked[k], parked[k + 1])
+    if (!this.parked.length) this.parkDelay = RETRY_FIRST
+  }
+
+  /** Acknowledge, in input order, the parents whose commands all have a final reply. */
+  settle () {
+    const parents = this.parents
+    while (parents.length && parents[0].left === 0) {
+      const p = parents.shift()
+      this.stats.ackedRecords += p.ends.length
+      p.buf = null
+      this.onAck(p)
+    }
+    this.wake()
+  }
+
+  reconnected (node, cause, batches) {
+    this.stats.reconnects++
+    this.stats.resentBatches += batches
+    this.onReconnect({ cause, resentBatches: batches, target: node.target })
+  }
+
+  fail (err) {
+    if (this.fatal) return
+    this.fatal = err
+    for (const node of this.nodes.values()) node.wake()
+    this.wake()
+  }
+
+  waitFor (ready) {
+    if (this.fatal) return Promise.reject(this.fatal)
+    if (ready()) return Promise.resolve()
+    return new Promise((resolve, reject) => { this.waiter = { ready, resolve, reject } })
+  }
+
+  wake () {
+    const w = this.waiter
+    if (!w) return
+    if (this.fatal) { this.waiter = null; w.reject(this.fatal) } else if (w.ready()) { this.waiter = null; w.resolve() }
+  }
+
+  /** Wait for every reply. */
+  async finish () {
+    try {
+      await this.waitFor(() => this.parents.length === 0)
+    } finally {
+      this.close()
+    }
+  }
+
+  close () {
+    clearTimeout(this.refreshTimer)
+    clearTimeout(this.parkTimer)
+    for (const node of this.nodes.values()) node.close()
+  }
+
+  /** Counters for the summary (load's summary.cluster). */
+  cluster () {
+    const s = this.stats
+    return { masters: this.masters().filter(n => !n.dead).length, moved: s.moved, asked: s.asked, retried: s.retried, rerouted: s.rerouted, refreshes: s.refreshes }
+  }
+}
+
+/**
+ * Where the slot map comes from: CLUSTER SLOTS from the node we were given, or from any
+ * node seen in an earlier map when that one is down (its master may have failed over).
+ * With an ioredis Cluster, that client asks (it follows failovers itself).
+ */
+class Topology {
+  constructor (control, connectTimeout) {
+    this.control = control
+    this.connectTimeout = connectTimeout
+    this.clients = new Map() // "host:port" -> ioredis client of ours
+    this.known = [] // every node address of the last map, masters first
+  }
+
+  async slots () {
+    if (this.control.isCluster) return this.control.cluster('SLOTS')
+    let last = null
+    if (this.control.status === 'ready') {
+      try { return this.remember(await this.control.cluster('SLOTS')) } catch (err) { last = err }
+    }
+    for (const addr of this.known) {
+      try {
+        return this.remember(await this.client(addr).cluster('SLOTS'))
+      } catch (err) {
+        last = err
+      }
+    }
+    throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', `no cluster node answered CLUSTER SLOTS: ${last ? last.message : 'no node known'}`)
+  }
+
+  remember (ranges) {
+    const masters = new Set()
+    const replicas = new Set()
+    for (const [, , master, ...reps] of ranges) {
+      masters.add(`${master[0]}:${master[1]}`)
+      for (const r of reps) replicas.add(`${r[0]}:${r[1]}`)
+    }
+    this.known = [...masters, ...[...replicas].filter(a => !masters.has(a))]
+    return ranges
+  }
+
+  client (addr) {
+    let c = this.clients.get(addr)
+    if (!c) {
+      const i = addr.lastIndexOf(':')
+      c = new Redis({
+        ...this.control.options,
+        host: addr.slice(0, i),
+        port: Number(addr.slice(i + 1)),
+        lazyConnect: false,
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => 500,
+        connectTimeout: Math.min(this.connectTimeout || 10000, 1000),
+        commandTimeout: 1000,
+        connectionName: 'pipeload-topology'
+      })
+      c.on('error', () => {}) // a node down during a failover: the next one is asked
+      this.clients.set(addr, c)
+    }
+    return c
+  }
+
+  close () {
+    for (const c of this.clients.values()) c.disconnect()
+    this.clients.clear()
+  }
+}
+
+/** Is the server behind this control client a cluster node? (INFO cluster; false when not allowed) */
+async function isCluster (control) {
+  if (control.isCluster) return true
+  try {
+    return /^cluster_enabled:1\b/m.test(await control.info('cluster'))
+  } catch {
+    return false
+  }
+}
+
+/** The data endpoint template (credentials, TLS) for a control client or an ioredis Cluster. */
+function endpointTemplate (control) {
+  if (!control.isCluster) return dataEndpoint(control)
+  const o = control.options.redisOptions || {}
+  return Object.freeze({ tls: o.tls, servername: o.tls?.servername, username: o.username, password: o.password, db: 0 })
+}
+
+/** The sink for load() against a cluster: { sink, close }. */
+async function openClusterSink (o, input, run, control, owned) {
+  const topology = new Topology(control, o.connectTimeout)
+  const sink = new ClusterSink({
+    topology,
+    endpoint: endpointTemplate(control),
+    connectTimeout: o.connectTimeout,
+    window: o.window,
+    timeout: o.timeout,
+    retryTimeout: o.retryTimeout,
+    file: input.name,
+    onFailure: f => run.fail(f),
+    onAck: b => run.acked(b),
+    onReconnect: e => run.reconnected(e)
+  })
+  const close = async () => {
+    sink.close()
+    topology.close()
+    if (owned) control.disconnect()
+  }
+  try {
+    await sink.start()
+  } catch (err) {
+    await close()
+    throw err
+  }
+  const seed = control.isCluster ? 'ioredis Cluster' : dataEndpoint(control).target
+  run.target = `cluster via ${seed} (${sink.masters().length} masters)`
+  return { sink, close }
+}
+
+module.exports = { ClusterSink, Topology, Parent, isCluster, openClusterSink }

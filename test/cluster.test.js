@@ -1,0 +1,278 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */
+
+// Redis Cluster: loads into a local cluster of redis-server processes, with slots moved
+// and a master failed over during the load. Afterwards every key must be on the master
+// that owns its slot (checked with cluster-key-slot, ioredis' own implementation, not
+// pipeload's) with its value, and the counts must be right.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+const Redis = require('ioredis')
+const keySlot = require('cluster-key-slot')
+const { startCluster, redisCli, waitFor, sleep } = require('./helpers/cluster')
+const { startRedis } = require('./helpers/redis-server')
+const { load } = require('..')
+const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/cluster-slots')
+const { encodeCommand } = require('../lib/resp')
+
+const ROWS = 200_000
+const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')
+
+const value = id => `v-${id}-${'x'.repeat(id % 13)}`
+
+function * rows (n, from = 0) {
+  for (let i = from; i < n; i++) yield { id: i, v: value(i), g: i % 7 }
+}
+
+/** Records, with `during()` started after `at` records and the rest trickled until it ends. */
+async function * rowsDuring (n, at, during) {
+  yield * rows(at)
+  let done = false
+  const job = during().finally(() => { done = true })
+  let i = at
+  while (!done && i < n) {
+    const end = Math.min(n, i + 500)
+    yield * rows(end, i)
+    i = end
+    await sleep(5)
+  }
+  await job // a failing fault fails the test
+  yield * rows(n, i)
+}
+
+/** Every key of `expected` on the master owning its slot, with its value; no other key. */
+async function expectOnOwners (cluster, expected) {
+  const owners = new Array(16384)
+  for (const [s, e, port] of await cluster.slots()) for (let i = s; i <= e; i++) owners[i] = port
+  const masters = [...new Set(owners)]
+  let total = 0
+  for (const port of masters) {
+    const c = new Redis({ port, host: '127.0.0.1', protocol: 2 })
+    try {
+      const keys = []
+      let cursor = '0'
+      do {
+        const [next, batch] = await c.scan(cursor, 'COUNT', 20000)
+        cursor = next
+        keys.push(...batch)
+      } while (cursor !== '0')
+      total += new Set(keys).size
+      for (const k of keys) {
+        if (owners[keySlot(k)] !== port) expect.fail(`${k} (slot ${keySlot(k)}) is on ${port}, its slot is owned by ${owners[keySlot(k)]}`)
+        if (!expected.has(k)) expect.fail(`unexpected key ${k} on ${port}`)
+      }
+      for (let i = 0; i < keys.length; i += 20_000) {
+        const p = c.pipeline()
+        const chunk = keys.slice(i, i + 20_000)
+        for (const k of chunk) expected.get(k).type === 'hash' ? p.hget(k, 'v') : p.get(k)
+        const replies = await p.exec()
+        replies.forEach(([err, v], j) => {
+          if (err || v !== expected.get(chunk[j]).value) expect.fail(`${chunk[j]} is ${err || JSON.stringify(v)}, expected ${expected.get(chunk[j]).value}`)
+        })
+      }
+    } finally {
+      c.disconnect()
+    }
+  }
+  expect(total).toBe(expected.size)
+}
+
+function expectedSets (n) {
+  const m = new Map()
+  for (let i = 0; i < n; i++) m.set(`k:${i}`, { type: 'string', value: value(i) })
+  return m
+}
+
+function expectedWithHashes (n) {
+  const m = expectedSets(n)
+  for (let i = 0; i < n; i++) m.set(`h:{${i % 7}}:${i}`, { type: 'hash', value: value(i) })
+  return m
+}
+
+function expectCounts (summary, n) {
+  expect(summary).toMatchObject({ records: n, loaded: n, errors: 0, errorReplies: 0 })
+  expect(summary.acknowledged).toBe(summary.commands)
+}
+
+describe('cluster slots', () => {
+  it('hashes keys as Redis does (cluster-key-slot as reference), hash tags included', () => {
+    const keys = ['foo', 'user:1000', '{user1000}.following', 'foo{{bar}}zap', 'foo{bar}{zap}', '{}', '', 'ü:ñ', '日本{語}', 'a'.repeat(300)]
+    for (let i = 0; i < 2000; i++) keys.push(`k:${i}`, `h:{${i % 7}}:${i}`, `x{${i}}y`)
+    for (const k of keys) expect(slotOf(k), k).toBe(keySlot(k))
+    expect(slotOf('123456789')).toBe(0x31C3 & 16383)
+  })
+
+  it('finds each command\'s keys and slot in RESP bytes', () => {
+    const cmds = [
+      [['SET', 'foo', 'bar'], keySlot('foo')],
+      [['hset', 'user:{42}', 'a', 'b', 'c', 'd'], keySlot('42')],
+      [['MSET', 'a', '1', 'b', '2'], CROSS_SLOT],
+      [['MSET', '{t}a', '1', '{t}b', '2'], keySlot('t')],
+      [['PING'], NO_KEY],
+      [['EVAL', 'return 1', '2', 'k1', 'k2'], CROSS_SLOT],
+      [['EVAL', 'return 1', '2', '{k}1', '{k}2', 'arg'], keySlot('k')],
+      [['ZUNIONSTORE', 'dst', '2', 'dst', 'src'], CROSS_SLOT],
+      [['JSON.SET', 'doc:1', '$', '{}'], keySlot('doc:1')],
+      [['EXPIRE', 'ключ', '10'], keySlot('ключ')]
+    ]
+    const buf = Buffer.from(cmds.map(([c]) => encodeCommand(c)).join(''))
+    const scanner = new SlotScanner()
+    let p = 0
+    for (const [c, slot] of cmds) {
+      expect(scanner.scan(buf, p), c.join(' ')).toBe(slot)
+      p = scanner.end
+    }
+    expect(p).toBe(buf.length)
+  })
+})
+
+describe('load into a 3-master cluster', () => {
+  let cluster
+  beforeAll(async () => { cluster = await startCluster({ masters: 3 }) })
+  afterAll(async () => { await cluster?.stop() })
+
+  it('hashes the edge cases of hash tags as the server does (CLUSTER KEYSLOT)', async () => {
+    const c = new Redis({ port: cluster.nodes[0].port, protocol: 2 })
+    try {
+      for (const k of ['foo{}{bar}', '{}x', 'a{b', 'a}b{', '{{a}}', '{a}{b}', '}{x}', 'x{}}y}']) {
+        expect(slotOf(k), k).toBe(await c.cluster('KEYSLOT', k))
+      }
+    } finally {
+      c.disconnect()
+    }
+  })
+
+  it(`detects the cluster and routes ${ROWS} records (2 commands each, hash tags) to the masters owning their slots`, async () => {
+    const summary = await load({ url: cluster.url, input: rows(ROWS), commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'] })
+    expectCounts(summary, ROWS)
+    expect(summary.commands).toBe(2 * ROWS)
+    expect(summary.cluster).toMatchObject({ masters: 3, moved: 0, asked: 0 })
+    expect(summary.target).toMatch(/^cluster via 127\.0\.0\.1:\d+ \(3 masters\)$/)
+    await expectOnOwners(cluster, expectedWithHashes(ROWS))
+    await cluster.flushall()
+  })
+
+  it('fails a record whose command spans slots (PIPELOAD_CROSSSLOT with file:line), sends none of it, loads the others', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+    const file = path.join(dir, 'pairs.csv')
+    fs.writeFileSync(file, 'id,a,b\n1,x,y\n2,same,same\n3,p,q\n')
+    const failures = []
+    const summary = await load({
+      url: cluster.url,
+      input: file,
+      commands: ['SET one:{id} {a}', 'MSET {a}:k 1 {b}:k 2'],
+      onError: 'skip',
+      onFailure: f => failures.push(f)
+    })
+    expect(summary).toMatchObject({ records: 3, loaded: 1, errors: 2, errorReplies: 0 })
+    expect(failures.map(f => [f.line, f.code])).toEqual([[2, 'PIPELOAD_CROSSSLOT'], [4, 'PIPELOAD_CROSSSLOT']])
+    expect(failures[0].file).toBe(file)
+    expect(failures[0].message).toMatch(/hash slot/)
+    const c = cluster.client()
+    expect(await c.get('one:2')).toBe('same')
+    for (const k of ['one:1', 'one:3', 'x:k', 'y:k', 'p:k', 'q:k']) expect(await c.exists(k), k).toBe(0) // nothing of a failed record was sent
+    await cluster.flushall()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('the CLI: --cluster, a CSV file, every record on its master', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+    const file = path.join(dir, 'rows.csv')
+    const n = 20_000
+    fs.writeFileSync(file, 'id,v\n' + Array.from({ length: n }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
+    const r = spawnSync(process.execPath, [CLI, 'import', file, '--cluster', '-c', 'SET k:{id} {v}', '--json', '-u', cluster.url], { encoding: 'utf8' })
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expectCounts(JSON.parse(r.stdout), n)
+    await expectOnOwners(cluster, expectedSets(n))
+    await cluster.flushall()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  it(`moves slots during the load (redis-cli --cluster reshard): MOVED and ASK re-sent, nothing lost (${ROWS} records)`, async () => {
+    const [from, to] = await cluster.masterPorts()
+    const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
+    const reshard = async () => {
+      await redisCli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
+        '--cluster-slots', '1500', '--cluster-yes', '--cluster-replace', '--cluster-pipeline', '50'])
+    }
+    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, reshard), commands: ['SET k:{id} {v}'] })
+    expectCounts(summary, ROWS)
+    expect(summary.cluster.moved).toBeGreaterThan(0)
+    await cluster.settled()
+    await expectOnOwners(cluster, expectedSets(ROWS))
+    await cluster.flushall()
+  })
+
+  it('cluster: true against a server without cluster support is an option error', async () => {
+    const srv = await startRedis()
+    try {
+      const err = await load({ url: srv.url, input: rows(3), commands: ['SET k:{id} {v}'], cluster: true }).catch(e => e)
+      expect(err.code).toBe('PIPELOAD_OPTION_INVALID')
+      expect(err.message).toMatch(/cluster support disabled/)
+    } finally {
+      await srv.stop()
+    }
+  })
+})
+
+describe('failover during the load (3 masters, 3 replicas)', () => {
+  let cluster
+  beforeAll(async () => { cluster = await startCluster({ masters: 3, replicas: 1 }) })
+  afterAll(async () => { await cluster?.stop() })
+
+  async function replicaOf (masterPort) {
+    for (const n of cluster.nodes) {
+      if (n.alive === false) continue
+      const c = n.client()
+      try {
+        const info = await c.info('replication')
+        if (new RegExp(`master_port:${masterPort}\\b`).test(info) && /master_link_status:up/.test(info)) return n
+      } finally {
+        c.disconnect()
+      }
+    }
+    throw new Error(`no replica of ${masterPort}`)
+  }
+
+  it(`CLUSTER FAILOVER on a replica: the old master answers MOVED, its commands go to the new one, nothing lost (${ROWS} records)`, async () => {
+    const [master] = await cluster.masterPorts()
+    const failover = async () => {
+      const replica = await replicaOf(master)
+      const c = replica.client()
+      try {
+        await c.cluster('FAILOVER')
+        await waitFor('the replica to become master', async () => /role:master/.test(await c.info('replication')))
+      } finally {
+        c.disconnect()
+      }
+      await sleep(300) // let the loader meet the new topology while records keep coming
+    }
+    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, failover), commands: ['SET k:{id} {v}'] })
+    expectCounts(summary, ROWS)
+    expect(summary.cluster.moved).toBeGreaterThan(0)
+    await cluster.settled()
+    expect(await cluster.masterPorts()).not.toContain(master)
+    await expectOnOwners(cluster, expectedSets(ROWS))
+    await cluster.flushall()
+  })
+
+  it('a master killed: its replica takes over, the commands for it are re-routed, nothing lost', async () => {
+    const [, master] = await cluster.masterPorts()
+    const kill = async () => {
+      await sleep(300) // the input pauses: what the master acknowledged has reached its replica
+      const node = cluster.nodeAt(master)
+      node.alive = false
+      await node.kill('SIGKILL')
+    }
+    const reconnects = []
+    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, kill), commands: ['SET k:{id} {v}'], onReconnect: e => reconnects.push(e) })
+    expectCounts(summary, ROWS)
+    await cluster.settled()
+    expect(await cluster.masterPorts()).not.toContain(master)
+    await expectOnOwners(cluster, expectedSets(ROWS))
+  })
+})

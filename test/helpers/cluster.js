@@ -1,0 +1,130 @@
+'use strict'
+
+// Starts a private Redis Cluster for integration tests: N masters (and optionally one
+// replica each), every node a redis-server from startRedis() on its own free loopback port
+// and tmpdir (so its nodes.conf is its own), joined with `redis-cli --cluster create`.
+
+const { execFile } = require('node:child_process')
+const { promisify } = require('node:util')
+const Redis = require('ioredis')
+const { startRedis } = require('./redis-server')
+
+const run = promisify(execFile)
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000']
+
+/** redis-cli with args; resolves with stdout. */
+async function redisCli (args, timeout = 60_000) {
+  const { stdout } = await run('redis-cli', args, { timeout, maxBuffer: 64 * 1024 * 1024 })
+  return stdout
+}
+
+async function waitFor (what, check, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs
+  let last
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return
+    } catch (err) {
+      last = err
+    }
+    await sleep(100)
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ': ' + last.message : ''}`)
+}
+
+/**
+ * @param {{ masters?: number, replicas?: number }} [o]
+ * @returns cluster: { nodes, url, client(), masterOf(slot), slotOwners(), stop(), … }
+ */
+async function startCluster ({ masters = 3, replicas = 0 } = {}) {
+  const count = masters * (1 + replicas)
+  const nodes = await Promise.all(Array.from({ length: count }, () => startRedis({ args: NODE_ARGS })))
+  const cluster = {
+    nodes,
+    get url () { return nodes[0].url },
+    /** An ioredis Cluster client (closed by stop()). */
+    client () {
+      const c = new Redis.Cluster(nodes.filter(n => n.alive !== false).map(n => ({ host: n.host, port: n.port })), {
+        redisOptions: { protocol: 2 }
+      })
+      c.on('error', () => {})
+      clients.push(c)
+      return c
+    },
+    /** CLUSTER SLOTS as seen by one live node: [[start, end, port of the master]]. */
+    async slots (node = liveNodes()[0]) {
+      const c = node.client()
+      try {
+        return (await c.cluster('SLOTS')).map(([s, e, m]) => [s, e, m[1]])
+      } finally {
+        c.disconnect()
+      }
+    },
+    /** The node object serving as master of a port. */
+    nodeAt (port) {
+      return nodes.find(n => n.port === port)
+    },
+    /** Wait until every live node says cluster_state:ok and agrees on who owns every slot. */
+    async settled (timeoutMs = 20_000) {
+      await waitFor('the cluster to settle', async () => {
+        let view = null
+        for (const n of liveNodes()) {
+          const c = n.client()
+          try {
+            const info = await c.cluster('INFO')
+            if (!/cluster_state:ok/.test(info)) return false
+            const slots = JSON.stringify((await c.cluster('SLOTS')).map(([s, e, m]) => [s, e, m[1]]).sort((a, b) => a[0] - b[0]))
+            if (view !== null && slots !== view) return false
+            view = slots
+          } finally {
+            c.disconnect()
+          }
+        }
+        return true
+      }, timeoutMs)
+    },
+    /** Live master ports. */
+    async masterPorts () {
+      return [...new Set((await cluster.slots()).map(r => r[2]))]
+    },
+    /** FLUSHALL on every live master. */
+    async flushall () {
+      for (const port of await cluster.masterPorts()) {
+        const c = cluster.nodeAt(port).client()
+        try { await c.flushall() } finally { c.disconnect() }
+      }
+    },
+    async stop () {
+      for (const c of clients) c.disconnect()
+      await Promise.all(nodes.map(n => n.stop()))
+    }
+  }
+  const clients = []
+  const liveNodes = () => nodes.filter(n => n.alive !== false)
+  try {
+    const addrs = nodes.map(n => `${n.host}:${n.port}`)
+    await redisCli(['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'])
+    await cluster.settled()
+    if (replicas) {
+      await waitFor('replicas to sync', async () => {
+        for (const n of nodes) {
+          const c = n.client()
+          try {
+            const info = await c.info('replication')
+            if (/role:slave/.test(info) && !/master_link_status:up/.test(info)) return false
+          } finally {
+            c.disconnect()
+          }
+        }
+        return true
+      })
+    }
+  } catch (err) {
+    await cluster.stop()
+    throw err
+  }
+  return cluster
+}
+
+module.exports = { startCluster, redisCli, waitFor, sleep }
