@@ -7,6 +7,7 @@ const { DEFAULTS } = require('./options')
 const { formatProgress, formatSummary, formatFailure } = require('./reporter')
 const { version } = require('../package.json')
 const { benchCommand } = require('./bench/cli')
+const { tlsFromFlags } = require('./tls')
 
 // argv -> options -> load() -> exit code. Everything a user can get wrong ends as one line
 // on stderr and a documented exit code; only bugs print a stack.
@@ -24,12 +25,25 @@ function addConnectionOptions (cmd) {
     .option('-u, --url <url>', 'server URL, redis://[user:password@]host:port[/db] (default: $REDIS_URL or 127.0.0.1:6379)')
     .option('-h, --host <host>', 'server host (redis-cli style)')
     .option('-p, --port <port>', 'server port')
-    .option('-a, --pass <password>', 'password (prefer $REDISCLI_AUTH: the command line is visible to other users)')
+    .option('-a, --pass <password>', 'password (prefer $REDISCLI_AUTH or $REDIS_PASSWORD: the command line is visible to other users)')
     .option('--user <username>', 'ACL user name')
     .option('-n, --db <number>', 'database number')
+    .option('--tls', 'connect with TLS (implied by rediss:// and by every --tls-* flag)')
+    .option('--tls-ca <file>', 'PEM file of the CA(s) to trust for the server certificate (default: the system CAs)')
+    .option('--tls-cert <file>', 'PEM client certificate, for servers with tls-auth-clients')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert')
+    .option('--tls-servername <name>', 'the name to check the server certificate against and send as SNI (default: the host)')
+    .option('--tls-insecure', 'do not verify the server certificate (prints a warning)')
+    .option('--sentinel <host:port>', 'ask this Redis Sentinel for the master (repeatable; with --master-name)', collect, [])
+    .option('--master-name <name>', 'the master name the sentinels monitor')
 }
 
-/** Connection options for load() from flags and environment; never logs secrets. */
+/**
+ * Connection options for load() from flags and environment; never logs secrets.
+ * The password: what the command line says (-a, then a password in -u) wins over the
+ * environment (REDISCLI_AUTH, then REDIS_PASSWORD), which wins over a password in
+ * $REDIS_URL — like redis-cli, where -a and -u beat REDISCLI_AUTH.
+ */
 function connectionOptions (flags, env, warn) {
   const o = {}
   const url = flags.url ?? env.REDIS_URL
@@ -41,17 +55,27 @@ function connectionOptions (flags, env, warn) {
   if (flags.pass !== undefined) {
     warn(PASSWORD_WARNING)
     o.password = flags.pass
-  } else if (env.REDISCLI_AUTH) o.password = env.REDISCLI_AUTH
+  } else if (!(flags.url && urlHasPassword(flags.url))) {
+    if (env.REDISCLI_AUTH) o.password = env.REDISCLI_AUTH
+    else if (env.REDIS_PASSWORD) o.password = env.REDIS_PASSWORD
+  }
   if (flags.url && urlHasPassword(flags.url)) warn(PASSWORD_WARNING)
+  const tls = tlsFromFlags(flags, warn)
+  if (tls) o.tls = tls
+  if ((flags.sentinel && flags.sentinel.length) || flags.masterName) {
+    if (!flags.sentinel || !flags.sentinel.length) throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--master-name needs --sentinel <host:port>', { option: '--master-name' })
+    if (!flags.masterName) throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--sentinel needs --master-name <name>: the master the sentinels monitor', { option: '--sentinel' })
+    if (flags.host || flags.port !== undefined) throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--sentinel finds the master itself: drop --host/--port', { option: '--sentinel' })
+    o.sentinels = flags.sentinel
+    o.masterName = flags.masterName
+  }
   return o
 }
 
+/** Whether a URL (redis://, rediss://, redis-sentinel://) carries a password. */
 function urlHasPassword (url) {
-  try {
-    return new URL(url).password !== ''
-  } catch {
-    return false
-  }
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/]*)@/i.exec(url)
+  return Boolean(m && m[1].includes(':') && m[1].slice(m[1].indexOf(':') + 1) !== '')
 }
 
 /** load() option names as the user typed them: batchSize -> --batch-size. */

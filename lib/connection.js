@@ -6,13 +6,14 @@ const Redis = require('ioredis')
 const RedisParser = require('redis-parser')
 const { PipeloadError } = require('./errors')
 const { encodeCommand } = require('./resp')
+const { normalizeTls, tlsConnectOptions, describeTlsError } = require('./tls')
 
 // Two planes. ioredis is the control plane: it resolves the URL and options, does AUTH,
 // SELECT and TLS, and answers the one-off commands (PING, INFO, CLIENT LIST). The data
 // plane is a plain socket to the same server that carries pre-encoded RESP batches;
 // ioredis would cost a Command object and a Promise per command (~65k cmds/s measured).
 
-/** ioredis options from pipeload's connection options (url, host, port, …). */
+/** ioredis options from pipeload's connection options (url, host, port, …, tls, sentinels). */
 function ioredisOptions (o) {
   const base = {
     lazyConnect: true,
@@ -22,19 +23,109 @@ function ioredisOptions (o) {
     retryStrategy: null,
     connectTimeout: o.connectTimeout,
     connectionName: 'pipeload',
-    disconnectTimeout: 0
+    disconnectTimeout: 0,
+    // Least privilege: an import needs no command on this connection beyond AUTH (and
+    // SELECT). No INFO ready check (a server still LOADING is handled by the data plane,
+    // which waits and re-sends), no CLIENT SETINFO; CLIENT SETNAME may be refused.
+    enableReadyCheck: false,
+    disableClientInfo: true
   }
-  if (!o.url && !o.host) base.host = '127.0.0.1'
-  const explicit = {}
-  for (const k of ['host', 'port', 'username', 'password', 'db', 'tls']) {
+  const url = o.url === undefined || o.url === null ? undefined : checkUrl(o.url)
+  const fromSentinelUrl = url && SENTINEL_URL.test(url) ? parseSentinelUrl(url) : null
+  const explicit = { ...fromSentinelUrl }
+  for (const k of ['host', 'port', 'username', 'password', 'db', 'sentinelUsername', 'sentinelPassword']) {
     if (o[k] !== undefined) explicit[k] = o[k]
   }
-  return o.url ? [o.url, { ...base, ...explicit }] : [{ ...base, ...explicit }]
+  if (o.sentinels !== undefined || o.masterName !== undefined) Object.assign(explicit, sentinelOptions(o.sentinels, o.masterName))
+  let t = normalizeTls(o.tls)
+  if (!t && url && /^rediss:/i.test(url)) t = {}
+  if (explicit.sentinels) {
+    // ioredis asks the sentinels which server is the master, then checks with INFO that it
+    // is one: that ready check stays on (the user needs +info); sentinelRetryStrategy null
+    // fails at once when no sentinel answers, as retryStrategy null does for a server.
+    Object.assign(base, { enableReadyCheck: true, sentinelRetryStrategy: null })
+    if (t) Object.assign(explicit, { tls: tlsConnectOptions(t), enableTLSForSentinelMode: true })
+  } else {
+    if (!url && !o.host) base.host = '127.0.0.1'
+    if (t) explicit.tls = tlsConnectOptions(t, o.host ?? urlHost(url))
+  }
+  return url && !fromSentinelUrl ? [url, { ...base, ...explicit }] : [{ ...base, ...explicit }]
+}
+
+const SENTINEL_URL = /^redis-sentinel:\/\//i
+
+/** A URL ioredis can take, or a PIPELOAD_OPTION_INVALID that does not show its password. */
+function checkUrl (url) {
+  if (typeof url !== 'string' || !url) throw urlError(url, 'a URL such as redis://[user:password@]host:port[/db]')
+  if (SENTINEL_URL.test(url) || !/^rediss?:\/\//i.test(url)) return url
+  try {
+    const u = new URL(url)
+    if (u.port && !(Number(u.port) > 0)) throw new Error('bad port')
+  } catch {
+    throw urlError(url, 'a URL such as redis://[user:password@]host:port[/db] (characters such as @ / : # in a password must be %-encoded)')
+  }
+  return url
+}
+
+function urlError (url, expected) {
+  const shown = typeof url === 'string' ? JSON.stringify(redactUrl(url)) : typeof url
+  return new PipeloadError('PIPELOAD_OPTION_INVALID', `url must be ${expected}, got ${shown}`, { option: 'url' })
+}
+
+function urlHost (url) {
+  try {
+    return url ? new URL(url).hostname.replace(/^\[|\]$/g, '') || undefined : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * redis-sentinel://[[user]:password@]host:port[,host:port…]/master-name[/db]: the
+ * sentinels to ask, the master's name, and the credentials and database for the master.
+ */
+function parseSentinelUrl (url) {
+  const m = /^redis-sentinel:\/\/(?:([^/]*)@)?([^/@]+)\/([^/?#]+)(?:\/(\d+))?\/?$/i.exec(url)
+  if (!m) throw urlError(url, 'redis-sentinel://[[user]:password@]host:port[,host:port…]/master-name[/db]')
+  const out = {}
+  try {
+    if (m[1] !== undefined) {
+      const colon = m[1].indexOf(':')
+      const user = colon < 0 ? m[1] : m[1].slice(0, colon)
+      if (user) out.username = decodeURIComponent(user)
+      if (colon >= 0) out.password = decodeURIComponent(m[1].slice(colon + 1))
+    }
+    out.name = decodeURIComponent(m[3])
+  } catch {
+    throw urlError(url, 'a redis-sentinel:// URL with %-encoding that decodes')
+  }
+  out.sentinels = m[2].split(',').map(hp => parseHostPort(hp, () => urlError(url, 'redis-sentinel://host:port[,host:port…]/master-name')))
+  if (m[4] !== undefined) out.db = Number(m[4])
+  return out
+}
+
+/** "host:port" (or "[::1]:port", or "host" for port 26379) → { host, port }. */
+function parseHostPort (text, error) {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::(\d+))?$/.exec(String(text).trim())
+  if (!m || (m[3] !== undefined && !(Number(m[3]) > 0 && Number(m[3]) < 65536))) throw error()
+  return { host: m[1] || m[2], port: m[3] === undefined ? 26379 : Number(m[3]) }
+}
+
+/** The library's sentinels ([{ host, port }] or ['host:port']) and masterName, for ioredis. */
+function sentinelOptions (sentinels, masterName) {
+  const bad = (name, expected, got) => new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be ${expected}, got ${typeof got === 'string' ? JSON.stringify(got) : typeof got}`, { option: name })
+  if (!Array.isArray(sentinels) || sentinels.length === 0) throw bad('sentinels', 'a list of sentinels ({ host, port } or "host:port") with masterName', sentinels)
+  if (typeof masterName !== 'string' || !masterName) throw bad('masterName', 'the name the sentinels know the master by (with sentinels)', masterName)
+  const list = sentinels.map(s => typeof s === 'string'
+    ? parseHostPort(s, () => bad('sentinels', '"host:port" entries', s))
+    : (s && typeof s.host === 'string' ? { host: s.host, port: Number(s.port ?? 26379) } : (() => { throw bad('sentinels', '{ host, port } entries', s) })()))
+  return { sentinels: list, name: masterName }
 }
 
 /** Where we tried to connect, for messages: never includes a password. */
 function describeTarget (opts) {
   if (opts.path) return opts.path
+  if (opts.sentinels && !opts.remote) return `master "${opts.name}" via sentinel ${opts.sentinels.map(s => `${s.host}:${s.port}`).join(',')}`
   return `${opts.host}:${opts.port}${opts.db ? '/' + opts.db : ''}`
 }
 
@@ -75,11 +166,17 @@ async function openControl (o) {
 }
 
 function connectError (err, target, opts) {
-  const reason = scrub(err.message || err.code, [opts.password])
+  const tlsReason = describeTlsError(err)
+  if (tlsReason) {
+    return new PipeloadError('PIPELOAD_TLS_FAILED', `cannot connect to Redis at ${target}: ${scrub(tlsReason, [opts.password, opts.sentinelPassword])}`, { target })
+  }
+  const reason = scrub(err.message || err.code, [opts.password, opts.sentinelPassword])
   if (/WRONGPASS|NOAUTH|NOPERM|invalid password|AUTH/i.test(reason)) {
     return new PipeloadError('PIPELOAD_AUTH_FAILED', `authentication to Redis at ${target} failed: ${reason}`, { target })
   }
-  return new PipeloadError('PIPELOAD_CONNECTION_FAILED', `cannot connect to Redis at ${target}: ${reason}`, { target })
+  // A TLS-only port drops a plain connection without a word.
+  const hint = !opts.tls && /ECONNRESET|Connection is closed/.test(reason) ? ' (if the server wants TLS: rediss:// or --tls)' : ''
+  return new PipeloadError('PIPELOAD_CONNECTION_FAILED', `cannot connect to Redis at ${target}: ${reason}${hint}`, { target })
 }
 
 /**
@@ -95,9 +192,21 @@ class DataConnection {
     this.onReplyError = () => {}
     this.onClose = () => {}
     this.closed = false
+    // With Sentinel, the master we write to can be demoted to a replica under us (a
+    // failover): READONLY then means "the master moved", so the connection is dropped and
+    // the Pipe reconnects (asking the sentinels again) and re-sends, as for a lost link.
+    this.readonlyMeansMoved = false
+    this.dropped = false
+    // Replies parsed from the same chunk after close() belong to no one any more.
     this.parser = new RedisParser({
-      returnReply: r => this.onReply(r),
-      returnError: e => this.onReplyError(e),
+      returnReply: r => { if (!this.dropped) this.onReply(r) },
+      returnError: e => {
+        if (this.dropped) return
+        if (this.readonlyMeansMoved && /^READONLY /.test(e.message)) {
+          return this.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target} is a replica now (${e.message.split('.')[0]}): asking Sentinel for the master`, { target }))
+        }
+        this.onReplyError(e)
+      },
       returnFatalError: e => this.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `bad reply from ${target}: ${e.message}`))
     })
     socket.on('data', d => this.parser.execute(d))
@@ -112,6 +221,7 @@ class DataConnection {
   close (reason) {
     if (this.closed) return
     this.closed = true
+    this.dropped = true
     this.closeReason = reason
     this.socket.destroy()
     this.onClose(reason || new PipeloadError('PIPELOAD_CONNECTION_LOST', `connection to ${this.target} closed`))
@@ -133,10 +243,13 @@ function dataEndpoint (control) {
   const remote = control.stream
   const host = remote?.remoteAddress || o.host
   const port = remote?.remotePort || o.port
+  // The certificate is checked against the name the user gave (SNI too), not the address
+  // it resolved to; with Sentinel the master's address is all there is.
+  const tls = o.tls ? tlsConnectOptions(o.tls === true ? {} : o.tls, o.sentinels ? undefined : o.host) : undefined
   return Object.freeze({
-    host, port, path: o.path, tls: o.tls, servername: o.tls?.servername || o.host,
+    host, port, path: o.path, tls, sentinel: Boolean(o.sentinels),
     username: o.username, password: o.password, db: o.db,
-    target: describeTarget({ ...o, host, port })
+    target: describeTarget({ ...o, host, port, remote: Boolean(remote?.remoteAddress) })
   })
 }
 
@@ -150,14 +263,51 @@ async function connectData (ep, timeout = 10000) {
   // The name lets CLIENT LIST find this connection; a user without CLIENT rights still loads.
   hello.push({ args: ['CLIENT', 'SETNAME', 'pipeload-data'], required: false })
   const conn = new DataConnection(socket, ep.target)
+  conn.readonlyMeansMoved = Boolean(ep.sentinel)
   const timer = setTimeout(() => conn.close(new PipeloadError('PIPELOAD_CONNECTION_FAILED',
     `Redis at ${ep.target} accepted the connection but did not answer within ${timeout} ms`, { target: ep.target })), timeout)
   try {
     await handshake(conn, hello, ep)
+  } catch (err) {
+    conn.onClose = () => {}
+    conn.close(err)
+    throw err
   } finally {
     clearTimeout(timer)
   }
   return conn
+}
+
+/**
+ * How the Pipe gets a new data connection after losing one: to the same endpoint, or, with
+ * Sentinel, to wherever the sentinels now say the master is (a failover moves it): a fresh
+ * control client (a duplicate of `control`) asks them, and is closed again at once.
+ */
+function dataReconnector (control, endpoint, timeout) {
+  if (!control.options.sentinels) return () => connectData(endpoint, timeout)
+  return async () => {
+    const fresh = control.duplicate({
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: null,
+      sentinelRetryStrategy: null,
+      disconnectTimeout: 0
+    })
+    let cause = null
+    fresh.on('error', err => { cause = cause || err })
+    try {
+      await fresh.connect()
+    } catch (err) {
+      fresh.disconnect()
+      throw connectError(cause || err, describeTarget(fresh.options), fresh.options)
+    }
+    try {
+      return await connectData(dataEndpoint(fresh), timeout)
+    } finally {
+      fresh.disconnect()
+    }
+  }
 }
 
 /** Open a data connection to where `control` is connected. */
@@ -168,7 +318,7 @@ function openData (control) {
 function connectSocket (ep, timeout) {
   return new Promise((resolve, reject) => {
     const opts = ep.path ? { path: ep.path } : { host: ep.host, port: ep.port }
-    const socket = ep.tls ? tls.connect({ ...opts, ...ep.tls, servername: ep.servername }) : net.connect(opts)
+    const socket = ep.tls ? tls.connect({ ...opts, ...ep.tls }) : net.connect(opts)
     const ready = ep.tls ? 'secureConnect' : 'connect'
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`timed out after ${timeout} ms`), { code: 'ETIMEDOUT' })), timeout)
     socket.once(ready, () => { clearTimeout(timer); socket.removeAllListeners('error'); resolve(socket) })
@@ -181,8 +331,9 @@ function handshake (conn, commands, o) {
     let i = 0
     const next = () => { if (++i === commands.length) resolve() }
     conn.onReply = next
-    // ioredis, too, carries on when a password is given to a server that needs none.
-    conn.onReplyError = err => commands[i].required && !/without any password configured/.test(err.message)
+    // ioredis, too, carries on when a password is given to a server that needs none. An
+    // optional command may be refused (NOPERM), but NOAUTH means we may do nothing at all.
+    conn.onReplyError = err => (commands[i].required || /^NOAUTH/.test(err.message)) && !/without any password configured/.test(err.message)
       ? reject(connectError(err, conn.target, o))
       : next()
     conn.onClose = err => reject(err)
@@ -190,4 +341,4 @@ function handshake (conn, commands, o) {
   })
 }
 
-module.exports = { openControl, openData, dataEndpoint, connectData, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions }
+module.exports = { openControl, openData, dataEndpoint, connectData, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions }

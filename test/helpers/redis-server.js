@@ -7,6 +7,7 @@
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const net = require('node:net')
+const tls = require('node:tls')
 const os = require('node:os')
 const path = require('node:path')
 const Redis = require('ioredis')
@@ -60,20 +61,31 @@ function isPortFree (port) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // One raw PING over a fresh socket: no client library, so a half-started server
-// or a wrong process on the port cannot fool the check.
-function ping (port, timeoutMs = 500) {
+// or a wrong process on the port cannot fool the check. `auth` (a password, or
+// [user, password]) is sent first for a server with requirepass; `tlsOpts` makes it a TLS
+// socket (the certificate is not checked here: the tests check that).
+function ping (port, timeoutMs = 500, { auth, tlsOpts } = {}) {
   return new Promise((resolve) => {
-    const sock = net.connect({ port, host: HOST })
+    const sock = tlsOpts
+      ? tls.connect({ port, host: HOST, rejectUnauthorized: false, ...tlsOpts })
+      : net.connect({ port, host: HOST })
+    const commands = []
+    if (auth) commands.push(['AUTH', ...[].concat(auth)])
+    commands.push(['PING'])
     let buf = ''
     const done = (ok) => { sock.destroy(); resolve(ok) }
     sock.setTimeout(timeoutMs, () => done(false))
     sock.on('error', () => done(false))
     sock.on('data', (d) => {
       buf += d.toString('latin1')
-      if (buf.includes('\r\n')) done(buf.startsWith('+PONG'))
+      if (buf.split('\r\n').length > commands.length) done(buf.split('\r\n')[commands.length - 1].startsWith('+PONG'))
     })
-    sock.on('connect', () => sock.write('*1\r\n$4\r\nPING\r\n'))
+    sock.on(tlsOpts ? 'secureConnect' : 'connect', () => sock.write(commands.map(encode).join('')))
   })
+}
+
+function encode (args) {
+  return `*${args.length}\r\n` + args.map(a => `$${Buffer.byteLength(String(a))}\r\n${a}\r\n`).join('')
 }
 
 function readLog (logFile) {
@@ -82,13 +94,18 @@ function readLog (logFile) {
 
 /**
  * Start a private redis-server.
- * @param {{ args?: string[], dir?: string }} [opts] extra server args; dir to use
- *   instead of a fresh tmpdir (not removed on stop when given).
+ * @param {{ args?: string[], dir?: string, password?: string, tls?: object, sentinel?: string }} [opts]
+ *   extra server args; dir to use instead of a fresh tmpdir (not removed on stop when
+ *   given); password: requirepass (readiness pings authenticate); tls: { cert, key, ca,
+ *   authClients } (paths; the port is then a TLS port and plain TCP is off); sentinel: the
+ *   body of a sentinel.conf (e.g. "sentinel monitor m 127.0.0.1 6380 1"): run redis-sentinel.
  */
-async function startRedis ({ args = [], dir } = {}) {
+async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel } = {}) {
   const ownDir = !dir
   const workDir = dir || fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-redis-'))
   const clients = new Set()
+  const tlsClient = tlsFiles && { ca: fs.readFileSync(tlsFiles.ca), ...(tlsFiles.authClients === 'yes' ? clientCert(tlsFiles) : {}) }
+  const pingOpts = { auth: password, tlsOpts: tlsFiles && (tlsFiles.authClients === 'yes' ? clientCert(tlsFiles) : {}) }
   let port = null
   let proc = null
   let stderr = ''
@@ -97,12 +114,24 @@ async function startRedis ({ args = [], dir } = {}) {
 
   function spawnServer (p) {
     const logFile = path.join(workDir, `redis-${p}.log`)
-    const argv = [
+    let argv = [
       '--port', String(p), '--bind', HOST,
       '--save', '', '--appendonly', 'no',
       '--dir', workDir, '--logfile', logFile,
       ...args
     ]
+    if (password) argv.push('--requirepass', password)
+    if (tlsFiles) {
+      argv.splice(0, 2, '--port', '0', '--tls-port', String(p))
+      argv.push('--tls-cert-file', tlsFiles.cert, '--tls-key-file', tlsFiles.key,
+        '--tls-ca-cert-file', tlsFiles.ca, '--tls-auth-clients', tlsFiles.authClients || 'no')
+    }
+    if (sentinel !== undefined) {
+      // Sentinel rewrites its config file, so it gets its own, written fresh on each boot.
+      const conf = path.join(workDir, `sentinel-${p}.conf`)
+      fs.writeFileSync(conf, `port ${p}\nbind ${HOST}\ndir ${workDir}\nlogfile ${logFile}\n${sentinel}\n`)
+      argv = [conf, '--sentinel', ...args]
+    }
     stderr = ''
     exited = null
     const child = spawn('redis-server', argv, { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -131,7 +160,7 @@ async function startRedis ({ args = [], dir } = {}) {
     const deadline = Date.now() + START_TIMEOUT_MS
     while (Date.now() < deadline) {
       if (exited) return false
-      if (await ping(p)) return true
+      if (await ping(p, 500, pingOpts)) return true
       await sleep(25)
     }
     const log = readLog(logFile)
@@ -193,7 +222,7 @@ async function startRedis ({ args = [], dir } = {}) {
   const server = {
     host: HOST,
     get port () { return port },
-    get url () { return `redis://${HOST}:${port}` },
+    get url () { return `${tlsFiles ? 'rediss' : 'redis'}://${HOST}:${port}` },
     get proc () { return proc },
     /** A new ioredis client (RESP2), closed by stop(). */
     client (opts = {}) {
@@ -203,6 +232,8 @@ async function startRedis ({ args = [], dir } = {}) {
         protocol: 2,
         lazyConnect: false,
         maxRetriesPerRequest: 3,
+        ...(password ? { password } : {}),
+        ...(tlsClient ? { tls: tlsClient } : {}),
         ...opts
       })
       c.on('error', () => { /* reconnects are expected around restart() */ })
@@ -228,6 +259,12 @@ async function startRedis ({ args = [], dir } = {}) {
     dir: workDir
   }
   return server
+}
+
+/** The client certificate and key of a tls: { clientCert, clientKey } option, read. */
+function clientCert (t) {
+  if (!t.clientCert) throw new Error('tls.authClients "yes" needs tls.clientCert and tls.clientKey for the readiness check')
+  return { cert: fs.readFileSync(t.clientCert), key: fs.readFileSync(t.clientKey) }
 }
 
 module.exports = { startRedis, freePort, isPortFree, ping }

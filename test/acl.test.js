@@ -1,0 +1,124 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */ // vitest globals (see vitest.config.js)
+
+// Least-privilege ACL users: a user allowed only the commands and key pattern of one
+// import can run it (no INFO, no CLIENT needed on either connection); keys outside the
+// pattern and commands outside the list are per-record NOPERM failures with file:line.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { startRedis } = require('./helpers/redis-server')
+const { runCli } = require('./helpers/run-cli')
+const { load } = require('..')
+
+const PW = 'loader-pw-acl-test'
+let srv
+let admin
+let tmp
+let csv
+let mixed
+
+beforeAll(async () => {
+  srv = await startRedis()
+  admin = srv.client()
+  // The import: HSET user:{id} * and EXPIRE. Nothing else: no +info, no +client, no +ping.
+  await admin.call('ACL', 'SETUSER', 'loader', 'on', `>${PW}`, '~user:*', '+hset', '+expire')
+  await admin.call('ACL', 'SETUSER', 'bencher', 'on', `>${PW}`, '~pipeload:bench:*', '+set', '+get', '+ping', '+scan', '+unlink')
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-acl-'))
+  csv = path.join(tmp, 'users.csv')
+  fs.writeFileSync(csv, 'id,name\n1,ada\n2,grace\n3,edsger\n')
+  mixed = path.join(tmp, 'mixed.csv')
+  fs.writeFileSync(mixed, 'kind,id,name\nuser,1,ada\nadmin,2,root\nuser,3,edsger\nadmin,4,toor\nuser,5,barbara\n')
+})
+
+afterAll(async () => {
+  await srv?.stop()
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+const asLoader = { REDISCLI_AUTH: PW }
+
+describe('acl: a user restricted to one import', () => {
+  it('runs the import (HSET + EXPIRE on user:*): exit 0, every key written', async () => {
+    await admin.call('ACL', 'LOG', 'RESET')
+    const res = await runCli(['import', csv, '--key', 'user:{id}', '--ttl', '600', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
+    expect(res.code, res.stderr).toBe(0)
+    expect(res.stderr).toMatch(/loaded 3 of 3 records/)
+    expect(res.stderr).not.toMatch(/WARN|ready check/i)
+    expect(await admin.hgetall('user:2')).toEqual({ id: '2', name: 'grace' })
+    expect(await admin.ttl('user:3')).toBeGreaterThan(500)
+    // What was refused are probes whose refusal is tolerated: CLIENT SETNAME (connection
+    // names) and INFO cluster (cluster detection); no ready check INFO, no CLIENT SETINFO.
+    const denied = (await admin.call('ACL', 'LOG')).map(e => e[e.indexOf('object') + 1])
+    expect(denied).toContain('client|setname')
+    expect(denied.every(c => c === 'client|setname' || c === 'info')).toBe(true)
+  })
+
+  it('keys outside ~user:*: NOPERM per record with file:line; --on-error skip loads the rest', async () => {
+    const res = await runCli(['import', mixed, '-c', 'HSET {kind}:{id} name {name}', '--on-error', 'skip', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
+    expect(res.code, res.stderr).toBe(1)
+    expect(res.stderr).toContain(`${mixed}:3: NOPERM`)
+    expect(res.stderr).toContain(`${mixed}:5: NOPERM`)
+    expect(res.stderr).toMatch(/loaded 3 of 5 records/)
+    expect(await admin.hget('user:5', 'name')).toBe('barbara')
+    expect(await admin.exists('admin:2', 'admin:4')).toBe(0)
+  })
+
+  it('keys outside the pattern with the default error policy (abort): stops at the first, exit 1', async () => {
+    const res = await runCli(['import', mixed, '-c', 'HSET {kind}:{id} name {name}', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
+    expect(res.code, res.stderr).toBe(1)
+    expect(res.stderr).toMatch(new RegExp(`^pipeload: ${mixed.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:3: NOPERM .*\\(stopped: on-error abort\\)`))
+  })
+
+  it('a command the user may not run: NOPERM per record', async () => {
+    const res = await runCli(['import', csv, '-c', 'SADD user:set {id}', '--on-error', 'skip', '--json', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
+    expect(res.code, res.stderr).toBe(1)
+    const summary = JSON.parse(res.stdout)
+    expect(summary.errors).toBe(3)
+    expect(summary.failures.map(f => [f.line, f.code])).toEqual([[2, 'NOPERM'], [3, 'NOPERM'], [4, 'NOPERM']])
+    expect(summary.failures[0].message).toMatch(/NOPERM .*'sadd'/)
+  })
+
+  it('--db without +select is refused at connect time: exit 4, one line', async () => {
+    const res = await runCli(['import', csv, '--key', 'user:{id}', '-n', '1', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr.trim().split('\n')).toHaveLength(1)
+    expect(res.stderr).toMatch(/NOPERM.*select/i)
+  })
+
+  it('a wrong password for the user: exit 4', async () => {
+    const res = await runCli(['import', csv, '--key', 'user:{id}', '-p', String(srv.port), '--user', 'loader'], { env: { REDISCLI_AUTH: 'nope' } })
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr).toMatch(/^pipeload: authentication to Redis at 127\.0\.0\.1:\d+ failed: WRONGPASS/)
+  })
+
+  it('library: username/password, NOPERM failures carry line and code', async () => {
+    const failures = []
+    const summary = await load({
+      port: srv.port,
+      username: 'loader',
+      password: PW,
+      input: mixed,
+      command: 'HSET {kind}:{id} name {name}',
+      onError: 'skip',
+      onFailure: f => failures.push(f)
+    })
+    expect(summary.loaded).toBe(3)
+    expect(failures.map(f => [f.file, f.line, f.code, f.source])).toEqual([[mixed, 3, 'NOPERM', 'reply'], [mixed, 5, 'NOPERM', 'reply']])
+  })
+})
+
+describe('acl: bench without CLIENT rights', () => {
+  it('runs and reports server memory as n/a', async () => {
+    const res = await runCli(['bench', '--workload', 'set', '--count', '200', '--batch-sizes', '10,100', '-p', String(srv.port), '--user', 'bencher'], { env: asLoader })
+    expect(res.code, res.stderr).toBe(0)
+    expect(res.stdout).toMatch(/n\/a/)
+    const json = await runCli(['bench', '--workload', 'set', '--count', '200', '--batch-sizes', '10', '--json', '-p', String(srv.port), '--user', 'bencher'], { env: asLoader })
+    expect(json.code, json.stderr).toBe(0)
+    const out = JSON.parse(json.stdout)
+    expect(out.rows.every(r => r.correct)).toBe(true)
+    expect(out.rows.every(r => r.serverReplyBytes == null)).toBe(true)
+    expect(await admin.keys('pipeload:bench:*')).toEqual([])
+  })
+})
