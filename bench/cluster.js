@@ -69,7 +69,7 @@ async function verify (target, files, workload, rows) {
   const total = sizes.reduce((a, b) => a + b, 0)
   if (total !== rows) return `${total} keys on the masters (${sizes.join(' + ')}), expected ${rows}`
   const samples = JSON.parse(fs.readFileSync(files[workload.samples], 'utf8'))
-  const reader = ports.length > 1 || target.name.startsWith('cluster')
+  const reader = ports.length > 1
     ? new Redis.Cluster([{ host: '127.0.0.1', port: ports[0] }], { redisOptions: { protocol: 2 } })
     : new Redis({ port: ports[0], protocol: 2 })
   try {

@@ -400,11 +400,12 @@ class Topology {
     if (this.control.isCluster) return this.control.cluster('SLOTS')
     let last = null
     if (this.control.status === 'ready') {
-      try { return this.remember(await this.control.cluster('SLOTS')) } catch (err) { last = err }
+      const host = this.control.stream?.remoteAddress || this.control.options.host
+      try { return this.remember(await this.control.cluster('SLOTS'), host) } catch (err) { last = err }
     }
     for (const addr of this.known) {
       try {
-        return this.remember(await this.client(addr).cluster('SLOTS'))
+        return this.remember(await this.client(addr).cluster('SLOTS'), addr.slice(0, addr.lastIndexOf(':')))
       } catch (err) {
         last = err
       }
@@ -412,9 +413,11 @@ class Topology {
     throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', `no cluster node answered CLUSTER SLOTS: ${last ? last.message : 'no node known'}`)
   }
 
-  remember (ranges) {
+  /** Keep the node addresses of a map; a node that does not know its own IP yet says "" (the one we asked). */
+  remember (ranges, askedHost) {
     const masters = new Set()
     const replicas = new Set()
+    for (const [, , ...nodes] of ranges) for (const n of nodes) if (!n[0]) n[0] = askedHost
     for (const [, , master, ...reps] of ranges) {
       masters.add(`${master[0]}:${master[1]}`)
       for (const r of reps) replicas.add(`${r[0]}:${r[1]}`)
@@ -499,4 +502,55 @@ async function openClusterSink (o, input, run, control, owned) {
   return { sink, close }
 }
 
-module.exports = { ClusterSink, Topology, Parent, isCluster, openClusterSink }
+/**
+ * A ClusterSink on its own (timing mode): { sink, close }. `control` is a client of any
+ * node (or an ioredis Cluster); it is not closed.
+ */
+async function openClusterPipe (control, { window, timeout = 0, retryTimeout = 0, connectTimeout, file = 'bench', onFailure = () => {} }) {
+  const topology = new Topology(control, connectTimeout)
+  const sink = new ClusterSink({ topology, endpoint: endpointTemplate(control), connectTimeout, window, timeout, retryTimeout, file, onFailure })
+  const close = () => { sink.close(); topology.close() }
+  try {
+    await sink.start()
+  } catch (err) {
+    close()
+    throw err
+  }
+  return { sink, close }
+}
+
+/** An ioredis Cluster with the credentials of `control` (for reads and cleanup); the caller disconnects it. */
+async function openClusterClient (control) {
+  if (control.isCluster) return control
+  const o = control.options
+  const host = control.stream?.remoteAddress || o.host
+  const port = control.stream?.remotePort || o.port
+  const client = new Redis.Cluster([{ host, port }], {
+    redisOptions: { username: o.username, password: o.password, tls: o.tls, protocol: 2, connectTimeout: o.connectTimeout, connectionName: 'pipeload' },
+    enableOfflineQueue: true,
+    lazyConnect: true
+  })
+  client.on('error', () => {})
+  await client.connect()
+  return client
+}
+
+/** SCAN MATCH prefix* on every master and UNLINK what is found (one slot per UNLINK). */
+async function deletePrefixCluster (client, prefix, count = 1000) {
+  let removed = 0
+  for (const node of client.nodes('master')) {
+    let cursor = '0'
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', prefix + '*', 'COUNT', count)
+      cursor = next
+      if (keys.length) {
+        const p = node.pipeline()
+        for (const k of keys) p.unlink(k)
+        for (const [err, n] of await p.exec()) if (!err) removed += n
+      }
+    } while (cursor !== '0')
+  }
+  return removed
+}
+
+module.exports = { ClusterSink, Topology, Parent, isCluster, openClusterSink, openClusterPipe, openClusterClient, deletePrefixCluster }

@@ -4,7 +4,8 @@
 // Redis Cluster: loads into a local cluster of redis-server processes, with slots moved
 // and a master failed over during the load. Afterwards every key must be on the master
 // that owns its slot (checked with cluster-key-slot, ioredis' own implementation, not
-// pipeload's) with its value, and the counts must be right.
+// pipeload's; it is installed as a dependency of ioredis) with its value, and the counts
+// must be right.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -14,7 +15,7 @@ const Redis = require('ioredis')
 const keySlot = require('cluster-key-slot')
 const { startCluster, redisCli, waitFor, sleep } = require('./helpers/cluster')
 const { startRedis } = require('./helpers/redis-server')
-const { load } = require('..')
+const { load, bench } = require('..')
 const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/cluster-slots')
 const { encodeCommand } = require('../lib/resp')
 
@@ -207,6 +208,23 @@ describe('load into a 3-master cluster', () => {
     await cluster.flushall()
   })
 
+  it('timing mode against a cluster: set, hset and incr rows correct, keys spread over the masters, none left', async () => {
+    for (const workload of ['set', 'hset', 'incr']) {
+      const r = await bench({ url: cluster.url, workload, count: 20_000, batchSizes: [100, 1000] })
+      expect(r.target).toMatch(/\(cluster\)$/)
+      expect(r.rows.map(row => [row.batchSize, row.ops, row.correct])).toEqual([[1, 20_000, true], [100, 20_000, true], [1000, 20_000, true]])
+    }
+    for (const port of await cluster.masterPorts()) {
+      const c = new Redis({ port, protocol: 2 })
+      try { expect(await c.dbsize()).toBe(0) } finally { c.disconnect() }
+    }
+    const f = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+    fs.writeFileSync(path.join(f, 'kv.csv'), 'id,v\n' + Array.from({ length: 5000 }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
+    const r = await bench({ url: cluster.url, workload: 'file', input: path.join(f, 'kv.csv'), command: ['SET k:{id} {v}'], batchSizes: [500] })
+    expect(r.rows.map(row => [row.ops, row.correct])).toEqual([[5000, true], [5000, true]])
+    fs.rmSync(f, { recursive: true, force: true })
+  })
+
   it('cluster: true against a server without cluster support is an option error', async () => {
     const srv = await startRedis()
     try {
@@ -268,9 +286,9 @@ describe('failover during the load (3 masters, 3 replicas)', () => {
       node.alive = false
       await node.kill('SIGKILL')
     }
-    const reconnects = []
-    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, kill), commands: ['SET k:{id} {v}'], onReconnect: e => reconnects.push(e) })
+    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, kill), commands: ['SET k:{id} {v}'] })
     expectCounts(summary, ROWS)
+    expect(summary.cluster.rerouted).toBeGreaterThan(0) // what was meant for the dead master went to its replica
     await cluster.settled()
     expect(await cluster.masterPorts()).not.toContain(master)
     await expectOnOwners(cluster, expectedSets(ROWS))

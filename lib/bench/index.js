@@ -12,6 +12,7 @@ const { startDelayProxy } = require('./delay-proxy')
 const { MemorySampler, parseClientList } = require('./sampler')
 const { WORKLOADS } = require('./workloads')
 const { prefixedTemplates } = require('./file')
+const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = require('../cluster')
 
 // Timing mode: the same work at each batch size, plus a baseline that sends one command
 // and awaits its reply before the next ("in a row"). Every row runs over the same kind of
@@ -39,9 +40,15 @@ async function bench (options) {
   const prefix = `pipeload:bench:${crypto.randomBytes(6).toString('hex')}:`
   const owned = !o.redis
   const control = o.redis || await openControl(o)
-  const ctx = { o, control, via: control, proxy: null, prefix, rowNo: 0, fileKeys: null, fileRecords: null }
+  const ctx = { o, control, via: control, proxy: null, prefix, rowNo: 0, fileKeys: null, fileRecords: null, cluster: null }
   let failed = null
   try {
+    // A cluster: rows send through the cluster sink (commands routed by slot); checks and
+    // cleanup read through an ioredis Cluster; the server-side memory columns are n/a.
+    if (await isCluster(control)) {
+      if (o.rttMs > 0) throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'rtt: the delay proxy cannot stand in front of a cluster (its nodes redirect to each other)', { option: 'rtt' })
+      ctx.cluster = await openClusterClient(control)
+    }
     if (o.rttMs > 0) await routeThroughProxy(ctx)
     const pingMs = await measurePing(ctx.via)
     const plan = [{ mode: 'in-a-row', batchSize: 1, window: 1 }]
@@ -61,6 +68,7 @@ async function bench (options) {
     throw err
   } finally {
     await cleanUp(ctx, failed)
+    if (ctx.cluster && ctx.cluster !== control) ctx.cluster.disconnect()
     if (ctx.via !== control) ctx.via.disconnect()
     if (ctx.proxy) await ctx.proxy.close()
     if (owned) control.disconnect()
@@ -109,6 +117,7 @@ function aborted () {
 async function syntheticRow (ctx, step, rowPrefix) {
   const { o, control } = ctx
   const wl = WORKLOADS[o.workload].create(rowPrefix)
+  if (ctx.cluster) return clusterSyntheticRow(ctx, step, rowPrefix, wl)
   const conn = await openData(ctx.via)
   let sent = 0
   let capped = false
@@ -160,6 +169,52 @@ async function syntheticRow (ctx, step, rowPrefix) {
   }
 }
 
+/** One row of a synthetic workload against a cluster: the import's cluster sink. */
+async function clusterSyntheticRow (ctx, step, rowPrefix, wl) {
+  const { o } = ctx
+  const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, file: o.workload })
+  let sent = 0
+  let capped = false
+  let durationMs
+  try {
+    const t0 = performance.now()
+    const deadline = o.maxRowTimeMs > 0 ? t0 + o.maxRowTimeMs : Infinity
+    try {
+      while (sent < o.count) {
+        if (o.signal?.aborted) throw aborted()
+        if (performance.now() >= deadline) { capped = true; break }
+        const n = Math.min(step.batchSize, o.count - sent)
+        await sink.send(wl.batch(sent, n))
+        sent += n
+      }
+      await sink.finish()
+      durationMs = performance.now() - t0
+    } catch (err) {
+      await sink.finish().catch(() => {})
+      throw err
+    }
+  } finally {
+    close()
+  }
+  const checked = await wl.verify(ctx.cluster, sent, sink.stats)
+  const removed = await deletePrefixCluster(ctx.cluster, rowPrefix, SCAN_COUNT)
+  return {
+    mode: step.mode,
+    batchSize: step.batchSize,
+    window: step.window,
+    ops: sent,
+    batches: sink.stats.batches,
+    durationMs: round(durationMs),
+    opsPerSec: rate(sent, durationMs),
+    latencyMs: sink.rtt.summary(),
+    serverReplyPeakBytes: null,
+    serverTotalPeakBytes: null,
+    clientRssPeakBytes: process.resourceUsage().maxRSS * 1024,
+    correct: checked && removed === wl.expectedKeys(sent),
+    capped
+  }
+}
+
 /** The data connection's CLIENT ID (for CLIENT LIST ID), or null when not permitted. */
 function clientId (conn) {
   return new Promise(resolve => {
@@ -175,7 +230,7 @@ async function fileRow (ctx, step, rowPrefix) {
   const { o, control } = ctx
   // load() opens its own data connection; ids only grow, so ours is a pipeload-data
   // connection newer than every client there now.
-  const before = await maxClientId(control)
+  const before = ctx.cluster ? null : await maxClientId(control)
   const sampler = new MemorySampler({
     control, enabled: before !== null, match: c => c.name === 'pipeload-data' && Number(c.id) > before, intervalMs: o.sampleIntervalMs
   }).start()
@@ -211,7 +266,7 @@ async function fileRow (ctx, step, rowPrefix) {
     o.signal?.removeEventListener('abort', onAbort)
     mem = await sampler.stop()
   }
-  const keys = await deletePrefix(control, rowPrefix)
+  const keys = ctx.cluster ? await deletePrefixCluster(ctx.cluster, rowPrefix, SCAN_COUNT) : await deletePrefix(control, rowPrefix)
   const complete = !capped && summary.errors === 0 && summary.loaded === summary.records
   // Every record acknowledged without an error, and as many keys as the first complete row
   // (normally in a row): pipelining must not change what ends up on the server.
@@ -256,7 +311,8 @@ async function deletePrefix (control, prefix) {
 
 async function cleanUp (ctx, failed) {
   try {
-    await deletePrefix(ctx.control, ctx.prefix)
+    if (ctx.cluster) await deletePrefixCluster(ctx.cluster, ctx.prefix, SCAN_COUNT)
+    else await deletePrefix(ctx.control, ctx.prefix)
   } catch (err) {
     const e = new PipeloadError('PIPELOAD_CONNECTION_LOST',
       `could not delete the benchmark's keys (${err.message}); remove them with: ` +
@@ -299,7 +355,7 @@ function result (ctx, rows, pingMs) {
     jitterMs: o.jitterMs > 0 ? o.jitterMs : null,
     rttSimulated: o.rttMs > 0,
     pingMs,
-    target: describeTarget({ host: c.host, port: c.port, db: c.db, path: c.path }),
+    target: describeTarget({ host: c.host, port: c.port, db: c.db, path: c.path }) + (ctx.cluster ? ' (cluster)' : ''),
     window: o.window,
     repeat: o.repeat,
     maxRowTimeMs: o.maxRowTimeMs || null,

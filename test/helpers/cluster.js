@@ -104,7 +104,17 @@ async function startCluster ({ masters = 3, replicas = 0 } = {}) {
   const liveNodes = () => nodes.filter(n => n.alive !== false)
   try {
     const addrs = nodes.map(n => `${n.host}:${n.port}`)
-    await redisCli(['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'])
+    if (masters >= 3) {
+      await redisCli(['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'])
+    } else {
+      // redis-cli --cluster create wants 3 masters or more: assign the slots by hand.
+      if (replicas) throw new Error('replicas need 3 masters or more')
+      const per = Math.ceil(16384 / masters)
+      for (let i = 0; i < masters; i++) {
+        await redisCli(['-p', String(nodes[i].port), 'CLUSTER', 'ADDSLOTSRANGE', String(i * per), String(Math.min(16383, (i + 1) * per - 1))])
+        if (i > 0) await redisCli(['-p', String(nodes[i].port), 'CLUSTER', 'MEET', nodes[0].host, String(nodes[0].port)])
+      }
+    }
     await cluster.settled()
     if (replicas) {
       await waitFor('replicas to sync', async () => {
