@@ -165,6 +165,9 @@ function compileStar (shape) {
 function compileCommand (parsed, shape) {
   const words = parsed.words.map(w => w.star ? { star: compileStar(shape) } : compileWord(w, shape, parsed.source))
   const starAt = words.findIndex(w => w.star)
+  if (words.findIndex((w, i) => w.star && i > starAt) !== -1) {
+    throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `template "${parsed.source}" uses * more than once (it already writes every field)`, { template: parsed.source })
+  }
   const fixed = words.filter(w => !w.star).length
   const head = Buffer.concat([Buffer.from(`*${fixed}\r\n`), bulkBytes(words[0].constant)])
   const name = bulkBytes(words[0].constant)

@@ -52,6 +52,12 @@ describe('mapping records to commands', () => {
     expect(written(m, ['1', 'x']).count).toBe(1)
   })
 
+  it('refuses * twice in one template (found by test/fuzz.test.js: the second had no writer)', () => {
+    for (const shape of [csv(['id']), { file: 'x.json' }]) {
+      expect(() => createMapper({ templates: ['HSET k:{id} * *'], shape })).toThrow(expect.objectContaining({ code: 'PIPELOAD_TEMPLATE_INVALID', message: 'template "HSET k:{id} * *" uses * more than once (it already writes every field)' }))
+    }
+  })
+
   it('maps headerless CSV by column number', () => {
     const m = createMapper({ templates: ['SET row:{0} {1}'], shape: csv(null) })
     expect(m.args(['a', 'b'])).toEqual([['SET', 'row:a', 'b']])

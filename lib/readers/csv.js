@@ -115,25 +115,25 @@ class CsvCore {
     const at = this.errorPosition(start)
     const nl = this.indexOf(this.lineByte, at)
     this.skipping = { start, error }
-    if (nl === -1) {
-      this.checkSkipSize()
-      return null
-    }
+    this.checkSkipSize(nl === -1 ? this.received : nl)
+    if (nl === -1) return null
     return this.endSkip(nl, nl + 1)
   }
 
   /** More bytes while skipping: the rest of the chunk after the bad record's line break, or null. */
   continueSkip (length) {
-    const nl = this.indexOf(this.lineByte, this.received - length)
-    if (nl === -1) {
-      this.checkSkipSize()
-      return null
-    }
+    // Only the new chunk: earlier ones were searched (a long line in small chunks stays linear).
+    const c = this.chunks[this.chunks.length - 1]
+    const i = c.buf.indexOf(this.lineByte, c.buf.length - length)
+    const nl = i === -1 ? -1 : c.start + i
+    this.checkSkipSize(nl === -1 ? this.received : nl)
+    if (nl === -1) return null
     return this.endSkip(nl, nl + 1)
   }
 
-  checkSkipSize () {
-    if (this.received - this.skipping.start > this.max) {
+  /** A bad record is kept in memory until its end: over maxRecordSize, that is fatal too. */
+  checkSkipSize (end) {
+    if (end - this.skipping.start > this.max) {
       const e = this.skipping.error
       throw new PipeloadError('PIPELOAD_RECORD_TOO_LARGE',
         `${where(this.file, e.line)}: malformed record longer than maxRecordSize (${this.max} bytes): ${e.message.slice(e.message.indexOf(': ') + 2)}`,
