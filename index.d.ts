@@ -1,21 +1,46 @@
 import type { Readable } from 'node:stream'
-import type { Redis, Cluster, RedisOptions } from 'ioredis'
+import type { Redis, Cluster } from 'ioredis'
 
 /** One Redis command as its arguments, e.g. `['SET', 'k:1', 'v']`. */
 export type CommandArgs = Array<string | number | boolean | Buffer>
 
 export type Format = 'csv' | 'tsv' | 'json' | 'ndjson'
 
+/** TLS settings (the usual subset of Node's `tls.connect` options). */
+export interface TlsOptions {
+  ca?: string | Buffer | Array<string | Buffer>
+  cert?: string | Buffer | Array<string | Buffer>
+  key?: string | Buffer | Array<string | Buffer>
+  /** The name the server certificate must carry, also sent as SNI. Default: the host. */
+  servername?: string
+  /** false: do not verify the server certificate. Default true. */
+  rejectUnauthorized?: boolean
+  [option: string]: unknown
+}
+
 export interface ConnectionOptions {
-  /** `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS. */
+  /**
+   * `redis://[user:password@]host:port[/db]`, `rediss://…` for TLS, or
+   * `redis-sentinel://[[user]:password@]host:port[,host:port…]/master-name[/db]`.
+   */
   url?: string
   host?: string
   port?: number
   username?: string
   password?: string
   db?: number
-  /** TLS options passed to `tls.connect` (as ioredis takes them). */
-  tls?: RedisOptions['tls']
+  /**
+   * TLS for both connections: `true`, or options for `tls.connect` (as ioredis takes them):
+   * `ca`, `cert`, `key` are PEM contents; `rejectUnauthorized: false` skips verification.
+   */
+  tls?: true | TlsOptions
+  /** Redis Sentinel: the sentinels to ask where the master `masterName` is. */
+  sentinels?: Array<{ host: string, port?: number } | string>
+  /** The master's name in the sentinels' configuration (with `sentinels`). */
+  masterName?: string
+  /** Credentials of the sentinels themselves, when they want any. */
+  sentinelUsername?: string
+  sentinelPassword?: string
   /** An ioredis client (or `Cluster`) to take the connection settings from; pipeload does not close it. */
   redis?: Redis | Cluster
   /** Milliseconds to wait for the server to accept the connection. Default 10000. */

@@ -49,7 +49,9 @@ function ioredisOptions (o) {
     if (!url && !o.host) base.host = '127.0.0.1'
     if (t) explicit.tls = tlsConnectOptions(t, o.host ?? urlHost(url))
   }
-  return url && !fromSentinelUrl ? [url, { ...base, ...explicit }] : [{ ...base, ...explicit }]
+  // ioredis fills options from its arguments in order, each only where still unset: the
+  // explicit options go first so that they win over the URL's (-a over a URL's password).
+  return url && !fromSentinelUrl ? [{ ...base, ...explicit }, url] : [{ ...base, ...explicit }]
 }
 
 const SENTINEL_URL = /^redis-sentinel:\/\//i
@@ -171,7 +173,7 @@ function connectError (err, target, opts) {
     return new PipeloadError('PIPELOAD_TLS_FAILED', `cannot connect to Redis at ${target}: ${scrub(tlsReason, [opts.password, opts.sentinelPassword])}`, { target })
   }
   const reason = scrub(err.message || err.code, [opts.password, opts.sentinelPassword])
-  if (/WRONGPASS|NOAUTH|NOPERM|invalid password|AUTH/i.test(reason)) {
+  if (/WRONGPASS|NOAUTH|NOPERM|invalid password|AUTH/i.test(err.message || err.code)) {
     return new PipeloadError('PIPELOAD_AUTH_FAILED', `authentication to Redis at ${target} failed: ${reason}`, { target })
   }
   // A TLS-only port drops a plain connection without a word.

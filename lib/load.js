@@ -9,7 +9,7 @@ const { createMapper } = require('./mapper')
 const { Pipe } = require('./pipe')
 const { DryRunSink } = require('./dry-run')
 const { encodeRecords } = require('./encoder')
-const { openControl, dataEndpoint, connectData } = require('./connection')
+const { openControl, dataEndpoint, connectData, dataReconnector } = require('./connection')
 const { isCluster, openClusterSink } = require('./cluster')
 const { Checkpointer, readCheckpoint, checkResumable, inputIdentity, skipRecords } = require('./checkpoint')
 const { RejectsFile } = require('./rejects')
@@ -86,7 +86,7 @@ async function openSink (o, input, run) {
   }
   const sink = new Pipe({
     conn,
-    reconnect: () => connectData(endpoint, o.connectTimeout),
+    reconnect: dataReconnector(control, endpoint, o.connectTimeout), // with Sentinel: asks where the master is now
     window: o.window,
     timeout: o.timeout,
     retryTimeout: o.retryTimeout,
@@ -99,7 +99,7 @@ async function openSink (o, input, run) {
   return {
     sink,
     close: async () => {
-      conn.end()
+      sink.conn.end() // the Pipe's current connection: after a reconnect, not the first one
       if (owned) control.disconnect()
     }
   }

@@ -19,6 +19,8 @@ async function main (): Promise<void> {
   }
   await pipeload.load(opts)
   await load({ input: Readable.from(['{"id":1}\n']), format: 'ndjson', command: ['HSET u:{id} *', 'SADD ids {id}'] })
+  await load({ input: 'users.csv', key: 'user:{id}', tls: { ca: Buffer.from(''), servername: 'redis.example.com' } })
+  await load({ input: 'users.csv', key: 'user:{id}', tls: true, sentinels: [{ host: '10.0.0.1', port: 26379 }, '10.0.0.2:26379'], masterName: 'mymaster' })
   try {
     await load({ input: '-', format: 'csv', header: false, command: 'SET r:{0} {1}', dryRun: 'resp' })
   } catch (err) {
