@@ -11,6 +11,7 @@ const path = require('node:path')
 const { startRedis } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { load } = require('..')
+const { connectData } = require('../lib/connection')
 
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -142,4 +143,19 @@ describe('sentinel', () => {
     const values = (await p.exec()).map(([, v]) => v)
     expect(values.filter((v, i) => v !== `v${i}`)).toEqual([])
   }, 60_000)
+
+  it('READONLY from a demoted master on a Sentinel data connection drops the connection (to ask again)', async () => {
+    // Redis 7.0 closes client connections when a master is demoted, so the test above
+    // reconnects on the close; a server that keeps them answers READONLY instead.
+    const ep = { host: '127.0.0.1', port: master.port, target: `127.0.0.1:${master.port}`, sentinel: true } // a replica since the failover
+    const conn = await connectData(ep, 5000)
+    const replies = []
+    const closed = new Promise(resolve => { conn.onClose = resolve })
+    conn.onReply = r => replies.push(r)
+    conn.onReplyError = e => replies.push(e)
+    conn.write('*3\r\n$3\r\nSET\r\n$2\r\nro\r\n$1\r\n1\r\n*1\r\n$4\r\nPING\r\n')
+    const reason = await closed
+    expect(reason).toMatchObject({ code: 'PIPELOAD_CONNECTION_LOST', message: expect.stringMatching(/is a replica now \(READONLY .*\): asking Sentinel for the master/) })
+    expect(replies).toEqual([]) // neither the error nor the PONG after it reached the Pipe
+  })
 })

@@ -107,6 +107,16 @@ describe('tls: server certificate', () => {
     const out = JSON.parse(res.stdout)
     expect(out.rows).toHaveLength(3)
   })
+
+  it('bench --rtt over TLS: through the delay proxy the certificate is still checked against the server', async () => {
+    const args = ['bench', '--workload', 'set', '--count', '50', '--batch-sizes', '10', '--rtt', '1ms', '--csv', '-p', String(srv.port), '--tls-ca', certs.ca]
+    const ok = await runCli(args)
+    expect(ok.code, ok.stderr).toBe(0)
+    expect(ok.stderr).not.toMatch(/Warning/) // no SNI to an IP address
+    const bad = await runCli([...args, '--tls-servername', 'db.example.org'])
+    expect(bad.code).toBe(4)
+    expect(bad.stderr).toMatch(/not for this name/)
+  })
 })
 
 describe('tls: client certificates (tls-auth-clients yes)', () => {

@@ -1,6 +1,7 @@
 'use strict'
 
 const crypto = require('node:crypto')
+const tls = require('node:tls')
 const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('../errors')
 const { openControl, openData, describeTarget } = require('../connection')
@@ -88,7 +89,9 @@ async function routeThroughProxy (ctx) {
     username: c.username,
     password: c.password,
     db: c.db,
-    tls: c.tls ? { ...c.tls, servername: c.tls.servername || c.host } : undefined,
+    // The proxy is on loopback: the certificate is still checked against the real server's
+    // name (SNI only for a host name: an IP address there is against RFC 6066).
+    tls: c.tls ? { ...(c.tls === true ? {} : c.tls), checkServerIdentity: (_, cert) => tls.checkServerIdentity(c.tls.servername || c.host, cert) } : undefined,
     connectTimeout: o.connectTimeout
   })
 }
