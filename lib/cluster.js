@@ -5,6 +5,7 @@ const Redis = require('ioredis')
 const { PipeloadError } = require('./errors')
 const { Reservoir } = require('./stats')
 const { connectData, dataEndpoint } = require('./connection')
+const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('./cluster-slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
 
@@ -468,7 +469,8 @@ async function isCluster (control) {
 function endpointTemplate (control) {
   if (!control.isCluster) return dataEndpoint(control)
   const o = control.options.redisOptions || {}
-  return Object.freeze({ tls: o.tls, servername: o.tls?.servername, username: o.username, password: o.password, db: 0 })
+  const tls = o.tls ? tlsConnectOptions(o.tls === true ? {} : o.tls) : undefined
+  return Object.freeze({ tls, username: o.username, password: o.password, db: 0 })
 }
 
 /** The sink for load() against a cluster: { sink, close }. */
