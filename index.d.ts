@@ -72,10 +72,19 @@ export interface Failure {
   file: string
   /** Line where the record starts (record number for iterables). */
   line: number
-  /** `PIPELOAD_FIELD_MISSING`, or the error reply's prefix such as `WRONGTYPE`. */
+  /** Byte offset where the record starts in the (decompressed) input; absent for iterables. */
+  offset?: number
+  /** `PIPELOAD_FIELD_MISSING`, `PIPELOAD_INPUT_INVALID`, … or the error reply's prefix such as `WRONGTYPE`. */
   code: string
   message: string
   source: 'input' | 'reply'
+}
+
+/** Where the first record not sent starts, when a run stopped early. */
+export interface Position {
+  file: string
+  line: number | null
+  offset: number | null
 }
 
 export interface LoadOptions extends ConnectionOptions {
@@ -130,6 +139,15 @@ export interface LoadOptions extends ConnectionOptions {
   progressInterval?: number
   /** Stops reading; in-flight replies are awaited; load() rejects with PIPELOAD_ABORTED. */
   signal?: AbortSignal
+  /**
+   * 'abort' (default): the first failed record (bad row, missing field, error reply) stops the
+   * run and load() rejects (PIPELOAD_RECORD_FAILED, or the input error). 'skip': report it and go on.
+   */
+  onError?: 'abort' | 'skip'
+  /** With onError 'skip': stop (PIPELOAD_TOO_MANY_ERRORS) once more than this many records failed. */
+  maxErrors?: number
+  /** A file to write every failed record to, one JSON line `{ file, line, offset, code, reason, source, raw }` each. */
+  rejects?: string
 }
 
 export interface Summary {
@@ -161,6 +179,13 @@ export interface Summary {
   bytesRead: number
   /** Peak resident memory of this process so far (the whole process, in library use). */
   peakRssBytes: number
+  onError: 'abort' | 'skip'
+  /** Records whose commands were all sent and answered, failed replies included. */
+  recordsAcknowledged: number
+  /** The first record not sent when the run stopped early; null when everything read was sent. */
+  stoppedAt: Position | null
+  /** With `rejects`: the file and how many records were written to it. */
+  rejects: { file: string, records: number } | null
 }
 
 export type ErrorCode =
@@ -171,6 +196,9 @@ export type ErrorCode =
   | 'PIPELOAD_INPUT_INVALID'
   | 'PIPELOAD_RECORD_TOO_LARGE'
   | 'PIPELOAD_FIELD_MISSING'
+  | 'PIPELOAD_RECORD_INVALID'
+  | 'PIPELOAD_RECORD_FAILED'
+  | 'PIPELOAD_TOO_MANY_ERRORS'
   | 'PIPELOAD_CROSSSLOT'
   | 'PIPELOAD_CONNECTION_FAILED'
   | 'PIPELOAD_CONNECTION_LOST'

@@ -21,12 +21,18 @@ async function main (): Promise<void> {
   await load({ input: Readable.from(['{"id":1}\n']), format: 'ndjson', command: ['HSET u:{id} *', 'SADD ids {id}'] })
   await load({ input: 'users.csv', key: 'user:{id}', tls: { ca: Buffer.from(''), servername: 'redis.example.com' } })
   await load({ input: 'users.csv', key: 'user:{id}', tls: true, sentinels: [{ host: '10.0.0.1', port: 26379 }, '10.0.0.2:26379'], masterName: 'mymaster' })
+  const skipped = await load({ input: 'users.csv', key: 'user:{id}', onError: 'skip', maxErrors: 100, rejects: 'rejects.ndjson' })
+  const rejected: number = skipped.rejects?.records ?? 0
+  const at: number | null = skipped.failures[0]?.offset ?? null
+  void rejected; void at
   try {
-    await load({ input: '-', format: 'csv', header: false, command: 'SET r:{0} {1}', dryRun: 'resp' })
+    await load({ input: '-', format: 'csv', header: false, command: 'SET r:{0} {1}', dryRun: 'resp', onError: 'abort' })
   } catch (err) {
     if (err instanceof PipeloadError) {
       const code: string = err.code
       const exit: number = err.exitCode
+      const next: number | null | undefined = err.summary?.stoppedAt?.line
+      if (err.code === 'PIPELOAD_RECORD_FAILED' || err.code === 'PIPELOAD_TOO_MANY_ERRORS') void next
       void code; void exit
     }
   }
