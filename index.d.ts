@@ -108,7 +108,7 @@ export interface LoadOptions extends ConnectionOptions {
   map?: (record: any) => CommandArgs[]
   /** Seconds: adds `EXPIRE <key of the first command> <ttl>` per record. */
   ttl?: number
-  /** Commands per pipelined batch. Default 1000. */
+  /** Commands per pipelined batch. Default 5000. */
   batchSize?: number
   /** Batches awaiting replies at most. Default 4. */
   window?: number

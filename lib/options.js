@@ -6,7 +6,7 @@ const { PipeloadError } = require('./errors')
 /** Defaults for load(); see README "Choosing --batch-size and --window" for why these. */
 const DEFAULTS = Object.freeze({
   header: true,
-  batchSize: 1000,
+  batchSize: 5000,
   window: 4,
   maxBatchBytes: 8 * 1024 * 1024,
   maxRecordSize: 64 * 1024 * 1024,
