@@ -112,6 +112,8 @@ class BatchEncoder {
       bytesRead
     }
     if (this.raws !== null) batch.raws = this.raws
+    // Lets the sender hand the bytes back once acknowledged (not across threads).
+    Object.defineProperty(batch, 'release', { value: () => this.writer.recycle(batch.buf), enumerable: false })
     this.reset()
     return batch
   }

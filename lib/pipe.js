@@ -23,6 +23,7 @@ const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 class Batch {
   constructor (encoded) {
     this.buf = encoded.buf
+    this.release = encoded.release
     this.cmds = encoded.cmds
     this.ends = encoded.ends // cumulative command count after each record
     this.lines = encoded.lines // source position of each record
@@ -185,6 +186,7 @@ class Pipe {
     this.rtt.add(performance.now() - b.sentAt)
     this.stats.acked += b.cmds
     this.stats.ackedRecords += b.ends.length
+    if (b.release) b.release()
     b.buf = null
     this.onAck(b)
     this.wake()

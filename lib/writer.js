@@ -10,11 +10,13 @@ const CR = 13
 const LF = 10
 const DOLLAR = 36
 const STAR = 42
+const MAX_FREE = 8
 
 class ByteWriter {
   constructor (capacity = 64 * 1024) {
     this.buf = Buffer.allocUnsafeSlow(capacity) // owns its ArrayBuffer: batches cross threads
     this.pos = 0
+    this.free = []
   }
 
   ensure (n) {
@@ -148,12 +150,21 @@ class ByteWriter {
     this.pos = p
   }
 
-  /** Everything written so far, and a fresh buffer for what comes next. */
+  /** Everything written so far, and a buffer for what comes next (a recycled one if any). */
   take () {
     const out = this.buf.subarray(0, this.pos)
-    this.buf = Buffer.allocUnsafeSlow(Math.max(64 * 1024, Math.min(this.buf.length, this.pos + (this.pos >> 3))))
+    this.buf = this.free.pop() || Buffer.allocUnsafeSlow(Math.max(64 * 1024, Math.min(this.buf.length, this.pos + (this.pos >> 3))))
     this.pos = 0
     return out
+  }
+
+  /**
+   * Give back a buffer from take() once nothing reads it any more (its batch is
+   * acknowledged). Reusing a few buffers keeps RSS flat: a fresh ~300 KB allocation per
+   * batch, freed later, fragments the malloc heap and RSS creeps up with the input size.
+   */
+  recycle (out) {
+    if (this.free.length < MAX_FREE) this.free.push(Buffer.from(out.buffer, 0, out.buffer.byteLength))
   }
 }
 
