@@ -133,22 +133,8 @@ async function syntheticRow (ctx, step, rowPrefix) {
     const sampler = new MemorySampler({
       control, id, enabled: id !== null, match: c => c.id === String(id), intervalMs: o.sampleIntervalMs
     }).start()
-    const t0 = performance.now()
-    const deadline = o.maxRowTimeMs > 0 ? t0 + o.maxRowTimeMs : Infinity
     try {
-      while (sent < o.count) {
-        if (o.signal?.aborted) throw aborted()
-        if (performance.now() >= deadline) { capped = true; break }
-        const n = Math.min(step.batchSize, o.count - sent)
-        await pipe.send(wl.batch(sent, n))
-        sent += n
-      }
-      await pipe.finish()
-      durationMs = performance.now() - t0
-    } catch (err) {
-      // Whatever was sent must land before the keys are deleted, or it could outlive them.
-      await pipe.finish().catch(() => {})
-      throw err
+      ({ sent, capped, durationMs } = await sendRow(pipe, wl, step, o))
     } finally {
       mem = await sampler.stop()
     }
@@ -180,22 +166,7 @@ async function clusterSyntheticRow (ctx, step, rowPrefix, wl) {
   let capped = false
   let durationMs
   try {
-    const t0 = performance.now()
-    const deadline = o.maxRowTimeMs > 0 ? t0 + o.maxRowTimeMs : Infinity
-    try {
-      while (sent < o.count) {
-        if (o.signal?.aborted) throw aborted()
-        if (performance.now() >= deadline) { capped = true; break }
-        const n = Math.min(step.batchSize, o.count - sent)
-        await sink.send(wl.batch(sent, n))
-        sent += n
-      }
-      await sink.finish()
-      durationMs = performance.now() - t0
-    } catch (err) {
-      await sink.finish().catch(() => {})
-      throw err
-    }
+    ({ sent, capped, durationMs } = await sendRow(sink, wl, step, o))
   } finally {
     close()
   }
@@ -216,6 +187,32 @@ async function clusterSyntheticRow (ctx, step, rowPrefix, wl) {
     correct: checked && removed === wl.expectedKeys(sent),
     capped
   }
+}
+
+/**
+ * Send a row's `count` commands in batches of `step.batchSize` through a sink (a Pipe or
+ * the cluster sink) and wait for every reply; stops early at `maxRowTimeMs` (capped).
+ */
+async function sendRow (sink, wl, step, o) {
+  let sent = 0
+  let capped = false
+  const t0 = performance.now()
+  const deadline = o.maxRowTimeMs > 0 ? t0 + o.maxRowTimeMs : Infinity
+  try {
+    while (sent < o.count) {
+      if (o.signal?.aborted) throw aborted()
+      if (performance.now() >= deadline) { capped = true; break }
+      const n = Math.min(step.batchSize, o.count - sent)
+      await sink.send(wl.batch(sent, n))
+      sent += n
+    }
+    await sink.finish()
+  } catch (err) {
+    // Whatever was sent must land before the keys are deleted, or it could outlive them.
+    await sink.finish().catch(() => {})
+    throw err
+  }
+  return { sent, capped, durationMs: performance.now() - t0 }
 }
 
 /** The data connection's CLIENT ID (for CLIENT LIST ID), or null when not permitted. */
