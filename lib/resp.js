@@ -1,12 +1,7 @@
 'use strict'
 
-// RESP2 encoding as strings: a batch is concatenated text handed to socket.write() once,
-// so the hot path allocates no per-command Buffers or arrays.
-
-/** Byte length of a string in UTF-8. */
-function bulkLength (s) {
-  return Buffer.byteLength(s, 'utf8')
-}
+// RESP2 encoding as strings, for the few commands built outside the hot path (handshakes,
+// map() output, dry-run quoting). Batches are written by ByteWriter (lib/writer.js).
 
 /** One bulk string: `$<bytes>\r\n<text>\r\n`. */
 function bulk (s) {
@@ -36,4 +31,4 @@ function quoteArg (s) {
   return out + '"'
 }
 
-module.exports = { bulk, bulkLength, encodeCommand, quoteArg }
+module.exports = { bulk, encodeCommand, quoteArg }

@@ -6,6 +6,8 @@
 // they are ASCII (the length in bytes is then the length in chars, known up front); the
 // first non-ASCII char rolls the argument back and re-writes it through utf8Write.
 
+const { bulk } = require('./resp')
+
 const CR = 13
 const LF = 10
 const DOLLAR = 36
@@ -170,7 +172,7 @@ class ByteWriter {
 
 /** A string as the bytes of one RESP bulk string, for constants. */
 function bulkBytes (s) {
-  return Buffer.from('$' + Buffer.byteLength(s) + '\r\n' + s + '\r\n')
+  return Buffer.from(bulk(s))
 }
 
 module.exports = { ByteWriter, bulkBytes }
