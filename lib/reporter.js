@@ -48,6 +48,11 @@ function formatSummary (s) {
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
       (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '')
   ]
+  const c = s.cluster
+  if (c) {
+    lines.push(`cluster: ${int(c.masters)} masters · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
+      `${int(c.retried)} retried · ${int(c.rerouted)} re-routed · ${int(c.refreshes)} slot map refreshes`)
+  }
   return lines.join('\n')
 }
 

@@ -1,0 +1,39 @@
+'use strict'
+/* global describe, it, expect */
+
+// The reporter's text: pure functions from summaries and progress to lines.
+const { formatSummary, formatProgress, formatFailure } = require('../lib/reporter')
+
+const base = {
+  input: 'users.csv', target: '127.0.0.1:6379', dryRun: null, resumedFrom: null, records: 1000, loaded: 998,
+  commands: 1000, errors: 2, errorReplies: 2, durationMs: 1500, recordsPerSec: 667, batches: 1,
+  rttMs: { p50: 1.5, p99: 12.25 }, reconnects: 0, resentBatches: 0
+}
+
+describe('reporter', () => {
+  it('summarises a run in two lines', () => {
+    expect(formatSummary(base)).toBe(
+      'loaded 998 of 1,000 records (1,000 commands) from users.csv into 127.0.0.1:6379 in 1.5 s · 667 rows/s\n' +
+      'errors: 2 (2 error replies) · batches: 1 · batch round trip p50 1.50 ms, p99 12.3 ms')
+  })
+
+  it('adds resumes, reconnects and cluster counters when there are any', () => {
+    const text = formatSummary({
+      ...base, resumedFrom: 400, reconnects: 2, resentBatches: 3,
+      cluster: { masters: 3, moved: 5, asked: 1, retried: 0, rerouted: 2, refreshes: 4 }
+    })
+    expect(text).toMatch(/of 1,000 records \(resumed after record 400\)/)
+    expect(text).toMatch(/· 2 reconnects, 3 batches re-sent/)
+    expect(text.split('\n')[2]).toBe('cluster: 3 masters · 5 MOVED · 1 ASK · 0 retried · 2 re-routed · 4 slot map refreshes')
+  })
+
+  it('shows progress against the file size', () => {
+    expect(formatProgress({ records: 5000, recordsPerSec: 2500, bytesRead: 512 * 1024, totalBytes: 1024 * 1024, errors: 0 }))
+      .toBe('5,000 records · 2,500 rows/s · 512.0 KiB of 1.0 MiB (50.0%)')
+  })
+
+  it('prefixes failures with file:line once', () => {
+    expect(formatFailure({ file: 'a.csv', line: 3, message: 'WRONGTYPE Operation' })).toBe('a.csv:3: WRONGTYPE Operation')
+    expect(formatFailure({ file: 'a.csv', line: 3, message: 'a.csv:3: bad row' })).toBe('a.csv:3: bad row')
+  })
+})
