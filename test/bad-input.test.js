@@ -10,10 +10,9 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
-const { startRedis } = require('./helpers/redis-server')
+const { useServer } = require('./helpers/redis-server')
 const { load, PipeloadError } = require('../lib')
 const { formatFailure } = require('../lib/reporter')
 
@@ -71,17 +70,7 @@ let srv
 let redis
 let tmp
 let n = 0
-
-beforeAll(async () => {
-  srv = await startRedis()
-  redis = srv.client()
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-bad-'))
-})
-
-afterAll(async () => {
-  if (srv) await srv.stop()
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
-})
+useServer('pipeload-bad-', s => { ({ srv, redis, tmp } = s) })
 
 function setup (c) {
   const prefix = `bad${++n}:`

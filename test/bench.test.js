@@ -7,10 +7,9 @@
 
 const fs = require('node:fs')
 const net = require('node:net')
-const os = require('node:os')
 const path = require('node:path')
 const { performance } = require('node:perf_hooks')
-const { startRedis } = require('./helpers/redis-server')
+const { useServer } = require('./helpers/redis-server')
 const { bench } = require('../lib/bench')
 const { startDelayProxy } = require('../lib/bench/delay-proxy')
 const { prefixTemplate } = require('../lib/bench/file')
@@ -19,17 +18,7 @@ const { formatTable, formatCsv, formatMarkdown, formatChart } = require('../lib/
 let srv
 let redis
 let tmp
-
-beforeAll(async () => {
-  srv = await startRedis()
-  redis = srv.client()
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-bench-'))
-})
-
-afterAll(async () => {
-  if (srv) await srv.stop()
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
-})
+useServer('pipeload-bench-', s => { ({ srv, redis, tmp } = s) })
 
 /** Keys someone else owns, including one that looks like another bench run's. */
 async function seedForeignKeys () {

@@ -8,9 +8,8 @@
 const { spawn } = require('node:child_process')
 const crypto = require('node:crypto')
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
-const { startRedis, freePort } = require('./helpers/redis-server')
+const { startRedis, freePort, useServer } = require('./helpers/redis-server')
 const ds = require('./helpers/datasets')
 const { version } = require('../package.json')
 
@@ -27,17 +26,7 @@ delete BASE_ENV.REDISCLI_AUTH
 let srv
 let redis
 let tmp
-
-beforeAll(async () => {
-  srv = await startRedis()
-  redis = srv.client()
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cli-'))
-})
-
-afterAll(async () => {
-  if (srv) await srv.stop()
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
-})
+useServer('pipeload-cli-', s => { ({ srv, redis, tmp } = s) })
 
 /** Drain a readable into one Buffer. */
 function collect (stream) {

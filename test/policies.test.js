@@ -9,10 +9,9 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { Writable } = require('node:stream')
-const { startRedis } = require('./helpers/redis-server')
+const { useServer } = require('./helpers/redis-server')
 const { load } = require('../lib')
 
 const BIN = path.resolve(__dirname, '..', 'bin', 'pipeload.js')
@@ -21,17 +20,7 @@ let srv
 let redis
 let tmp
 let n = 0
-
-beforeAll(async () => {
-  srv = await startRedis()
-  redis = srv.client()
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-policies-'))
-})
-
-afterAll(async () => {
-  if (srv) await srv.stop()
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
-})
+useServer('pipeload-policies-', s => { ({ srv, redis, tmp } = s) })
 
 /** A CSV of `count` rows (id, v) with ids 1..count: id i is on line i + 1, at a known offset. */
 function csvFile (count, bad = {}) {

@@ -8,10 +8,9 @@
 // checked against a private redis-server started by the harness.
 
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { Readable } = require('node:stream')
-const { startRedis } = require('./redis-server')
+const { useServer } = require('./redis-server')
 const ds = require('./datasets')
 const pipeload = require('../../lib')
 
@@ -22,17 +21,7 @@ function fidelitySuite ({ worker }) {
   let srv
   let redis
   let tmp
-
-  beforeAll(async () => {
-    srv = await startRedis()
-    redis = srv.client()
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-fidelity-'))
-  })
-
-  afterAll(async () => {
-    if (srv) await srv.stop()
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
-  })
+  useServer('pipeload-fidelity-', s => { ({ srv, redis, tmp } = s) })
 
   // Ids that are not plain numbers: unicode, a space, leading zeros next to the same number.
   const ODD_IDS = ['ü-ñ', 'id with space', '😀', '007', '7', 'a:b:{c}']

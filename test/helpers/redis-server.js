@@ -267,4 +267,22 @@ function clientCert (t) {
   return { cert: fs.readFileSync(t.clientCert), key: fs.readFileSync(t.clientKey) }
 }
 
-module.exports = { startRedis, freePort, isPortFree, ping }
+/**
+ * For a test file: a private server, an ioredis client on it and a tmpdir, made in
+ * beforeAll and removed in afterAll; `assign({ srv, redis, tmp })` hands them over.
+ */
+function useServer (tmpPrefix, assign) {
+  const ctx = { srv: null, redis: null, tmp: null }
+  beforeAll(async () => { // eslint-disable-line no-undef
+    ctx.srv = await startRedis()
+    ctx.redis = ctx.srv.client()
+    ctx.tmp = fs.mkdtempSync(path.join(os.tmpdir(), tmpPrefix))
+    assign(ctx)
+  })
+  afterAll(async () => { // eslint-disable-line no-undef
+    if (ctx.srv) await ctx.srv.stop()
+    if (ctx.tmp) fs.rmSync(ctx.tmp, { recursive: true, force: true })
+  })
+}
+
+module.exports = { startRedis, useServer, freePort, isPortFree, ping }
