@@ -3,6 +3,7 @@
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('./errors')
+const { Gate } = require('./gate')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
 // its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
@@ -85,6 +86,7 @@ class NodePipe {
    */
   constructor ({ sink, endpoint, connect, window, timeout, retryTimeout }) {
     this.sink = sink
+    this.gate = new Gate(() => this.sink.fatal)
     this.endpoint = endpoint
     this.addr = `${endpoint.host}:${endpoint.port}`
     this.target = endpoint.target
@@ -96,7 +98,6 @@ class NodePipe {
     this.conn = null
     this.connecting = false
     this.needDrain = false
-    this.waiter = null
     this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
     this.closing = false
     this.lastActivity = performance.now()
@@ -131,15 +132,11 @@ class NodePipe {
   }
 
   waitFor (ready) {
-    if (this.sink.fatal) return Promise.reject(this.sink.fatal)
-    if (ready()) return Promise.resolve()
-    return new Promise((resolve, reject) => { this.waiter = { ready, resolve, reject } })
+    return this.gate.wait(ready)
   }
 
   wake () {
-    const w = this.waiter
-    if (!w) return
-    if (this.sink.fatal) { this.waiter = null; w.reject(this.sink.fatal) } else if (w.ready()) { this.waiter = null; w.resolve() }
+    this.gate.wake()
   }
 
   attach (conn) {
@@ -150,19 +147,15 @@ class NodePipe {
   }
 
   onReply () {
-    const nb = this.inflight[0]
-    if (!nb) return this.protocolError()
-    this.lastActivity = performance.now()
-    const k = nb.replies++
-    if (nb.live[k]) {
-      nb.live[k] = 0
-      const p = nb.parents[k]
-      if (p !== null) this.sink.replied(p, nb.idx[k], null)
-    }
-    if (nb.replies === nb.cmds) this.ack(nb)
+    this.settle(null)
   }
 
   onReplyError (err) {
+    this.settle(err)
+  }
+
+  /** The next reply (err for an error reply) settles the next command awaiting one. */
+  settle (err) {
     const nb = this.inflight[0]
     if (!nb) return this.protocolError()
     this.lastActivity = performance.now()
@@ -170,7 +163,10 @@ class NodePipe {
     if (nb.live[k]) {
       nb.live[k] = 0
       const p = nb.parents[k]
-      if (p !== null) this.sink.replyError(this, p, nb.idx[k], err)
+      if (p !== null) {
+        if (err) this.sink.replyError(this, p, nb.idx[k], err)
+        else this.sink.replied(p, nb.idx[k], null)
+      }
     }
     if (nb.replies === nb.cmds) this.ack(nb)
   }

@@ -3,6 +3,7 @@
 const { performance } = require('node:perf_hooks')
 const Redis = require('ioredis')
 const { PipeloadError } = require('./errors')
+const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { connectData, dataEndpoint } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
@@ -86,7 +87,7 @@ class ClusterSink {
     this.parents = [] // awaiting acknowledgement, in input order
     this.scanner = new SlotScanner()
     this.fatal = null
-    this.waiter = null
+    this.gate = new Gate(() => this.fatal)
     this.refreshing = null
     this.refreshTimer = null
     this.parked = [] // [parent, index] pairs waiting for a pause or a slot owner
@@ -351,15 +352,11 @@ class ClusterSink {
   }
 
   waitFor (ready) {
-    if (this.fatal) return Promise.reject(this.fatal)
-    if (ready()) return Promise.resolve()
-    return new Promise((resolve, reject) => { this.waiter = { ready, resolve, reject } })
+    return this.gate.wait(ready)
   }
 
   wake () {
-    const w = this.waiter
-    if (!w) return
-    if (this.fatal) { this.waiter = null; w.reject(this.fatal) } else if (w.ready()) { this.waiter = null; w.resolve() }
+    this.gate.wake()
   }
 
   /** Wait for every reply. */

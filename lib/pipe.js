@@ -3,6 +3,7 @@
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('./errors')
+const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
@@ -75,8 +76,8 @@ class Pipe {
     this.inflight = []
     this.needDrain = false
     this.connecting = false
-    this.waiter = null
     this.fatal = null
+    this.gate = new Gate(() => this.fatal)
     this.closing = false
     this.lastActivity = performance.now()
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0 }
@@ -138,17 +139,11 @@ class Pipe {
   }
 
   waitFor (ready) {
-    if (this.fatal) return Promise.reject(this.fatal)
-    if (ready()) return Promise.resolve()
-    return new Promise((resolve, reject) => {
-      this.waiter = { ready, resolve, reject }
-    })
+    return this.gate.wait(ready)
   }
 
   wake () {
-    const w = this.waiter
-    if (!w) return
-    if (this.fatal) { this.waiter = null; w.reject(this.fatal) } else if (w.ready()) { this.waiter = null; w.resolve() }
+    this.gate.wake()
   }
 
   onReply () {
