@@ -13,7 +13,7 @@ const fs = require('node:fs')
 const { parseArgs } = require('node:util')
 const Redis = require('ioredis')
 const { ensureDatasets } = require('./datasets')
-const { runTimed } = require('./measure')
+const { runTimed, positiveIntFlag } = require('./measure')
 const { startRedis } = require('../test/helpers/redis-server.js')
 const { startCluster } = require('../test/helpers/cluster.js')
 
@@ -34,10 +34,8 @@ function options () {
       'pipeload-args': { type: 'string', default: '' }
     }
   })
-  const rows = Number(values.rows)
-  const runs = Number(values.runs)
-  if (!Number.isSafeInteger(rows) || rows < 1) throw new Error(`--rows must be a positive integer, got ${values.rows}`)
-  if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`)
+  const rows = positiveIntFlag('rows', values.rows)
+  const runs = positiveIntFlag('runs', values.runs)
   const workload = WORKLOADS[values.workload]
   if (!workload) throw new Error(`--workload must be one of ${Object.keys(WORKLOADS).join(', ')}`)
   return { rows, runs, workload, json: values.json, pipeloadArgs: values['pipeload-args'].split(/\s+/).filter(Boolean) }

@@ -11,7 +11,7 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const fs = require('node:fs')
 const { ensureDatasets } = require('./datasets')
-const { runTimed, procCpu, sampleServerMemory } = require('./measure')
+const { runTimed, procCpu, sampleServerMemory, positiveIntFlag } = require('./measure')
 const { startRedis } = require('../test/helpers/redis-server.js')
 
 const ROOT = path.join(__dirname, '..')
@@ -30,10 +30,8 @@ function options () {
       'pipeload-args': { type: 'string', default: '' }
     }
   })
-  const rows = Number(values.rows)
-  const runs = Number(values.runs)
-  if (!Number.isSafeInteger(rows) || rows < 1) throw new Error(`--rows must be a positive integer, got ${values.rows}`)
-  if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`)
+  const rows = positiveIntFlag('rows', values.rows)
+  const runs = positiveIntFlag('runs', values.runs)
   const only = values.only.split(',').map(s => s.trim()).filter(Boolean)
   for (const w of only) if (!WORKLOADS[w]) throw new Error(`--only: unknown workload "${w}" (use ${Object.keys(WORKLOADS).join(',')})`)
   const pipeloadArgs = values['pipeload-args'].split(/\s+/).filter(Boolean)

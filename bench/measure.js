@@ -86,4 +86,11 @@ async function sampleServerMemory (poller) {
   }
 }
 
-module.exports = { runTimed, procCpu, sampleServerMemory, parseClientList }
+/** A `--name N` flag's value as a positive integer, or a clear error. */
+function positiveIntFlag (name, value) {
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${value}`)
+  return n
+}
+
+module.exports = { runTimed, procCpu, sampleServerMemory, parseClientList, positiveIntFlag }
