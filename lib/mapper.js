@@ -3,6 +3,8 @@
 const { PipeloadError } = require('./errors')
 const { parseTemplate, FIELD } = require('./template')
 const { bulkBytes } = require('./writer')
+const { CsvRow } = require('./readers/csv-row')
+const { JsonRow } = require('./readers/json-row')
 
 // Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
 // compiles them once into a mapper that writes a record's commands as RESP bytes.
@@ -53,6 +55,11 @@ function fieldGetter (name, shape, template) {
 }
 
 function columnGetter (name, shape, template) {
+  const idx = columnIndex(name, shape, template)
+  return rec => rec[idx]
+}
+
+function columnIndex (name, shape, template) {
   const columns = shape.columns
   let idx = columns ? columns.indexOf(name) : -1
   if (idx === -1 && /^\d+$/.test(name)) idx = Number(name)
@@ -62,7 +69,7 @@ function columnGetter (name, shape, template) {
       `template "${template}" uses {${name}}, which is not a column of ${shape.file || 'the input'} (${known})`,
       { template, field: name })
   }
-  return rec => rec[idx]
+  return idx
 }
 
 /**
@@ -76,13 +83,27 @@ function compileWord (word, shape, template) {
   if (parts.length === 1 && typeof parts[0] === 'string') {
     const text = parts[0]
     const bytes = bulkBytes(text)
-    return { constant: text, value: () => text, write: (rec, w) => w.bytes(bytes) }
+    const write = (rec, w) => w.bytes(bytes)
+    return { constant: text, value: () => text, write, writeRow: write, writeJson: write }
   }
+  const rowParts = shape.columns !== undefined ? word.parts.map(p => p.type === FIELD ? columnIndex(p.name, shape, template) : Buffer.from(p.text)) : null
+  const checkRow = row => {
+    for (let i = 0; i < rowParts.length; i++) {
+      if (typeof rowParts[i] === 'number' && rowParts[i] >= row.n) throw new FieldMissing(word.parts[i].name)
+    }
+  }
+  const jsonWrite = shape.columns === undefined ? compileJsonWord(word) : null
   if (parts.length === 1) {
     const { name, get } = parts[0]
+    const k = rowParts && rowParts[0]
     return {
       value: rec => toText(get(rec), name),
-      write: (rec, w) => writeValue(get(rec), name, w)
+      write: (rec, w) => writeValue(get(rec), name, w),
+      writeRow (row, w) {
+        if (k >= row.n) throw new FieldMissing(name)
+        w.field(row, k)
+      },
+      writeJson: jsonWrite
     }
   }
   const scratch = new Array(parts.length)
@@ -95,8 +116,49 @@ function compileWord (word, shape, template) {
   }
   return {
     value: rec => fill(rec).join(''),
-    write: (rec, w) => w.bulkParts(fill(rec), parts.length)
+    write: (rec, w) => w.bulkParts(fill(rec), parts.length),
+    writeRow (row, w) {
+      checkRow(row)
+      w.rowParts(rowParts, row)
+    },
+    writeJson: jsonWrite
   }
+}
+
+/**
+ * write() for a JsonRow: the word's fields looked up by their bytes and copied as they
+ * are; null when a field name is a dotted path (the record is then made an object first).
+ */
+function compileJsonWord (word) {
+  const fields = word.parts.filter(p => p.type === FIELD)
+  if (fields.some(p => p.name.includes('.'))) return null
+  const names = fields.map(p => Buffer.from(p.name))
+  if (word.parts.length === 1) {
+    const name = fields[0].name
+    return (row, w) => {
+      const j = valueAt(row, names[0], name)
+      w.bulkRange(row.buf, row.b[j + 2], row.b[j + 3], false)
+    }
+  }
+  const parts = word.parts.map(p => p.type === FIELD ? null : Buffer.from(p.text))
+  const spans = new Int32Array(2 * names.length)
+  return (row, w) => {
+    for (let m = 0; m < names.length; m++) {
+      const j = valueAt(row, names[m], fields[m].name)
+      spans[2 * m] = row.b[j + 2]
+      spans[2 * m + 1] = row.b[j + 3]
+    }
+    w.spanParts(parts, row.buf, spans)
+  }
+}
+
+/** Where in row.b the pair named `bytes` starts; a missing or null value throws, as toText does. */
+function valueAt (row, bytes, name) {
+  const k = row.find(bytes)
+  if (k === -1) throw new FieldMissing(name)
+  const j = row.i + 4 * k
+  if (row.b[j + 2] === -1) throw new FieldMissing(name, `field "${name}" is null`)
+  return j
 }
 
 /** `*`: every field/value pair. Column names are encoded once; objects skip null values. */
@@ -112,6 +174,13 @@ function compileStar (shape) {
         for (let i = 0; i < rec.length; i++) {
           w.bytes(nameBytes[i] ?? (nameBytes[i] = bulkBytes(nameOf(i))))
           w.bulk(rec[i])
+        }
+      },
+      countRow: row => row.n * 2,
+      writeRow (row, w) {
+        for (let k = 0; k < row.n; k++) {
+          w.bytes(nameBytes[k] ?? (nameBytes[k] = bulkBytes(nameOf(k))))
+          w.field(row, k)
         }
       }
     }
@@ -143,6 +212,19 @@ function compileStar (shape) {
   }
   return {
     pairs: entries,
+    countJson (row) {
+      let n = 0
+      for (let k = 0, j = row.i; k < row.n; k++, j += 4) if (row.b[j + 2] !== -1) n += 2
+      return n
+    },
+    writeJson (row, w) {
+      const b = row.b
+      for (let k = 0, j = row.i; k < row.n; k++, j += 4) {
+        if (b[j + 2] === -1) continue
+        w.bulkRange(row.buf, b[j], b[j + 1], false)
+        w.bulkRange(row.buf, b[j + 2], b[j + 3], false)
+      }
+    },
     /** Pairs written straight into the writer; count() first, for the array header. */
     count (rec) {
       checkObject(rec)
@@ -179,11 +261,19 @@ function compileCommand (parsed, shape) {
     }
     return out
   }
-  let write
+  let write, writeRow, writeJson
   if (starAt === -1) {
     write = (rec, w) => {
       w.bytes(head)
       for (let i = 1; i < words.length; i++) words[i].write(rec, w)
+    }
+    writeRow = (row, w) => {
+      w.bytes(head)
+      for (let i = 1; i < words.length; i++) words[i].writeRow(row, w)
+    }
+    writeJson = (row, w) => {
+      w.bytes(head)
+      for (let i = 1; i < words.length; i++) words[i].writeJson(row, w)
     }
   } else {
     // The pair count is known only from the record (CSV rows have a fixed length; objects vary).
@@ -193,9 +283,22 @@ function compileCommand (parsed, shape) {
       w.bytes(name)
       for (let i = 1; i < words.length; i++) words[i].write(rec, w)
     }
+    writeRow = (row, w) => {
+      w.arrayHeader(fixed + star.countRow(row))
+      w.bytes(name)
+      for (let i = 1; i < words.length; i++) words[i].writeRow(row, w)
+    }
+    writeJson = (row, w) => {
+      w.arrayHeader(fixed + star.countJson(row))
+      w.bytes(name)
+      for (let i = 1; i < words.length; i++) words[i].writeJson(row, w)
+    }
     words[starAt].write = star.write
+    words[starAt].writeRow = star.writeRow
+    words[starAt].writeJson = star.writeJson
   }
-  return { args, write, key: words.length > 1 && !words[1].star ? words[1] : null }
+  if (words.some(w => !w.star && !w.writeJson)) writeJson = (row, w) => write(row.toObject(), w) // a dotted path
+  return { args, write, writeRow, writeJson, key: words.length > 1 && !words[1].star ? words[1] : null }
 }
 
 /**
@@ -212,12 +315,28 @@ function createMapper ({ templates, ttl, map, shape }) {
   if (ttl != null) commands.push(expireCommand(commands[0], ttl, templates[0]))
   const n = commands.length
   return {
-    args: rec => commands.map(c => c.args(rec)),
+    args (rec) {
+      const r = plain(rec)
+      return commands.map(c => c.args(r))
+    },
     write (rec, w) {
-      for (let i = 0; i < n; i++) commands[i].write(rec, w)
+      if (rec instanceof CsvRow) {
+        for (let i = 0; i < n; i++) commands[i].writeRow(rec, w)
+      } else if (rec instanceof JsonRow) {
+        for (let i = 0; i < n; i++) commands[i].writeJson(rec, w)
+      } else {
+        for (let i = 0; i < n; i++) commands[i].write(rec, w)
+      }
       return n
     }
   }
+}
+
+/** A fast-path record as the reader would otherwise give it: string array or object. */
+function plain (rec) {
+  if (rec instanceof CsvRow) return rec.toArray()
+  if (rec instanceof JsonRow) return rec.toObject()
+  return rec
 }
 
 function expireCommand (first, ttl, template) {
@@ -233,13 +352,24 @@ function expireCommand (first, ttl, template) {
       w.bytes(head)
       key.write(rec, w)
       w.bytes(tail)
+    },
+    writeRow (row, w) {
+      w.bytes(head)
+      key.writeRow(row, w)
+      w.bytes(tail)
+    },
+    writeJson (row, w) {
+      if (!key.writeJson) return this.write(row.toObject(), w)
+      w.bytes(head)
+      key.writeJson(row, w)
+      w.bytes(tail)
     }
   }
 }
 
 function mapFunctionMapper (map, ttl) {
   const args = rec => {
-    const cmds = map(rec)
+    const cmds = map(plain(rec))
     if (!Array.isArray(cmds) || cmds.some(c => !Array.isArray(c) || c.length === 0)) {
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value]')
     }

@@ -7,11 +7,13 @@
 // first non-ASCII char rolls the argument back and re-writes it through utf8Write.
 
 const { bulk } = require('./resp')
+const { fieldLength, countQuotePairs } = require('./readers/csv-row')
 
 const CR = 13
 const LF = 10
 const DOLLAR = 36
 const STAR = 42
+const QUOTE = 34
 const MAX_FREE = 8
 
 class ByteWriter {
@@ -149,6 +151,104 @@ class ByteWriter {
     }
     buf[p++] = CR
     buf[p++] = LF
+    this.pos = p
+  }
+
+  /** Field k of a CsvRow as a bulk string, copied from the input bytes. */
+  field (row, k) {
+    const j = row.i + 2 * k
+    const s = row.b[j]
+    const e = row.b[j + 1]
+    if (s < 0) return this.bulkRange(row.buf, -s - 1, e, true)
+    this.bulkRange(row.buf, s, e, false)
+  }
+
+  /** Bytes [s, e) of `src` as a bulk string; `escaped`: each `""` in them is one `"`. */
+  bulkRange (src, s, e, escaped) {
+    const len = escaped ? e - s - countQuotePairs(src, s, e) : e - s
+    this.ensure(len + 24)
+    this.buf[this.pos++] = DOLLAR
+    this.digits(len)
+    this.copy(src, s, e, escaped)
+    this.buf[this.pos++] = CR
+    this.buf[this.pos++] = LF
+  }
+
+  /**
+   * One bulk string of constant parts (Buffers) and CsvRow fields (numbers: field index),
+   * like `user:{id}`, copied without strings.
+   */
+  rowParts (parts, row) {
+    let len = 0
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]
+      len += typeof part === 'number' ? fieldLength(row, part) : part.length
+    }
+    this.ensure(len + 24)
+    this.buf[this.pos++] = DOLLAR
+    this.digits(len)
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]
+      if (typeof part !== 'number') {
+        this.copy(part, 0, part.length, false)
+        continue
+      }
+      const j = row.i + 2 * part
+      const s = row.b[j]
+      if (s < 0) this.copy(row.buf, -s - 1, row.b[j + 1], true)
+      else this.copy(row.buf, s, row.b[j + 1], false)
+    }
+    this.buf[this.pos++] = CR
+    this.buf[this.pos++] = LF
+  }
+
+  /**
+   * One bulk string of constant parts (Buffers) and byte ranges of `src` (each null part
+   * takes the next [start, end) pair of `spans`), like `user:{id}` from a JsonRow.
+   */
+  spanParts (parts, src, spans) {
+    let len = 0
+    for (let i = 0, k = 0; i < parts.length; i++) {
+      const part = parts[i]
+      if (part === null) {
+        len += spans[k + 1] - spans[k]
+        k += 2
+      } else {
+        len += part.length
+      }
+    }
+    this.ensure(len + 24)
+    this.buf[this.pos++] = DOLLAR
+    this.digits(len)
+    for (let i = 0, k = 0; i < parts.length; i++) {
+      const part = parts[i]
+      if (part === null) {
+        this.copy(src, spans[k], spans[k + 1], false)
+        k += 2
+      } else {
+        this.copy(part, 0, part.length, false)
+      }
+    }
+    this.buf[this.pos++] = CR
+    this.buf[this.pos++] = LF
+  }
+
+  /** Copy src[s, e) here (room already ensured), `""` as `"` when escaped. */
+  copy (src, s, e, escaped) {
+    const buf = this.buf
+    let p = this.pos
+    if (escaped) {
+      for (let i = s; i < e; i++) {
+        const c = src[i]
+        buf[p++] = c
+        if (c === QUOTE) i++
+      }
+    } else if (e - s < 32) {
+      for (let i = s; i < e; i++) buf[p++] = src[i]
+    } else {
+      src.copy(buf, p, s, e)
+      p += e - s
+    }
     this.pos = p
   }
 

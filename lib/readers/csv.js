@@ -24,10 +24,14 @@ const noop = () => {}
 const SKIPPABLE = new Set(['INVALID_OPENING_QUOTE', 'CSV_INVALID_CLOSING_QUOTE', 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH'])
 
 class CsvCore {
-  constructor ({ file, delimiter, header, maxRecordSize, base, skip = false, raw = false, bad = null }) {
+  /**
+   * `resume` ({ columns, line, recordDelimiter, expected }): start mid-file, in the state
+   * the fast path (csv-fast.js) reached when it handed over.
+   */
+  constructor ({ file, delimiter, header, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null }) {
     this.file = file
     this.header = header
-    this.columns = null
+    this.columns = resume ? resume.columns : null
     this.base = base // absolute offset of the first byte this parser sees (after a BOM)
     this.delimiter = delimiter
     this.max = maxRecordSize
@@ -37,7 +41,8 @@ class CsvCore {
     this.expected = -1 // fields per record, checked here in skip mode (csv-parse's check stops the parse)
     this.skipping = null // { start, line, err } while looking for the end of a bad record
     this.sink = null
-    this.newParser(0, [])
+    this.newParser(0, resume ? resume.recordDelimiter : [])
+    if (resume && resume.expected > 0) this.expectLength(resume.expected)
 
     // Positions, relative to the first byte given to csv-parse.
     this.prevEnd = 0 // where the last record (header included) ended
@@ -50,7 +55,7 @@ class CsvCore {
     this.ci = 0
     this.received = 0
     this.cur = 0
-    this.line = 1
+    this.line = resume ? resume.line : 1
     this.nl = -1 // position of the next line break at or after `cur` in chunks[ci]
 
     this.push = (record) => this.onRecord(record)
@@ -67,6 +72,20 @@ class CsvCore {
     }).api
     this.info = this.api.info
     this.apiBase = at
+  }
+
+  /**
+   * Records must have `n` fields, as if csv-parse had read the first record itself: its
+   * own check (abort mode) compares with `state.expectedRecordLength`, which it otherwise
+   * takes from the first record it sees (`info.records === 0`). Skip mode checks here.
+   */
+  expectLength (n) {
+    if (this.skip) {
+      this.expected = n
+      return
+    }
+    this.api.state.expectedRecordLength = n
+    this.api.info.records = 1
   }
 
   write (chunk, sink) {

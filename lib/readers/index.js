@@ -5,6 +5,7 @@ const { openBytes } = require('./source')
 const { BatchSink, Rejected } = require('./sink')
 const { Utf8Check, BadOffsets } = require('./utf8')
 const { CsvCore } = require('./csv')
+const { FastCsvCore, fastDelimiter } = require('./csv-fast')
 const { JsonArrayCore } = require('./json')
 const { NdjsonCore } = require('./ndjson')
 
@@ -16,7 +17,8 @@ const DEFAULTS = Object.freeze({
   maxRecordSize: 64 * 1024 * 1024,
   batchRecords: 512,
   onError: 'abort', // 'skip': a malformed record becomes a Rejected in its batch, reading goes on
-  raw: false // batches carry each record's input text (`raws`), for a rejects file
+  raw: false, // batches carry each record's input text (`raws`), for a rejects file
+  rows: false // csv/tsv records may be CsvRows (byte ranges) instead of string arrays
 })
 
 const EXTENSIONS = Object.freeze({
@@ -76,6 +78,7 @@ function normalizeOptions (options) {
     throw optionError(`onError: expected "abort" or "skip", got ${JSON.stringify(o.onError)}`)
   }
   o.raw = Boolean(o.raw)
+  o.rows = Boolean(o.rows)
   positiveInteger('maxRecordSize', o.maxRecordSize)
   positiveInteger('batchRecords', o.batchRecords)
   return o
@@ -106,11 +109,12 @@ function createCore (o, file, base, bad) {
   switch (o.format) {
     case 'csv':
     case 'tsv':
+      if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header })
       return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header })
     case 'json':
       return new JsonArrayCore({ ...common, jsonPath: o.jsonPath })
     default:
-      return new NdjsonCore(common)
+      return new NdjsonCore({ ...common, rows: o.rows })
   }
 }
 

@@ -2,6 +2,7 @@
 
 const { PipeloadError, where } = require('../errors')
 const { BadOffsets } = require('./utf8')
+const { FlatScanner } = require('./json-row')
 
 /**
  * NDJSON / JSON Lines: one JSON value per line, LF or CRLF. Blank (whitespace-only) lines
@@ -11,8 +12,10 @@ const { BadOffsets } = require('./utf8')
  * (sink.reject) and reading goes on at the next line; otherwise it throws.
  */
 class NdjsonCore {
-  constructor ({ file, maxRecordSize, base, skip = false, raw = false, bad = null }) {
+  /** `rows`: flat objects may come out as JsonRows (json-row.js) instead of parsed objects. */
+  constructor ({ file, maxRecordSize, base, skip = false, raw = false, bad = null, rows = false }) {
     this.file = file
+    this.flat = rows ? new FlatScanner() : null
     this.max = maxRecordSize
     this.skip = skip
     this.raw = raw
@@ -87,6 +90,8 @@ class NdjsonCore {
     if (length > this.max) {
       if (!this.skip) throw this.tooLarge()
       sink.reject(this.tooLarge())
+    } else if (this.flat !== null && this.bad.peek() >= this.offset + length && this.addFlat(buf, start, end, sink)) {
+      // a JsonRow went out
     } else {
       const text = buf.toString('utf8', start, buf[end - 1] === 13 ? end - 1 : end)
       const bad = this.bad.take(this.offset, this.offset + length)
@@ -104,6 +109,15 @@ class NdjsonCore {
     }
     this.line++
     this.offset += length + (last ? 0 : 1)
+  }
+
+  /** The line as a JsonRow, if it is a flat object the fast path reads; false if not. */
+  addFlat (buf, start, end, sink) {
+    const stop = buf[end - 1] === 13 ? end - 1 : end
+    const row = this.flat.scan(buf, start, stop)
+    if (row === null) return false
+    sink.add(row, this.line, this.offset, this.raw ? buf.toString('utf8', start, stop) : undefined)
+    return true
   }
 
   reject (sink, reason, text, cause, invalidAt) {

@@ -115,6 +115,11 @@ class BadOffsets {
     if (this.i === this.list.length) { this.list = offsets; this.i = 0 } else this.list.push(...offsets)
   }
 
+  /** The next invalid offset not taken yet, or Infinity. */
+  peek () {
+    return this.i < this.list.length ? this.list[this.i] : Infinity
+  }
+
   /** The first invalid offset in [start, end), or -1; offsets before `end` are dropped. */
   take (start, end) {
     if (this.i === this.list.length) return -1

@@ -1,0 +1,221 @@
+'use strict'
+
+const { CsvCore } = require('./csv')
+const { CsvRow } = require('./csv-row')
+const { BadOffsets } = require('./utf8')
+
+// The CSV fast path. csv-parse turns every field into a JS string, which the encoder
+// then turns back into bytes: on a 5-column file that round trip costs as much as the
+// parse itself, and csv-parse offers no way to get a field's byte range instead. This
+// tokenizer reads the well-formed subset of CSV that nearly every file is made of
+// (a one-byte delimiter, `"` quotes with `""` inside, LF or CRLF line ends) and hands
+// out records as byte ranges (CsvRow), which the mapper copies straight into RESP.
+//
+// It never decides a hard case. The first record it is not sure of (a stray or
+// unclosed quote, text after a closing quote, a lone CR, a ragged row, invalid UTF-8,
+// a record near maxRecordSize) is handed, with everything after it, to CsvCore
+// (csv-parse) in the state the fast path reached: header, line, line end, field count.
+// csv-parse then reports or skips it exactly as it would have on its own. The
+// differential test (test/csv-fast.test.js) holds the two to the same output.
+
+const QUOTE = 0x22
+const LF = 10
+const CR = 13
+const INCOMPLETE = -1
+const FALLBACK = -2
+const BOUNDS = 16384
+
+/** Can the fast path read this dialect? A one-byte ASCII delimiter. */
+function fastDelimiter (delimiter) {
+  if (typeof delimiter !== 'string' || delimiter.length !== 1) return -1
+  const c = delimiter.charCodeAt(0)
+  return c < 128 && c !== QUOTE && c !== LF && c !== CR ? c : -1
+}
+
+class FastCsvCore {
+  constructor (o) {
+    this.o = o // CsvCore's options, for the fallback
+    this.file = o.file
+    this.header = o.header
+    this.delim = fastDelimiter(o.delimiter)
+    this.max = o.maxRecordSize
+    this.raw = o.raw
+    this.bad = o.bad || new BadOffsets()
+    this.cols = null
+    this.expected = -1
+    this.crlf = -1 // line end: -1 not seen yet, 0 LF, 1 CRLF
+    this.tail = null // bytes of a record not complete yet
+    this.base = o.base // absolute offset of tail[0] (or of the next chunk)
+    this.line = 1 // line of the next record's first byte
+    this.b = new Int32Array(BOUNDS)
+    this.bi = 0
+    this.fallback = null // the CsvCore that took over
+  }
+
+  get columns () {
+    return this.fallback !== null ? this.fallback.columns : this.cols
+  }
+
+  write (chunk, sink) {
+    if (this.fallback !== null) return this.fallback.write(chunk, sink)
+    const buf = this.tail === null ? chunk : Buffer.concat([this.tail, chunk])
+    this.tail = null
+    this.scan(buf, false, sink)
+  }
+
+  end (sink) {
+    if (this.fallback === null && this.tail !== null) {
+      const buf = this.tail
+      this.tail = null
+      this.scan(buf, true, sink)
+    }
+    if (this.fallback !== null) this.fallback.end(sink)
+  }
+
+  /** Emit every complete record of `buf`; keep the rest as the tail, or hand it all to csv-parse. */
+  scan (buf, final, sink) {
+    const n = buf.length
+    let p = 0
+    while (p < n) {
+      const next = this.record(buf, p, final, sink)
+      if (next === INCOMPLETE) break
+      if (next === FALLBACK) return this.handOver(buf, p, final, sink)
+      p = next
+    }
+    if (p < n) {
+      if (n - p > this.max) return this.handOver(buf, p, final, sink)
+      this.tail = buf.subarray(p)
+    }
+    this.base += p
+  }
+
+  /** Hand bytes from `p` on to csv-parse, with the state reached so far. */
+  handOver (buf, p, final, sink) {
+    const delimiter = this.crlf === -1 ? [] : [Buffer.from(this.crlf === 1 ? '\r\n' : '\n')]
+    this.fallback = new CsvCore({
+      ...this.o,
+      base: this.base + p,
+      bad: this.bad,
+      resume: { columns: this.cols, line: this.line, recordDelimiter: delimiter, expected: this.expected }
+    })
+    this.fallback.write(buf.subarray(p), sink)
+    this.b = null
+  }
+
+  /**
+   * One record (or empty line) starting at `s`: returns where the next one starts,
+   * INCOMPLETE if `buf` ends inside it, or FALLBACK if csv-parse must read it.
+   */
+  record (buf, s, final, sink) {
+    const n = buf.length
+    const d = this.delim
+    let p = s
+    let lines = 0 // line breaks inside quoted fields
+    let c = buf[p]
+    if (c === LF || c === CR) return this.emptyLine(buf, p, final)
+    let b = this.b
+    let bi0 = this.bi
+    let bi = bi0
+    for (;;) {
+      if (bi + 2 > b.length) {
+        b = this.grow(bi0, bi)
+        bi -= bi0
+        bi0 = this.bi = 0
+      }
+      if (c === QUOTE) {
+        const fs = ++p
+        let escaped = false
+        for (;;) {
+          if (p >= n) return final ? FALLBACK : INCOMPLETE
+          c = buf[p]
+          if (c === QUOTE) {
+            if (p + 1 >= n && !final) return INCOMPLETE
+            if (buf[p + 1] !== QUOTE) break
+            escaped = true
+            p += 2
+            continue
+          }
+          if (c === LF) lines++
+          p++
+        }
+        b[bi++] = escaped ? -fs - 1 : fs
+        b[bi++] = p
+        p++ // past the closing quote
+        if (p >= n) {
+          if (!final) return INCOMPLETE
+          break
+        }
+        c = buf[p]
+        if (c === d) { c = buf[++p]; continue }
+        if (c === LF || c === CR) break
+        return FALLBACK // text after a closing quote
+      }
+      const fs = p
+      while (p < n) {
+        c = buf[p]
+        if (c === d || c === LF || c === CR) break
+        if (c === QUOTE) return FALLBACK // a quote inside an unquoted field
+        p++
+      }
+      b[bi++] = fs
+      b[bi++] = p
+      if (p >= n) {
+        if (!final) return INCOMPLETE
+        break
+      }
+      if (c !== d) break
+      c = buf[++p]
+    }
+    // p: at the line end, or at n with `final`.
+    let end = p // the record's text without its line end
+    if (p < n) {
+      const next = this.lineEnd(buf, p, final)
+      if (next < 0) return next
+      p = next
+    }
+    const nf = (bi - bi0) >> 1
+    if (p - s > this.max) return FALLBACK
+    if (this.bad.peek() < this.base + p) return FALLBACK // invalid UTF-8 inside
+    if (this.cols === null && this.header) {
+      this.cols = new CsvRow(buf, b, bi0, nf).toArray()
+      this.expected = nf
+    } else {
+      if (this.expected === -1) this.expected = nf
+      else if (nf !== this.expected) return FALLBACK
+      this.bi = bi
+      sink.add(new CsvRow(buf, b, bi0, nf), this.line, this.base + s, this.raw ? buf.toString('utf8', s, end) : undefined)
+    }
+    this.line += lines + 1
+    return p
+  }
+
+  /** An empty line (skipped, as csv-parse does): where the next record starts. */
+  emptyLine (buf, p, final) {
+    const next = this.lineEnd(buf, p, final)
+    if (next >= 0) this.line++
+    return next
+  }
+
+  /** Past the line end at `p` (LF or CRLF, the same as the first one seen), or INCOMPLETE / FALLBACK. */
+  lineEnd (buf, p, final) {
+    if (buf[p] === LF) {
+      if (this.crlf === 1) return FALLBACK // a lone LF is data in a CRLF file
+      this.crlf = 0
+      return p + 1
+    }
+    if (p + 1 >= buf.length) return final ? FALLBACK : INCOMPLETE
+    if (buf[p + 1] !== LF || this.crlf === 0) return FALLBACK // a lone CR, or CRLF in an LF file
+    this.crlf = 1
+    return p + 2
+  }
+
+  /** A fresh bounds table, with the record started at `bi0` moved to its front. */
+  grow (bi0, bi) {
+    const b = new Int32Array(Math.max(BOUNDS, 2 * (bi - bi0) + 2))
+    b.set(this.b.subarray(bi0, bi))
+    this.b = b
+    return b
+  }
+}
+
+module.exports = { FastCsvCore, fastDelimiter }

@@ -1,0 +1,238 @@
+'use strict'
+/* global describe, it, expect */ // vitest globals (see vitest.config.js)
+
+// The CSV fast path (lib/readers/csv-fast.js) against csv-parse (lib/readers/csv.js):
+// the same bytes, read both ways, must give the same records, lines, offsets, raw texts,
+// rejected records and errors. Inputs are generated: well-formed rows of every field kind,
+// then broken ones (stray and unclosed quotes, ragged rows, lone CR, mixed line ends,
+// invalid UTF-8, records over maxRecordSize), fed whole and in random small chunks, with
+// and without a header, in abort and skip mode.
+//
+// FUZZ_SEED=<n> FUZZ_CASES=<n> npx vitest run test/csv-fast.test.js explores more.
+
+const { Readable } = require('node:stream')
+const { openReader, Rejected } = require('../lib/readers')
+const { CsvRow } = require('../lib/readers/csv-row')
+const { createMapper } = require('../lib/mapper')
+const { ByteWriter } = require('../lib/writer')
+
+const SEED = Number(process.env.FUZZ_SEED || 20261122)
+const CASES = Number(process.env.FUZZ_CASES || 400)
+
+function prng (seed) {
+  let a = seed >>> 0
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const int = n => Math.floor(next() * n)
+  return { next, int, pick: arr => arr[int(arr.length)], chance: p => next() < p }
+}
+
+const PLAIN = ['', 'a', '42', '007', 'x y', 'São Paulo', '東京', '👩‍💻', ' lead', 'trail ', '\u00a0', 'a\u0000b', '{id}', '*']
+
+function field (r, d) {
+  const v = r.pick(PLAIN)
+  if (r.chance(0.6)) return v
+  const inner = r.pick([v, `say "${v}"`, `a${d}b`, 'line\nbreak', 'crlf\r\nbreak', '""', `"${d}"`, 'cr\ronly'])
+  return '"' + inner.replace(/"/g, '""') + '"'
+}
+
+/** Bytes of a random CSV, with a few deliberate faults when `faults`. */
+function generate (r, { d, header, eol, faults }) {
+  const cols = 1 + r.int(5)
+  const lines = []
+  if (header) lines.push(Array.from({ length: cols }, (_, i) => r.chance(0.2) ? `"c${i}"` : `c${i}`).join(d))
+  const rows = r.int(30)
+  for (let i = 0; i < rows; i++) {
+    if (r.chance(0.05)) { lines.push(''); continue }
+    let n = cols
+    if (faults && r.chance(0.05)) n += r.chance(0.5) ? 1 : -1
+    const fields = Array.from({ length: Math.max(n, 1) }, () => field(r, d))
+    let line = fields.join(d)
+    if (faults && r.chance(0.08)) {
+      const at = r.int(line.length + 1)
+      const junk = r.pick(['"', 'x"y', '\r', '\n', '\r\n', Buffer.from([0xff]).toString('latin1'), '\uFFFD'])
+      line = line.slice(0, at) + junk + line.slice(at)
+    }
+    lines.push(line)
+  }
+  const sep = () => eol === 'mixed' ? r.pick(['\n', '\r\n']) : eol
+  let text = ''
+  for (let i = 0; i < lines.length; i++) text += lines[i] + (i < lines.length - 1 || r.chance(0.7) ? sep() : '')
+  // latin1 markers become real invalid bytes
+  const buf = Buffer.from(text, 'utf8')
+  const out = []
+  for (let i = 0; i < buf.length; i++) {
+    if (buf[i] === 0xc3 && buf[i + 1] === 0xbf && faults && text.includes('\u00ff')) { out.push(0xff); i++ } else out.push(buf[i])
+  }
+  return Buffer.from(out)
+}
+
+function chunksOf (buf, r) {
+  const size = r.pick([1, 2, 3, 7, 64, buf.length || 1])
+  const out = []
+  for (let i = 0; i < buf.length; i += size) out.push(buf.subarray(i, i + size))
+  return out
+}
+
+/** Everything a reader yields, as plain data, and how it ended. */
+async function readAll (buf, chunks, options) {
+  const reader = openReader({ name: 'in.csv', stream: Readable.from(chunks.map(c => Buffer.from(c))) }, { format: 'csv', ...options })
+  const out = { records: [], error: null, columns: null }
+  try {
+    for await (const b of reader) {
+      for (let i = 0; i < b.records.length; i++) {
+        const rec = b.records[i]
+        const value = rec instanceof Rejected
+          ? { rejected: rec.code, message: rec.message, raw: rec.raw }
+          : rec instanceof CsvRow ? rec.toArray() : rec
+        out.records.push({ value, line: b.lines[i], offset: b.offsets[i], raw: b.raws ? b.raws[i] : undefined })
+      }
+    }
+  } catch (err) {
+    out.error = { code: err.code, message: err.message, line: err.line, offset: err.offset, raw: err.raw }
+  }
+  out.columns = reader.columns
+  return out
+}
+
+describe('CSV fast path agrees with csv-parse', () => {
+  it(`${CASES} generated inputs (seed ${SEED}), abort and skip, whole and chunked`, async () => {
+    const r = prng(SEED)
+    let fastRecords = 0
+    for (let c = 0; c < CASES; c++) {
+      const d = r.pick([',', ',', '\t', ';', '|'])
+      const header = r.chance(0.7)
+      const eol = r.pick(['\n', '\r\n', '\n', 'mixed', '\r'])
+      const faults = r.chance(0.5)
+      const buf = generate(r, { d, header, eol, faults })
+      const chunks = chunksOf(buf, r)
+      const options = {
+        delimiter: d,
+        header,
+        onError: r.pick(['abort', 'skip']),
+        raw: r.chance(0.5),
+        maxRecordSize: r.pick([64 * 1024 * 1024, 40, 200])
+      }
+      const slow = await readAll(buf, chunks, options)
+      const fast = await readAll(buf, chunks, { ...options, rows: true })
+      const context = `case ${c}: ${JSON.stringify(options)} chunks of ${chunks[0]?.length} input ${JSON.stringify(buf.toString('latin1'))}`
+      expect(fast, context).toEqual(slow)
+      fastRecords += fast.records.length
+    }
+    expect(fastRecords).toBeGreaterThan(CASES) // the cases are not all empty
+  }, 120000)
+
+  it('hands out CsvRows on clean input and string arrays after handing over', async () => {
+    const buf = Buffer.from('id,v\n1,a\n2,"b ""q"""\n3,x"y\n4,d\n')
+    const reader = openReader({ name: 'in.csv', stream: Readable.from([buf]) }, { format: 'csv', rows: true, onError: 'skip' })
+    const kinds = []
+    for await (const b of reader) for (const rec of b.records) kinds.push(rec instanceof CsvRow ? 'row' : rec instanceof Rejected ? 'rejected' : 'array')
+    expect(kinds).toEqual(['row', 'row', 'rejected', 'array'])
+  })
+
+  it('keeps the expected field count when csv-parse takes over (abort mode)', async () => {
+    const buf = Buffer.from('id,v\n1,a\n2,"b\r"\n3,c,extra\n')
+    const out = await readAll(buf, [buf], { rows: true })
+    expect(out.records.map(x => x.value)).toEqual([['1', 'a'], ['2', 'b\r']])
+    expect(out.error).toMatchObject({ code: 'PIPELOAD_INPUT_INVALID', line: 4 })
+    expect(out.error.message).toBe('in.csv:4: Invalid Record Length: the header has 2 fields, got 3')
+  })
+})
+
+describe('CsvRow in the mapper', () => {
+  const row = async (text, header = true) => {
+    const reader = openReader({ name: 'in.csv', stream: Readable.from([Buffer.from(text)]) }, { format: 'csv', rows: true, header })
+    const records = []
+    for await (const b of reader) records.push(...b.records)
+    return { records, columns: reader.columns }
+  }
+  const encode = (mapper, rec) => {
+    const w = new ByteWriter()
+    mapper.write(rec, w)
+    return w.take().toString()
+  }
+
+  it('writes the same RESP from a CsvRow as from its string array', async () => {
+    const { records, columns } = await row('id,name,note\n7,"Zoë ""Z""",\n8,plain,"multi\nline"\n')
+    const templates = ['HSET user:{id} *', 'SET "k:{id}:{name}" {note}', 'RPUSH list {name}']
+    const mapper = createMapper({ templates, ttl: 60, shape: { columns, file: 'in.csv' } })
+    for (const rec of records) {
+      expect(rec).toBeInstanceOf(CsvRow)
+      expect(encode(mapper, rec)).toBe(encode(mapper, rec.toArray()))
+    }
+    expect(encode(mapper, records[0])).toContain('$12\r\nk:7:Zoë "Z"\r\n')
+  })
+
+  it('a headerless {n} beyond the row is a missing field', async () => {
+    const { records } = await row('a,b\n', false)
+    const mapper = createMapper({ templates: ['SET k:{0} {5}'], shape: { columns: null, file: 'in.csv' } })
+    expect(() => encode(mapper, records[0])).toThrow('field "5" is missing')
+  })
+})
+
+describe('NDJSON fast path agrees with JSON.parse', () => {
+  const VALUES = ['"a"', '""', '"Zoë 東京 👩‍💻"', '"tab\there"', '"esc\\"q"', '"\\u00e9"', '0', '-0', '7', '-12', '007', '1.5', '1.50', '1.0',
+    '0.000001', '0.0000001', '-0.5', '123456789012345', '1234567890123456', '9007199254740993', '1e5', '1E-3', '2.5e+3',
+    'true', 'false', 'null', '[1,2]', '{"x":1}', 'tru', 'nul', '1.', '.5', '+1', '"\u0001"', '"a']
+  const KEYS = ['id', 'name', 'a.b', '0', '12', '__proto__', 'é', '', 'id']
+
+  function line (r) {
+    const n = r.int(5)
+    const ws = () => r.pick(['', '', ' ', '\t', '  '])
+    const number = () => (r.chance(0.5) ? '-' : '') + (r.int(2e6) / 10 ** r.int(12)).toFixed(r.int(12))
+    const value = () => r.chance(0.3) ? number() : r.pick(VALUES)
+    const pairs = Array.from({ length: n }, () => `${ws()}"${r.pick(KEYS)}"${ws()}:${ws()}${value()}${ws()}`)
+    let text = `${ws()}{${pairs.join(',')}${n === 0 ? ws() : ''}}${ws()}`
+    if (r.chance(0.05)) text = r.pick(['', '   ', '[1]', '{', '{"a":1,}', '{"a":1}x', '{"a" 1}', '"s"', '{"a":1}{'])
+    return text
+  }
+
+  const semantic = rec => rec instanceof Rejected ? { rejected: rec.message } : rec && rec.toObject ? rec.toObject() : rec
+  const applyHset = buf => { // a RESP HSET's field/value pairs applied in order, as Redis does
+    const parts = buf.toString().split('\r\n')
+    const out = new Map()
+    for (let i = 6; i + 3 < parts.length; i += 4) out.set(parts[i], parts[i + 2])
+    return [parts.slice(0, 4).join('|'), [...out.entries()].sort()]
+  }
+
+  it(`${CASES} generated files: same values, lines, offsets, raws, and the same RESP`, async () => {
+    const r = prng(SEED + 1)
+    const { JsonRow } = require('../lib/readers/json-row')
+    let fast = 0
+    for (let c = 0; c < CASES; c++) {
+      const lines = Array.from({ length: 1 + r.int(12) }, () => line(r))
+      const buf = Buffer.from(lines.join(r.pick(['\n', '\r\n'])) + (r.chance(0.5) ? '\n' : ''))
+      const chunks = chunksOf(buf, r)
+      const options = { format: 'ndjson', onError: 'skip', raw: r.chance(0.5) }
+      const read = async rows => {
+        const reader = openReader({ name: 'in.ndjson', stream: Readable.from(chunks.map(x => Buffer.from(x))) }, { ...options, rows })
+        const out = []
+        for await (const b of reader) b.records.forEach((rec, i) => out.push({ rec, line: b.lines[i], offset: b.offsets[i], raw: b.raws && b.raws[i] }))
+        return out
+      }
+      const slow = await read(false)
+      const quick = await read(true)
+      const context = `case ${c}: ${JSON.stringify(buf.toString())}`
+      expect(quick.map(x => ({ ...x, rec: semantic(x.rec) })), context).toEqual(slow.map(x => ({ ...x, rec: semantic(x.rec) })))
+      for (const template of ['HSET user:{id} *', 'SET "k:{id}:{name}" {name}']) {
+        const mapper = createMapper({ templates: [template], shape: { file: 'in.ndjson' } })
+        quick.forEach((x, i) => {
+          if (!(x.rec instanceof JsonRow)) return
+          fast++
+          const enc = rec => {
+            const w = new ByteWriter()
+            try { mapper.write(rec, w) } catch (err) { return err.message }
+            return template.startsWith('HSET') ? applyHset(w.take()) : w.take().toString()
+          }
+          expect(enc(x.rec), `${context} line ${x.line} ${template}`).toEqual(enc(slow[i].rec))
+        })
+      }
+    }
+    expect(fast).toBeGreaterThan(CASES)
+  }, 120000)
+})
