@@ -45,6 +45,9 @@ class FastCsvCore {
     this.expected = -1
     this.crlf = -1 // line end: -1 not seen yet, 0 LF, 1 CRLF
     this.tail = null // bytes of a record not complete yet
+    this.parts = [] // chunks received after the tail, not scanned yet
+    this.pending = 0 // bytes in tail and parts
+    this.nextScan = 0 // scan again once `pending` reaches this
     this.base = o.base // absolute offset of tail[0] (or of the next chunk)
     this.line = 1 // line of the next record's first byte
     this.b = new Int32Array(BOUNDS)
@@ -56,20 +59,31 @@ class FastCsvCore {
     return this.fallback !== null ? this.fallback.columns : this.cols
   }
 
+  /**
+   * A record cut by the end of a chunk is scanned again from its start once more bytes
+   * come. A long one (a multi-MB field) is scanned again only each time its bytes have
+   * doubled, so it costs linear time, not quadratic.
+   */
   write (chunk, sink) {
     if (this.fallback !== null) return this.fallback.write(chunk, sink)
-    const buf = this.tail === null ? chunk : Buffer.concat([this.tail, chunk])
-    this.tail = null
-    this.scan(buf, false, sink)
+    if (this.tail === null) return this.scan(chunk, false, sink)
+    this.parts.push(chunk)
+    this.pending += chunk.length
+    if (this.pending < this.nextScan && this.pending <= this.max) return
+    this.scan(this.takePending(), false, sink)
   }
 
   end (sink) {
-    if (this.fallback === null && this.tail !== null) {
-      const buf = this.tail
-      this.tail = null
-      this.scan(buf, true, sink)
-    }
+    if (this.fallback === null && this.tail !== null) this.scan(this.takePending(), true, sink)
     if (this.fallback !== null) this.fallback.end(sink)
+  }
+
+  takePending () {
+    const buf = Buffer.concat([this.tail, ...this.parts], this.pending)
+    this.tail = null
+    this.parts = []
+    this.pending = 0
+    return buf
   }
 
   /** Emit every complete record of `buf`; keep the rest as the tail, or hand it all to csv-parse. */
@@ -85,6 +99,8 @@ class FastCsvCore {
     if (p < n) {
       if (n - p > this.max) return this.handOver(buf, p, final, sink)
       this.tail = buf.subarray(p)
+      this.pending = n - p
+      this.nextScan = 2 * this.pending
     }
     this.base += p
   }
