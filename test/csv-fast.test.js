@@ -11,6 +11,7 @@
 // FUZZ_SEED=<n> FUZZ_CASES=<n> npx vitest run test/csv-fast.test.js explores more.
 
 const { Readable } = require('node:stream')
+const { prng } = require('./helpers/prng')
 const { openReader, Rejected } = require('../lib/readers')
 const { CsvRow } = require('../lib/readers/csv-row')
 const { createMapper } = require('../lib/mapper')
@@ -18,19 +19,6 @@ const { ByteWriter } = require('../lib/writer')
 
 const SEED = Number(process.env.FUZZ_SEED || 20261122)
 const CASES = Number(process.env.FUZZ_CASES || 400)
-
-function prng (seed) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const int = n => Math.floor(next() * n)
-  return { next, int, pick: arr => arr[int(arr.length)], chance: p => next() < p }
-}
 
 const PLAIN = ['', 'a', '42', '007', 'x y', 'São Paulo', '東京', '👩‍💻', ' lead', 'trail ', '\u00a0', 'a\u0000b', '{id}', '*']
 

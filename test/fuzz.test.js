@@ -15,6 +15,7 @@
 const zlib = require('node:zlib')
 const { performance } = require('node:perf_hooks')
 const { Readable } = require('node:stream')
+const { prng } = require('./helpers/prng')
 const { PipeloadError } = require('../lib/errors')
 const { openReader, Rejected } = require('../lib/readers')
 const { parseTemplate } = require('../lib/template')
@@ -26,20 +27,6 @@ const CASES = Number(process.env.FUZZ_CASES || 200)
 const CASE_TIMEOUT_MS = 20000 // a hang, not slowness: 100k+ garbage rows rejected one by one in 3-byte chunks take ~10 s
 const ONLY = process.env.FUZZ_ONLY ? Number(process.env.FUZZ_ONLY) : null // replay one case of the seed
 const NAME = 'fuzz-input'
-
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function prng (seed) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const int = n => Math.floor(next() * n)
-  return { next, int, pick: arr => arr[int(arr.length)], chance: p => next() < p }
-}
 
 const rows = Array.from({ length: 40 }, (_, i) => ({ id: String(i + 1), name: i % 7 === 0 ? 'é "q", x\nnew line' : `n${i}`, n: i * 1.5 }))
 const csvText = d => [['id', 'name', 'n'].join(d), ...rows.map(r => [r.id, `"${r.name.replace(/"/g, '""')}"`, r.n].join(d))].join('\r\n') + '\r\n'

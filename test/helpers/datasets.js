@@ -8,23 +8,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const { Readable } = require('node:stream')
-
-/** mulberry32: tiny, seedable, good enough to pick test values reproducibly. */
-function prng (seed) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  return {
-    next,
-    int: (n) => Math.floor(next() * n),
-    pick: (arr) => arr[Math.floor(next() * arr.length)]
-  }
-}
+const { prng } = require('./prng')
 
 // Values that break naive CSV/TSV/JSON handling or type coercion. Every one must come
 // back from Redis byte-for-byte.
