@@ -93,11 +93,11 @@ class FastCsvCore {
     while (p < n) {
       const next = this.record(buf, p, final, sink)
       if (next === INCOMPLETE) break
-      if (next === FALLBACK) return this.handOver(buf, p, final, sink)
+      if (next === FALLBACK) return this.handOver(buf, p, sink)
       p = next
     }
     if (p < n) {
-      if (n - p > this.max) return this.handOver(buf, p, final, sink)
+      if (n - p > this.max) return this.handOver(buf, p, sink)
       this.tail = buf.subarray(p)
       this.pending = n - p
       this.nextScan = 2 * this.pending
@@ -106,7 +106,7 @@ class FastCsvCore {
   }
 
   /** Hand bytes from `p` on to csv-parse, with the state reached so far. */
-  handOver (buf, p, final, sink) {
+  handOver (buf, p, sink) {
     const delimiter = this.crlf === -1 ? [] : [Buffer.from(this.crlf === 1 ? '\r\n' : '\n')]
     this.fallback = new CsvCore({
       ...this.o,
