@@ -112,7 +112,7 @@ function importCommand (io) {
     .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
     .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
-    .option('--worker', 'parse and encode in a worker thread (default: when there are more than 2 cores)')
+    .option('--worker', 'parse and encode in a worker thread (default: main thread)')
     .option('--no-worker', 'parse and encode on the main thread')
     .option('--cluster', 'the server is a Redis Cluster node: route each command to the master of its hash slot (default: asked with INFO cluster)')
     .option('--no-cluster', 'never use cluster mode, even when the server says it is a cluster node')
