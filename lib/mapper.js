@@ -74,7 +74,8 @@ function columnIndex (name, shape, template) {
 
 /**
  * Compile one word (literal text with {field} parts) into { value(rec) -> string,
- * write(rec, w) }; write() puts the word's bulk string into a ByteWriter.
+ * write(rec, w), writeRow(csvRow, w), writeJson(jsonRow, w) }; the writes put the word's
+ * bulk string into a ByteWriter (writeRow/writeJson are null for the other shape).
  */
 function compileWord (word, shape, template) {
   const parts = word.parts.map(p => p.type === FIELD
@@ -86,23 +87,14 @@ function compileWord (word, shape, template) {
     const write = (rec, w) => w.bytes(bytes)
     return { constant: text, value: () => text, write, writeRow: write, writeJson: write }
   }
-  const rowParts = shape.columns !== undefined ? word.parts.map(p => p.type === FIELD ? columnIndex(p.name, shape, template) : Buffer.from(p.text)) : null
-  const checkRow = row => {
-    for (let i = 0; i < rowParts.length; i++) {
-      if (typeof rowParts[i] === 'number' && rowParts[i] >= row.n) throw new FieldMissing(word.parts[i].name)
-    }
-  }
-  const jsonWrite = shape.columns === undefined ? compileJsonWord(word) : null
+  const rowWrite = shape.columns !== undefined ? compileSpanWord(word, rowLocators(word, shape, template)) : null
+  const jsonWrite = shape.columns === undefined ? compileSpanWord(word, jsonLocators(word)) : null
   if (parts.length === 1) {
     const { name, get } = parts[0]
-    const k = rowParts && rowParts[0]
     return {
       value: rec => toText(get(rec), name),
       write: (rec, w) => writeValue(get(rec), name, w),
-      writeRow (row, w) {
-        if (k >= row.n) throw new FieldMissing(name)
-        w.field(row, k)
-      },
+      writeRow: rowWrite,
       writeJson: jsonWrite
     }
   }
@@ -117,39 +109,56 @@ function compileWord (word, shape, template) {
   return {
     value: rec => fill(rec).join(''),
     write: (rec, w) => w.bulkParts(fill(rec), parts.length),
-    writeRow (row, w) {
-      checkRow(row)
-      w.rowParts(rowParts, row)
-    },
+    writeRow: rowWrite,
     writeJson: jsonWrite
   }
 }
 
 /**
- * write() for a JsonRow: the word's fields looked up by their bytes and copied as they
- * are; null when a field name is a dotted path (the record is then made an object first).
+ * write() for a CsvRow or JsonRow: the word's fields copied as spans of the row's bytes.
+ * `locators[m](row)` gives where in row.b the m-th field's [start, end) is, or throws
+ * for a missing field; null locators (a JSON dotted path) give null.
  */
-function compileJsonWord (word) {
-  const fields = word.parts.filter(p => p.type === FIELD)
-  if (fields.some(p => p.name.includes('.'))) return null
-  const names = fields.map(p => Buffer.from(p.name))
+function compileSpanWord (word, locators) {
+  if (locators === null) return null
   if (word.parts.length === 1) {
-    const name = fields[0].name
+    const at = locators[0]
     return (row, w) => {
-      const j = valueAt(row, names[0], name)
-      w.bulkRange(row.buf, row.b[j + 2], row.b[j + 3], false)
+      const j = at(row)
+      w.span(row.buf, row.b[j], row.b[j + 1])
     }
   }
   const parts = word.parts.map(p => p.type === FIELD ? null : Buffer.from(p.text))
-  const spans = new Int32Array(2 * names.length)
+  const spans = new Int32Array(2 * locators.length)
   return (row, w) => {
-    for (let m = 0; m < names.length; m++) {
-      const j = valueAt(row, names[m], fields[m].name)
-      spans[2 * m] = row.b[j + 2]
-      spans[2 * m + 1] = row.b[j + 3]
+    for (let m = 0; m < locators.length; m++) {
+      const j = locators[m](row)
+      spans[2 * m] = row.b[j]
+      spans[2 * m + 1] = row.b[j + 1]
     }
     w.spanParts(parts, row.buf, spans)
   }
+}
+
+/** CsvRow fields by column; a headerless {n} past the row's end is missing. */
+function rowLocators (word, shape, template) {
+  return word.parts.filter(p => p.type === FIELD).map(p => {
+    const k = columnIndex(p.name, shape, template)
+    return row => {
+      if (k >= row.n) throw new FieldMissing(p.name)
+      return row.i + 2 * k
+    }
+  })
+}
+
+/** JsonRow values by key; null when a name is a dotted path (the record is then made an object first). */
+function jsonLocators (word) {
+  const fields = word.parts.filter(p => p.type === FIELD)
+  if (fields.some(p => p.name.includes('.'))) return null
+  return fields.map(p => {
+    const bytes = Buffer.from(p.name)
+    return row => valueAt(row, bytes, p.name) + 2
+  })
 }
 
 /** Where in row.b the pair named `bytes` starts; a missing or null value throws, as toText does. */
@@ -178,9 +187,10 @@ function compileStar (shape) {
       },
       countRow: row => row.n * 2,
       writeRow (row, w) {
-        for (let k = 0; k < row.n; k++) {
+        const b = row.b
+        for (let k = 0, j = row.i; k < row.n; k++, j += 2) {
           w.bytes(nameBytes[k] ?? (nameBytes[k] = bulkBytes(nameOf(k))))
-          w.field(row, k)
+          w.span(row.buf, b[j], b[j + 1])
         }
       }
     }
@@ -221,8 +231,8 @@ function compileStar (shape) {
       const b = row.b
       for (let k = 0, j = row.i; k < row.n; k++, j += 4) {
         if (b[j + 2] === -1) continue
-        w.bulkRange(row.buf, b[j], b[j + 1], false)
-        w.bulkRange(row.buf, b[j + 2], b[j + 3], false)
+        w.span(row.buf, b[j], b[j + 1])
+        w.span(row.buf, b[j + 2], b[j + 3])
       }
     },
     /** Pairs written straight into the writer; count() first, for the array header. */

@@ -7,7 +7,6 @@
 // first non-ASCII char rolls the argument back and re-writes it through utf8Write.
 
 const { bulk } = require('./resp')
-const { fieldLength, countQuotePairs } = require('./readers/csv-row')
 
 const CR = 13
 const LF = 10
@@ -81,32 +80,39 @@ class ByteWriter {
     this.pos = p
   }
 
+  /** `$<len>\r\n`, with room after it for the len bytes and the closing CRLF. */
+  bulkHead (len) {
+    this.ensure(len + 24)
+    this.buf[this.pos++] = DOLLAR
+    this.digits(len)
+  }
+
+  crlf () {
+    this.buf[this.pos++] = CR
+    this.buf[this.pos++] = LF
+  }
+
   /** One bulk string. */
   bulk (s) {
     const len = s.length
-    this.ensure(len + 24)
     const start = this.pos
+    this.bulkHead(len)
     const buf = this.buf
-    buf[this.pos++] = DOLLAR
-    this.digits(len)
     let p = this.pos
     for (let i = 0; i < len; i++) {
       const c = s.charCodeAt(i)
       if (c > 127) return this.bulkUtf8(s, start)
       buf[p++] = c
     }
-    buf[p++] = CR
-    buf[p++] = LF
     this.pos = p
+    this.crlf()
   }
 
   /** A non-negative safe integer as a bulk string, digits written without a string. */
   bulkInt (n) {
     let len = 1
     for (let t = n; t >= 10; t = Math.floor(t / 10)) len++
-    this.ensure(len + 24)
-    this.buf[this.pos++] = DOLLAR
-    this.digits(len)
+    this.bulkHead(len)
     const buf = this.buf
     let p = this.pos + len - 1
     let v = n
@@ -114,32 +120,24 @@ class ByteWriter {
       buf[p--] = 48 + (v % 10)
       v = Math.floor(v / 10)
     } while (v > 0)
-    p = this.pos + len
-    buf[p++] = CR
-    buf[p++] = LF
-    this.pos = p
+    this.pos += len
+    this.crlf()
   }
 
   bulkUtf8 (s, start) {
     this.pos = start
-    const n = Buffer.byteLength(s, 'utf8')
-    this.ensure(n + 24)
-    this.buf[this.pos++] = DOLLAR
-    this.digits(n)
+    this.bulkHead(Buffer.byteLength(s, 'utf8'))
     this.pos += this.buf.utf8Write(s, this.pos)
-    this.buf[this.pos++] = CR
-    this.buf[this.pos++] = LF
+    this.crlf()
   }
 
   /** One bulk string made of several parts (`user:` + id), without joining them first. */
   bulkParts (parts, count) {
     let len = 0
     for (let i = 0; i < count; i++) len += parts[i].length
-    this.ensure(len + 24)
     const start = this.pos
+    this.bulkHead(len)
     const buf = this.buf
-    buf[this.pos++] = DOLLAR
-    this.digits(len)
     let p = this.pos
     for (let k = 0; k < count; k++) {
       const s = parts[k]
@@ -149,96 +147,55 @@ class ByteWriter {
         buf[p++] = c
       }
     }
-    buf[p++] = CR
-    buf[p++] = LF
     this.pos = p
+    this.crlf()
   }
 
-  /** Field k of a CsvRow as a bulk string, copied from the input bytes. */
-  field (row, k) {
-    const j = row.i + 2 * k
-    const s = row.b[j]
-    const e = row.b[j + 1]
-    if (s < 0) return this.bulkRange(row.buf, -s - 1, e, true)
-    this.bulkRange(row.buf, s, e, false)
-  }
+  // Spans: bytes [s, e) of an input buffer, copied without a string (CsvRow and JsonRow
+  // fields). s < 0 marks a quoted CSV field holding `""`: its bytes are [-s - 1, e), and
+  // each `""` in them stands for one `"`.
 
-  /** Bytes [s, e) of `src` as a bulk string; `escaped`: each `""` in them is one `"`. */
-  bulkRange (src, s, e, escaped) {
-    const len = escaped ? e - s - countQuotePairs(src, s, e) : e - s
-    this.ensure(len + 24)
-    this.buf[this.pos++] = DOLLAR
-    this.digits(len)
-    this.copy(src, s, e, escaped)
-    this.buf[this.pos++] = CR
-    this.buf[this.pos++] = LF
+  /** One span as a bulk string. */
+  span (src, s, e) {
+    this.bulkHead(spanLength(src, s, e))
+    this.copySpan(src, s, e)
+    this.crlf()
   }
 
   /**
-   * One bulk string of constant parts (Buffers) and CsvRow fields (numbers: field index),
-   * like `user:{id}`, copied without strings.
-   */
-  rowParts (parts, row) {
-    let len = 0
-    for (let i = 0; i < parts.length; i++) {
-      const part = parts[i]
-      len += typeof part === 'number' ? fieldLength(row, part) : part.length
-    }
-    this.ensure(len + 24)
-    this.buf[this.pos++] = DOLLAR
-    this.digits(len)
-    for (let i = 0; i < parts.length; i++) {
-      const part = parts[i]
-      if (typeof part !== 'number') {
-        this.copy(part, 0, part.length, false)
-        continue
-      }
-      const j = row.i + 2 * part
-      const s = row.b[j]
-      if (s < 0) this.copy(row.buf, -s - 1, row.b[j + 1], true)
-      else this.copy(row.buf, s, row.b[j + 1], false)
-    }
-    this.buf[this.pos++] = CR
-    this.buf[this.pos++] = LF
-  }
-
-  /**
-   * One bulk string of constant parts (Buffers) and byte ranges of `src` (each null part
-   * takes the next [start, end) pair of `spans`), like `user:{id}` from a JsonRow.
+   * One bulk string of constant parts (Buffers) and spans of `src` (each null part takes
+   * the next [s, e) pair of `spans`), like `user:{id}`.
    */
   spanParts (parts, src, spans) {
     let len = 0
     for (let i = 0, k = 0; i < parts.length; i++) {
       const part = parts[i]
       if (part === null) {
-        len += spans[k + 1] - spans[k]
+        len += spanLength(src, spans[k], spans[k + 1])
         k += 2
       } else {
         len += part.length
       }
     }
-    this.ensure(len + 24)
-    this.buf[this.pos++] = DOLLAR
-    this.digits(len)
+    this.bulkHead(len)
     for (let i = 0, k = 0; i < parts.length; i++) {
       const part = parts[i]
       if (part === null) {
-        this.copy(src, spans[k], spans[k + 1], false)
+        this.copySpan(src, spans[k], spans[k + 1])
         k += 2
       } else {
-        this.copy(part, 0, part.length, false)
+        this.copySpan(part, 0, part.length)
       }
     }
-    this.buf[this.pos++] = CR
-    this.buf[this.pos++] = LF
+    this.crlf()
   }
 
-  /** Copy src[s, e) here (room already ensured), `""` as `"` when escaped. */
-  copy (src, s, e, escaped) {
+  /** Copy a span here (room already ensured). */
+  copySpan (src, s, e) {
     const buf = this.buf
     let p = this.pos
-    if (escaped) {
-      for (let i = s; i < e; i++) {
+    if (s < 0) {
+      for (let i = -s - 1; i < e; i++) {
         const c = src[i]
         buf[p++] = c
         if (c === QUOTE) i++
@@ -268,6 +225,16 @@ class ByteWriter {
   recycle (out) {
     if (this.free.length < MAX_FREE) this.free.push(Buffer.from(out.buffer, 0, out.buffer.byteLength))
   }
+}
+
+/** Length in bytes of what a span stands for. */
+function spanLength (src, s, e) {
+  if (s >= 0) return e - s
+  let n = e + s + 1
+  for (let i = -s - 1; i < e; i++) {
+    if (src[i] === QUOTE) { n--; i++ }
+  }
+  return n
 }
 
 /** A string as the bytes of one RESP bulk string, for constants. */

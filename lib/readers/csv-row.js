@@ -2,7 +2,7 @@
 
 /**
  * A CSV record as byte ranges of its input buffer, without a string per field: the
- * mapper copies the bytes straight into RESP (lib/writer.js `field`). Field k spans
+ * mapper copies the bytes straight into RESP (lib/writer.js spans). Field k spans
  * [b[i + 2k], b[i + 2k + 1]) of `buf`; a quoted field holding `""` stores its start as
  * -(start + 1), and its bytes are copied with each `""` turned into `"`.
  * `b` is a bounds table shared by many rows (see FastCsvCore).
@@ -35,21 +35,4 @@ class CsvRow {
   }
 }
 
-/** Length in bytes of field k as stored (quotes unescaped). */
-function fieldLength (row, k) {
-  const b = row.b
-  const s = b[row.i + 2 * k]
-  const e = b[row.i + 2 * k + 1]
-  if (s >= 0) return e - s
-  return e - (-s - 1) - countQuotePairs(row.buf, -s - 1, e)
-}
-
-function countQuotePairs (buf, s, e) {
-  let n = 0
-  for (let p = s; p < e; p++) {
-    if (buf[p] === 0x22) { n++; p++ }
-  }
-  return n
-}
-
-module.exports = { CsvRow, fieldLength, countQuotePairs }
+module.exports = { CsvRow }
