@@ -8,15 +8,14 @@
 // Redis holds exactly the good records before the bad one (abort, or a fatal error), or
 // every good record (skip). The rejects file gets the bad record with its raw text.
 
-const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const { useServer } = require('./helpers/redis-server')
+const { runCli: cli } = require('./helpers/run-cli')
 const { load, PipeloadError } = require('../lib')
 const { formatFailure } = require('../lib/reporter')
 
-const BIN = path.resolve(__dirname, '..', 'bin', 'pipeload.js')
 const STACK = /\n\s+at /
 
 const csv = (...rows) => rows.join('\n') + '\n'
@@ -168,26 +167,6 @@ describe('bad input, NUL bytes', () => {
     expect(await redis.hget(`${s.prefix}1`, 'v')).toBe('a\u0000b')
   })
 })
-
-/** Spawn the CLI; resolves with { code, stdout, stderr }, killing it (and failing) after 30 s. */
-function cli (args) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env }
-    delete env.REDIS_URL
-    delete env.REDISCLI_AUTH
-    const child = spawn(process.execPath, [BIN, ...args], { env })
-    const out = []
-    const errs = []
-    child.stdout.on('data', d => out.push(d))
-    child.stderr.on('data', d => errs.push(d))
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`pipeload ${args.join(' ')} hung`)) }, 30_000)
-    child.on('error', reject)
-    child.on('close', code => {
-      clearTimeout(timer)
-      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(errs).toString() })
-    })
-  })
-}
 
 describe('bad input, CLI', () => {
   for (const c of CASES) {

@@ -4,14 +4,8 @@
 // `pipeload bench` as a user runs it: bin/pipeload.js spawned with process.execPath against
 // a private redis-server named with -u (the inherited REDIS_URL/REDISCLI_AUTH are removed).
 
-const { spawn } = require('node:child_process')
-const path = require('node:path')
 const { startRedis } = require('./helpers/redis-server')
-
-const BIN = path.resolve(__dirname, '..', 'bin', 'pipeload.js')
-const ENV = { ...process.env }
-delete ENV.REDIS_URL
-delete ENV.REDISCLI_AUTH
+const { runCli: pipeload } = require('./helpers/run-cli')
 
 let srv
 let redis
@@ -24,18 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (srv) await srv.stop()
 })
-
-function pipeload (args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: ENV })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', d => { stdout += d })
-    child.stderr.on('data', d => { stderr += d })
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timed out: ${args.join(' ')}\n${stderr}`)) }, 30_000)
-    child.on('close', code => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
-  })
-}
 
 const SMALL = ['--count', '200', '--batch-sizes', '1,20,200']
 

@@ -11,17 +11,12 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { startRedis, freePort, useServer } = require('./helpers/redis-server')
 const ds = require('./helpers/datasets')
+const { runCli: pipeload, ROOT, BIN, BASE_ENV } = require('./helpers/run-cli')
 const { version } = require('../package.json')
 
-const ROOT = path.resolve(__dirname, '..')
-const BIN = path.join(ROOT, 'bin', 'pipeload.js')
 const CHILD_TIMEOUT_MS = 30_000
 const STACK = /\n\s+at /
 const PASSWORD_WARNING = /Warning: Using a password with '-a'/
-
-const BASE_ENV = { ...process.env }
-delete BASE_ENV.REDIS_URL
-delete BASE_ENV.REDISCLI_AUTH
 
 let srv
 let redis
@@ -56,24 +51,6 @@ function exited (child, label) {
     child.on('error', (err) => { clearTimeout(timer); reject(err) })
     child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal }) })
   })
-}
-
-/**
- * Run the CLI. `input` (string or Buffer) is written to its stdin, which is closed either
- * way so `-` never waits on the test's terminal.
- */
-async function pipeload (args, { input, env = {} } = {}) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { ...BASE_ENV, ...env },
-    stdio: ['pipe', 'pipe', 'pipe']
-  })
-  const out = collect(child.stdout)
-  const err = collect(child.stderr)
-  child.stdin.on('error', () => { /* the CLI may exit before reading all of it */ })
-  child.stdin.end(input)
-  const { code, signal } = await exited(child, `pipeload ${args.join(' ')}`)
-  return { code, signal, stdout: out().toString('utf8'), stderr: err().toString('utf8') }
 }
 
 /** A file in this run's tmpdir. */

@@ -7,14 +7,13 @@
 // skip goes on, bounded by --max-errors; --rejects gets every failed record, input errors
 // and error replies alike, with its raw input text.
 
-const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { Writable } = require('node:stream')
 const { useServer } = require('./helpers/redis-server')
+const { runCli: cli } = require('./helpers/run-cli')
 const { load } = require('../lib')
 
-const BIN = path.resolve(__dirname, '..', 'bin', 'pipeload.js')
 
 let srv
 let redis
@@ -165,21 +164,6 @@ describe('error policies: other inputs and options', () => {
       .rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: expect.stringMatching(/^rejects: cannot write .*: no such directory$/) })
   })
 })
-
-function cli (args) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env }
-    delete env.REDIS_URL
-    delete env.REDISCLI_AUTH
-    const child = spawn(process.execPath, [BIN, ...args], { env })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', d => { stdout += d })
-    child.stderr.on('data', d => { stderr += d })
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('hung')) }, 30_000)
-    child.on('close', code => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
-  })
-}
 
 describe('error policies: CLI', () => {
   it('abort (default): exit 1, the failure, what was acknowledged and where the next unsent record starts; --json keeps the summary', async () => {

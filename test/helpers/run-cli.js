@@ -40,4 +40,4 @@ function runCli (args, { input, env = {}, timeoutMs = CHILD_TIMEOUT_MS } = {}) {
   })
 }
 
-module.exports = { runCli, ROOT, BIN }
+module.exports = { runCli, ROOT, BIN, BASE_ENV }
