@@ -70,7 +70,7 @@ async function openRecords (desc, o) {
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,
     raw: Boolean(o.rejects), // records' input text, for the rejects file
-    rows: !o.map // csv records as byte ranges, copied straight into RESP by the mapper
+    rows: !o.map // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
   })
   const tabular = desc.format === 'csv' || desc.format === 'tsv'
   const columns = tabular ? await reader.ready() : undefined

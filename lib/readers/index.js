@@ -18,7 +18,7 @@ const DEFAULTS = Object.freeze({
   batchRecords: 512,
   onError: 'abort', // 'skip': a malformed record becomes a Rejected in its batch, reading goes on
   raw: false, // batches carry each record's input text (`raws`), for a rejects file
-  rows: false // csv/tsv records may be CsvRows (byte ranges) instead of string arrays
+  rows: false // csv/tsv records may be CsvRows and ndjson ones JsonRows (byte ranges), for the mapper
 })
 
 const EXTENSIONS = Object.freeze({
@@ -128,7 +128,9 @@ function createCore (o, file, base, bad) {
  * that can be told apart from the next one (a bad CSV row, NDJSON line or JSON array
  * element) is instead yielded in its place as a `Rejected` { code, message, raw }, and
  * reading goes on; a broken structure (truncated gzip or JSON, a quote left open) still
- * throws. `raw: true` adds `raws`, each record's input text.
+ * throws. `raw: true` adds `raws`, each record's input text. `rows: true` lets well-formed
+ * csv/tsv records come as CsvRows and flat ndjson objects as JsonRows: byte ranges of the
+ * input, with toArray()/toObject() for the plain value.
  */
 class Reader {
   constructor (source, options) {

@@ -90,9 +90,7 @@ class NdjsonCore {
     if (length > this.max) {
       if (!this.skip) throw this.tooLarge()
       sink.reject(this.tooLarge())
-    } else if (this.flat !== null && this.bad.peek() >= this.offset + length && this.addFlat(buf, start, end, sink)) {
-      // a JsonRow went out
-    } else {
+    } else if (!this.addFlat(buf, start, end, sink)) {
       const text = buf.toString('utf8', start, buf[end - 1] === 13 ? end - 1 : end)
       const bad = this.bad.take(this.offset, this.offset + length)
       if (bad !== -1) {
@@ -111,8 +109,9 @@ class NdjsonCore {
     this.offset += length + (last ? 0 : 1)
   }
 
-  /** The line as a JsonRow, if it is a flat object the fast path reads; false if not. */
+  /** The line as a JsonRow, if it is valid UTF-8 and a flat object the fast path reads; false if not. */
   addFlat (buf, start, end, sink) {
+    if (this.flat === null || this.bad.peek() < this.offset + end - start) return false
     const stop = buf[end - 1] === 13 ? end - 1 : end
     const row = this.flat.scan(buf, start, stop)
     if (row === null) return false
