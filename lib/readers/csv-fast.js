@@ -35,7 +35,6 @@ function fastDelimiter (delimiter) {
 class FastCsvCore {
   constructor (o) {
     this.o = o // CsvCore's options, for the fallback
-    this.file = o.file
     this.header = o.header
     this.delim = fastDelimiter(o.delimiter)
     this.max = o.maxRecordSize
