@@ -1,13 +1,12 @@
 'use strict'
-/* global describe, it, expect, beforeAll, afterAll */
+/* global describe, it, expect, beforeAll */
 
 // Progress reporting (library callback and the CLI's TTY line) and aborting a load.
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
-const { startRedis } = require('./helpers/redis-server')
+const { useServer } = require('./helpers/redis-server')
 const { load } = require('..')
 
 const BIN = path.join(__dirname, '..', 'bin', 'pipeload.js')
@@ -15,18 +14,13 @@ let server
 let dir
 let csv
 
-beforeAll(async () => {
-  server = await startRedis()
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-progress-'))
+useServer('pipeload-progress-', s => { server = s.srv; dir = s.tmp })
+
+beforeAll(() => {
   csv = path.join(dir, 'rows.csv')
   const rows = ['id,v']
   for (let i = 0; i < 50_000; i++) rows.push(`${i},value-${i}`)
   fs.writeFileSync(csv, rows.join('\n') + '\n')
-})
-
-afterAll(async () => {
-  await server?.stop()
-  fs.rmSync(dir, { recursive: true, force: true })
 })
 
 describe('progress', () => {

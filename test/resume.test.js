@@ -1,13 +1,12 @@
 'use strict'
-/* global describe, it, expect, beforeAll, afterAll */
+/* global describe, it, expect, beforeAll */
 
 // Interrupted runs: the loader SIGKILLed or interrupted mid-load, then resumed from its
 // checkpoint. Afterwards the data equals the input and the final counts add up.
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { startRedis } = require('./helpers/redis-server')
+const { startRedis, useServer } = require('./helpers/redis-server')
 
 const BIN = path.join(__dirname, '..', 'bin', 'pipeload.js')
 const ROWS = 500_000
@@ -15,9 +14,9 @@ let server
 let dir
 let csv
 
-beforeAll(async () => {
-  server = await startRedis()
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-resume-'))
+useServer('pipeload-resume-', s => { server = s.srv; dir = s.tmp })
+
+beforeAll(() => {
   csv = path.join(dir, 'rows.csv')
   const fd = fs.openSync(csv, 'w')
   let s = 'id,name,score\n'
@@ -27,11 +26,6 @@ beforeAll(async () => {
   }
   fs.writeSync(fd, s)
   fs.closeSync(fd)
-})
-
-afterAll(async () => {
-  await server?.stop()
-  fs.rmSync(dir, { recursive: true, force: true })
 })
 
 function start (args) {
