@@ -8,13 +8,14 @@ const { BadOffsets } = require('./utf8')
 // then turns back into bytes: on a 5-column file that round trip costs as much as the
 // parse itself, and csv-parse offers no way to get a field's byte range instead. This
 // tokenizer reads the well-formed subset of CSV that nearly every file is made of
-// (a one-byte delimiter, `"` quotes with `""` inside, LF or CRLF line ends) and hands
-// out records as byte ranges (CsvRow), which the mapper copies straight into RESP.
+// (a one-byte delimiter, `"` quotes with `""` inside, LF or CRLF line ends, mixed freely
+// as CsvCore accepts them) and hands out records as byte ranges (CsvRow), which the
+// mapper copies straight into RESP.
 //
 // It never decides a hard case. The first record it is not sure of (a stray or
 // unclosed quote, text after a closing quote, a lone CR, a ragged row, invalid UTF-8,
 // a record near maxRecordSize) is handed, with everything after it, to CsvCore
-// (csv-parse) in the state the fast path reached: header, line, line end, field count.
+// (csv-parse) in the state the fast path reached: header, line, field count.
 // csv-parse then reports or skips it exactly as it would have on its own. The
 // differential test (test/csv-fast.test.js) holds the two to the same output.
 
@@ -42,7 +43,6 @@ class FastCsvCore {
     this.bad = o.bad || new BadOffsets()
     this.cols = null
     this.expected = -1
-    this.crlf = -1 // line end: -1 not seen yet, 0 LF, 1 CRLF
     this.tail = null // bytes of a record not complete yet
     this.parts = [] // chunks received after the tail, not scanned yet
     this.pending = 0 // bytes in tail and parts
@@ -106,12 +106,11 @@ class FastCsvCore {
 
   /** Hand bytes from `p` on to csv-parse, with the state reached so far. */
   handOver (buf, p, sink) {
-    const delimiter = this.crlf === -1 ? [] : [Buffer.from(this.crlf === 1 ? '\r\n' : '\n')]
     this.fallback = new CsvCore({
       ...this.o,
       base: this.base + p,
       bad: this.bad,
-      resume: { columns: this.cols, line: this.line, recordDelimiter: delimiter, expected: this.expected }
+      resume: { columns: this.cols, line: this.line, expected: this.expected }
     })
     this.fallback.write(buf.subarray(p), sink)
     this.b = null
@@ -211,17 +210,15 @@ class FastCsvCore {
     return next
   }
 
-  /** Past the line end at `p` (LF or CRLF, the same as the first one seen), or INCOMPLETE / FALLBACK. */
+  /**
+   * Past the line end at `p`, LF or CRLF (each line may end either way), or INCOMPLETE when
+   * a CR is the last byte so far. A lone CR is csv-parse's to report (FALLBACK): at the end
+   * of the input too, where it is not a line end either.
+   */
   lineEnd (buf, p, final) {
-    if (buf[p] === LF) {
-      if (this.crlf === 1) return FALLBACK // a lone LF is data in a CRLF file
-      this.crlf = 0
-      return p + 1
-    }
+    if (buf[p] === LF) return p + 1
     if (p + 1 >= buf.length) return final ? FALLBACK : INCOMPLETE
-    if (buf[p + 1] !== LF || this.crlf === 0) return FALLBACK // a lone CR, or CRLF in an LF file
-    this.crlf = 1
-    return p + 2
+    return buf[p + 1] === LF ? p + 2 : FALLBACK
   }
 
   /** A fresh bounds table, with the record started at `bi0` moved to its front. */

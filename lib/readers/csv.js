@@ -17,15 +17,27 @@ const noop = () => {}
  * `info.lines` counts a CRLF inside a quoted field twice, so lines are counted here
  * instead: line breaks between consecutive record starts, found with Buffer#indexOf
  * on the chunks still covering the current record (about one native call per line).
+ *
+ * Line ends: LF and CRLF, mixed freely in one file (`record_delimiter: ['\n', '\r\n']`,
+ * not csv-parse's discovery, which fixes one kind from the first line and reads the other
+ * as data: `1,a\r` in an LF file). A lone CR outside quotes is then data to csv-parse; it is
+ * refused here as bad input (loneCr), and so are classic Mac files, whose every line ends so.
+ * Field counts are checked here too (not by csv-parse), so a lone CR that also shifts the
+ * fields is reported as what it is.
  */
+const LF = 10
+const CR = 13
+const QUOTE = 0x22
+const RECORD_DELIMITERS = ['\n', '\r\n']
+
 // csv-parse errors after which skip mode can go on: the bad record ends at the first line
 // break after the error, and parsing restarts there. A quote left open at the end of the
 // input, or a record over maxRecordSize, leaves no place to restart: fatal in every mode.
-const SKIPPABLE = new Set(['INVALID_OPENING_QUOTE', 'CSV_INVALID_CLOSING_QUOTE', 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH'])
+const SKIPPABLE = new Set(['INVALID_OPENING_QUOTE', 'CSV_INVALID_CLOSING_QUOTE'])
 
 class CsvCore {
   /**
-   * `resume` ({ columns, line, recordDelimiter, expected }): start mid-file, in the state
+   * `resume` ({ columns, line, expected }): start mid-file, in the state
    * the fast path (csv-fast.js) reached when it handed over.
    */
   constructor ({ file, delimiter, header, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null }) {
@@ -38,17 +50,18 @@ class CsvCore {
     this.skip = skip // skip mode: a malformed record is rejected (sink.reject) and parsing goes on
     this.raw = raw // hand each record's input text to the sink
     this.bad = bad || new BadOffsets() // invalid UTF-8 found by the reader
-    this.expected = -1 // fields per record, checked here in skip mode (csv-parse's check stops the parse)
+    this.expected = resume && resume.expected > 0 ? resume.expected : -1 // fields per record (checked in lengthError)
     this.skipping = null // { start, line, err } while looking for the end of a bad record
     this.sink = null
-    this.newParser(0, resume ? resume.recordDelimiter : [])
-    if (resume && resume.expected > 0) this.expectLength(resume.expected)
+    this.newParser(0)
 
     // Positions, relative to the first byte given to csv-parse.
     this.prevEnd = 0 // where the last record (header included) ended
     this.prevEmpty = 0 // info.empty_lines when it ended
-    this.delimiterLength = 0 // of the record delimiter, once csv-parse has found it
-    this.lineByte = 10
+    // The first CR at or after crFrom (-1: none up to crTo), so each byte is searched once.
+    this.cr = -1
+    this.crFrom = 0
+    this.crTo = 0
 
     // Line counting: chunks from `cur` onwards, `line` is the line at `cur`.
     this.chunks = []
@@ -62,30 +75,16 @@ class CsvCore {
   }
 
   /** A fresh csv-parse parser whose byte 0 is our relative position `at` (after a skipped record). */
-  newParser (at, recordDelimiter) {
+  newParser (at) {
     this.api = new Parser({
       delimiter: this.delimiter,
       skip_empty_lines: true,
       max_record_size: this.max,
-      relax_column_count: this.skip,
-      record_delimiter: recordDelimiter
+      relax_column_count: true, // lengthError checks, after loneCr
+      record_delimiter: RECORD_DELIMITERS
     }).api
     this.info = this.api.info
     this.apiBase = at
-  }
-
-  /**
-   * Records must have `n` fields, as if csv-parse had read the first record itself: its
-   * own check (abort mode) compares with `state.expectedRecordLength`, which it otherwise
-   * takes from the first record it sees (`info.records === 0`). Skip mode checks here.
-   */
-  expectLength (n) {
-    if (this.skip) {
-      this.expected = n
-      return
-    }
-    this.api.state.expectedRecordLength = n
-    this.api.info.records = 1
   }
 
   write (chunk, sink) {
@@ -120,10 +119,11 @@ class CsvCore {
     }
   }
 
-  /** Start of the record being parsed: after the last one and any skipped empty lines. */
+  /** Start of the record being parsed: after the last one and any skipped empty lines (each an LF or a CRLF). */
   recordStart () {
-    if (this.delimiterLength === 0) this.findDelimiter()
-    return this.prevEnd + (this.info.empty_lines - this.prevEmpty) * this.delimiterLength
+    let p = this.prevEnd
+    for (let k = this.info.empty_lines - this.prevEmpty; k > 0; k--) p += this.byteAt(p) === CR ? 2 : 1
+    return p
   }
 
   /** A csv-parse error: thrown, or in skip mode the record is rejected and parsing resumes. */
@@ -132,7 +132,7 @@ class CsvCore {
     const error = this.toError(err)
     const start = error.offset - this.base
     const at = this.errorPosition(start)
-    const nl = this.indexOf(this.lineByte, at)
+    const nl = this.indexOf(LF, at)
     this.skipping = { start, error }
     this.checkSkipSize(nl === -1 ? this.received : nl)
     if (nl === -1) return null
@@ -143,7 +143,7 @@ class CsvCore {
   continueSkip (length) {
     // Only the new chunk: earlier ones were searched (a long line in small chunks stays linear).
     const c = this.chunks[this.chunks.length - 1]
-    const i = c.buf.indexOf(this.lineByte, c.buf.length - length)
+    const i = c.buf.indexOf(LF, c.buf.length - length)
     const nl = i === -1 ? -1 : c.start + i
     this.checkSkipSize(nl === -1 ? this.received : nl)
     if (nl === -1) return null
@@ -169,8 +169,7 @@ class CsvCore {
     this.skipping = null
     error.raw = this.text(start, end)
     this.sink.reject(error)
-    const delimiter = this.api.options.record_delimiter
-    this.newParser(next, delimiter.length ? delimiter : [])
+    this.newParser(next)
     this.prevEnd = next
     this.prevEmpty = 0
     return next < this.received ? this.bytes(next, this.received) : null
@@ -238,14 +237,6 @@ class CsvCore {
     return b.toString('utf8', 0, n)
   }
 
-  findDelimiter () {
-    const rd = this.api.options.record_delimiter[0]
-    if (rd === undefined) return
-    this.delimiterLength = rd.length
-    // Classic Mac files end lines with a lone CR.
-    this.lineByte = rd.length === 1 && rd[0] === 13 ? 13 : 10
-  }
-
   onRecord (record) {
     const start = this.recordStart()
     this.advance(start)
@@ -253,27 +244,85 @@ class CsvCore {
     this.prevEmpty = this.info.empty_lines
     const bad = this.bad.take(this.base + start, this.base + end)
     if (this.columns === null && this.header) {
-      if (bad !== -1) throw this.invalidUtf8(bad, start, end)
+      const err = bad !== -1 ? this.invalidUtf8(bad, start, end) : this.loneCr(start, end)
+      if (err !== null) throw err
       this.columns = record
       return
     }
-    if (bad !== -1) return this.reject(this.invalidUtf8(bad, start, end))
-    if (this.skip) {
-      if (this.expected === -1) this.expected = this.columns !== null ? this.columns.length : record.length
-      if (record.length !== this.expected) {
-        const what = this.columns !== null ? `the header has ${this.expected} fields` : `expect ${this.expected}`
-        const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.line)}: Invalid Record Length: ${what}, got ${record.length}`,
-          { file: this.file, line: this.line, offset: this.base + start, raw: this.text(start, end) })
-        return this.sink.reject(err)
-      }
-    }
+    const err = bad !== -1 ? this.invalidUtf8(bad, start, end) : this.loneCr(start, end) || this.lengthError(record, start, end)
+    if (err !== null) return this.reject(err)
     this.sink.add(record, this.line, this.base + start, this.raw ? this.text(start, end) : undefined)
   }
 
+  /** A record with more or fewer fields than the header (or than the first record, without one), or null. */
+  lengthError (record, start, end) {
+    if (this.expected === -1) this.expected = this.columns !== null ? this.columns.length : record.length
+    if (record.length === this.expected) return null
+    const what = this.columns !== null ? `the header has ${this.expected} fields` : `expect ${this.expected}`
+    return this.inputError(`Invalid Record Length: ${what}, got ${record.length}`, start, end)
+  }
+
+  /**
+   * A lone CR outside quotes in the record [start, end), as an error, or null. Nearly every
+   * record has no CR before its own line end, which one cached search tells; only then is
+   * the record walked the way csv-parse read it.
+   */
+  loneCr (start, end) {
+    const cr = this.nextCr(start)
+    if (cr === -1 || cr >= end || (cr === end - 2 && this.byteAt(end - 1) === LF)) return null
+    const b = this.bytes(start, end)
+    const d = Buffer.from(this.delimiter)
+    let field = 0
+    let quoted = false // csv-parse accepted the record, so every quote opens or closes one (`""` closes and reopens)
+    for (let i = 0; i < b.length; i++) {
+      const c = b[i]
+      if (c === QUOTE) quoted = !quoted
+      else if (quoted) continue
+      else if (c === CR && b[i + 1] !== LF) return this.inputError(loneCrText(this.fieldName(field)), start, end)
+      else if (c === d[0] && (d.length === 1 || b.subarray(i, i + d.length).equals(d))) {
+        field++
+        i += d.length - 1
+      }
+    }
+    return null
+  }
+
+  /** Relative position of the first CR at or after `from` in the bytes received, or -1. */
+  nextCr (from) {
+    if (this.crFrom <= from && (this.cr >= from || (this.cr === -1 && this.crTo === this.received))) return this.cr
+    // Nothing up to crTo: only the bytes received since then are new.
+    const at = this.cr === -1 && this.crFrom <= from ? Math.max(from, this.crTo) : from
+    this.cr = this.indexOf(CR, at)
+    this.crFrom = from
+    this.crTo = this.received
+    return this.cr
+  }
+
+  /** The byte at relative position `pos` (still held in `chunks`), or -1. */
+  byteAt (pos) {
+    for (let k = this.ci; k < this.chunks.length; k++) {
+      const c = this.chunks[k]
+      if (pos < c.start + c.buf.length) return pos >= c.start ? c.buf[pos - c.start] : -1
+    }
+    return -1
+  }
+
+  /** `field 2 "name"`: a field by its number, and its column name when there is a header. */
+  fieldName (k) {
+    const name = this.columns !== null && this.columns[k] !== undefined ? ` ${JSON.stringify(this.columns[k])}` : ''
+    return `field ${k + 1}${name}`
+  }
+
+  /** Bad input in the record [start, end) at the current line. */
+  inputError (reason, start, end) {
+    return new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.line)}: ${reason}`,
+      { file: this.file, line: this.line, offset: this.base + start, raw: this.text(start, end) })
+  }
+
   invalidUtf8 (at, start, end) {
-    return new PipeloadError('PIPELOAD_INPUT_INVALID',
-      `${where(this.file, this.line)}: invalid UTF-8 at byte ${at} (column ${at - this.base - start + 1} of the record)`,
-      { file: this.file, line: this.line, offset: this.base + start, invalidAt: at, raw: this.text(start, end) })
+    const err = this.inputError(`invalid UTF-8 at byte ${at} (column ${at - this.base - start + 1} of the record)`, start, end)
+    err.invalidAt = at
+    return err
   }
 
   /** Skip mode: reject a record; abort mode: throw. */
@@ -285,18 +334,17 @@ class CsvCore {
   /** Moves the line cursor to `to`, counting line breaks on the way. */
   advance (to) {
     const chunks = this.chunks
-    const lineByte = this.lineByte
     while (this.cur < to) {
       const c = chunks[this.ci]
       const cEnd = c.start + c.buf.length
       if (this.nl < this.cur) {
-        const i = c.buf.indexOf(lineByte, this.cur - c.start)
+        const i = c.buf.indexOf(LF, this.cur - c.start)
         this.nl = i === -1 ? cEnd : c.start + i
       }
       const stop = to < cEnd ? to : cEnd
       while (this.nl < stop) {
         this.line++
-        const i = c.buf.indexOf(lineByte, this.nl + 1 - c.start)
+        const i = c.buf.indexOf(LF, this.nl + 1 - c.start)
         this.nl = i === -1 ? cEnd : c.start + i
       }
       this.cur = stop
@@ -321,7 +369,7 @@ class CsvCore {
 
   /** The text from `from` to the end of the line holding `at`, as far as received (for a rejects file). */
   lineText (at, from) {
-    const nl = this.indexOf(this.lineByte, at)
+    const nl = this.indexOf(LF, at)
     return this.text(from, nl === -1 ? this.received : nl)
   }
 
@@ -331,17 +379,16 @@ class CsvCore {
     if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
       text = 'Quote Not Closed: a quoted field opened in this record runs to the end of the input'
     }
-    if (err.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' && this.header && this.columns !== null) {
-      text = text.replace('Invalid Record Length: expect', 'Invalid Record Length: the header has')
-        .replace(/(\d+),/, '$1 fields,')
-    }
-    if (/QUOTE/.test(err.code) && typeof err.column === 'number') {
-      const name = this.columns !== null && this.columns[err.column] !== undefined
-        ? ` ${JSON.stringify(this.columns[err.column])}` : ''
-      text += ` (field ${err.column + 1}${name})`
-    }
+    const column = typeof err.column === 'number' ? this.fieldName(err.column) : null
+    // A CR after a closing quote, not followed by LF: csv-parse's message would print the raw CR.
+    if (err.code === 'CSV_INVALID_CLOSING_QUOTE' && text.includes('got "\r"')) return loneCrText(column || 'a field')
+    if (/QUOTE/.test(err.code) && column !== null) text += ` (${column})`
     return text
   }
+}
+
+function loneCrText (field) {
+  return `Lone CR in ${field}: a carriage return not followed by a line feed, outside quotes (lines end with LF or CRLF)`
 }
 
 module.exports = { CsvCore }
