@@ -1,9 +1,38 @@
 'use strict'
 
 const fs = require('node:fs')
+const { Readable } = require('node:stream')
 /* global describe, it, expect */ // vitest globals (see vitest.config.js): vitest 4 refuses require('vitest')
-const { openReader } = require('../lib/readers')
+const { openReader, Rejected } = require('../lib/readers')
+const { CsvRow } = require('../lib/readers/csv-row')
 const { tmpFile, gzip, chunked, readAll, readBoth, offsetsOf } = require('./fixtures/readers/helpers')
+
+/**
+ * Reads `content` on both CSV paths (the fast path's CsvRows and csv-parse), whole, in
+ * 1-byte chunks and cut in two at every byte (a cut between CR and LF included): all
+ * must agree. Records as arrays, rejected ones as { rejected: message }.
+ */
+async function readEverySplit (content, options) {
+  const buf = Buffer.from(content)
+  const splits = [[buf], Array.from(buf, (_, i) => buf.subarray(i, i + 1))]
+  for (let i = 1; i < buf.length; i++) splits.push([buf.subarray(0, i), buf.subarray(i)])
+  let first = null
+  for (const rows of [false, true]) {
+    for (const chunks of splits) {
+      const r = await readAll({ name: 'in.csv', stream: Readable.from(chunks) }, { format: 'csv', ...options, rows })
+      const out = {
+        columns: r.columns,
+        records: r.records.map(x => x instanceof CsvRow ? x.toArray() : x instanceof Rejected ? { rejected: x.message, raw: x.raw } : x),
+        lines: r.lines,
+        offsets: r.offsets,
+        error: r.error && { code: r.error.code, message: r.error.message, line: r.error.line, offset: r.error.offset }
+      }
+      if (first === null) first = out
+      else expect(out, `rows: ${rows}, chunks of ${chunks.map(c => c.length)}`).toEqual(first)
+    }
+  }
+  return first
+}
 
 describe('csv reader', () => {
   it('reads records as string arrays with header, lines, offsets and bytesRead', async () => {
@@ -61,6 +90,88 @@ describe('csv reader', () => {
     expect(r.records).toEqual([['1', 'ann'], ['2', 'bob']])
     expect(r.lines).toEqual([2, 3])
     expect(r.offsets).toEqual(offsetsOf(content, ['1,ann', '2,bob']))
+  })
+
+  describe('line ends: LF and CRLF, mixed in one file', () => {
+    const CASES = [
+      { name: 'LF header, CRLF rows', content: 'id,v\n1,a\r\n2,b\r\n', records: [['1', 'a'], ['2', 'b']], lines: [2, 3] },
+      { name: 'CRLF header, LF rows', content: 'id,v\r\n1,a\n2,b\n', records: [['1', 'a'], ['2', 'b']], lines: [2, 3] },
+      { name: 'alternating, last line without a line end', content: 'id,v\n1,a\r\n2,b\n3,c\r\n4,d', records: [['1', 'a'], ['2', 'b'], ['3', 'c'], ['4', 'd']], lines: [2, 3, 4, 5] },
+      { name: 'quoted last fields', content: 'id,v\r\n1,"x"\r\n2,"y"\n3,"z"', records: [['1', 'x'], ['2', 'y'], ['3', 'z']], lines: [2, 3, 4] },
+      { name: 'empty last fields', content: 'id,v\n1,\r\n2,\n3,', records: [['1', ''], ['2', ''], ['3', '']], lines: [2, 3, 4] },
+      { name: 'empty lines of both kinds', content: 'id,v\r\n\n\r\n1,a\n\r\n2,b\r\n\n', records: [['1', 'a'], ['2', 'b']], lines: [4, 6] },
+      { name: 'line breaks of both kinds inside quotes stay', content: 'id,v\n1,"a\r\nb"\r\n2,"c\nd"\n3,e\r\n', records: [['1', 'a\r\nb'], ['2', 'c\nd'], ['3', 'e']], lines: [2, 4, 6] },
+      { name: 'TSV', content: 'id\tv\n1\ta\r\n2\t"b"\r\n', options: { format: 'tsv', delimiter: '\t' }, records: [['1', 'a'], ['2', 'b']], lines: [2, 3] },
+      { name: 'headerless', content: '1,a\r\n2,b\n3,c\r\n', options: { header: false }, records: [['1', 'a'], ['2', 'b'], ['3', 'c']], lines: [1, 2, 3] },
+      { name: 'multi-byte delimiter (csv-parse only)', content: 'id||v\n1||a\r\n2||b\n', options: { delimiter: '||' }, records: [['1', 'a'], ['2', 'b']], lines: [2, 3] }
+    ]
+    for (const c of CASES) {
+      it(`${c.name}: no CR left in any field, on both paths, at every chunk boundary`, async () => {
+        for (const onError of ['abort', 'skip']) {
+          const r = await readEverySplit(c.content, { ...c.options, onError })
+          expect(r.error).toBe(null)
+          expect(r.columns).toEqual(c.options && c.options.header === false ? null : ['id', 'v'])
+          expect(r.records).toEqual(c.records)
+          expect(r.lines).toEqual(c.lines)
+          expect(r.offsets).toEqual(offsetsOf(c.content, c.records.map(rec => rec[0] + (c.options?.delimiter || ','))))
+        }
+      })
+    }
+
+    it('a CR inside quotes is data, at the end of a value too', async () => {
+      const r = await readEverySplit('id,v\n1,"a\rb"\n2,"c\r"\r\n3,"\r"\n', {})
+      expect(r.error).toBe(null)
+      expect(r.records).toEqual([['1', 'a\rb'], ['2', 'c\r'], ['3', '\r']])
+    })
+  })
+
+  describe('a lone CR outside quotes is bad input', () => {
+    const LONE = /^in\.csv:(\d+): Lone CR in field \d+( "\w+")?: a carriage return not followed by a line feed, outside quotes \(lines end with LF or CRLF\)$/
+    const CASES = [
+      { name: 'inside an unquoted field', content: 'id,v\n1,a\n2,b\rc\n3,d\n', line: 3, field: 'field 2 "v"', raw: '2,b\rc' },
+      { name: 'ending a line', content: 'id,v\n1,a\n2,b\r3,d\n4,e\n', line: 3, field: 'field 2 "v"', raw: '2,b\r3,d', kept: [['1', 'a'], ['4', 'e']] },
+      { name: 'shifting the field count', content: 'id,v\n1,a\n2\r,b,c\n3,d\n', line: 3, field: 'field 1 "id"', raw: '2\r,b,c' },
+      { name: 'after a closing quote', content: 'id,v\n1,a\n2,"b"\rc\n3,d\n', line: 3, field: 'field 2 "v"', raw: '2,"b"\rc' },
+      { name: 'at the very end of the input', content: 'id,v\n1,a\n3,d\r', line: 3, field: 'field 2 "v"', raw: '3,d', kept: [['1', 'a']] },
+      { name: 'after a multi-line quoted field', content: 'id,v\r\n1,a\r\n2,"x\r\ny"\r,\r\n3,d\r\n', line: 3, field: 'field 2 "v"', raw: '2,"x\r\ny"\r,' }
+    ]
+    for (const c of CASES) {
+      it(`${c.name}: abort stops at its line, on both paths`, async () => {
+        const r = await readEverySplit(c.content, {})
+        expect(r.records).toEqual([['1', 'a']])
+        expect(r.error.code).toBe('PIPELOAD_INPUT_INVALID')
+        expect(r.error.message).toMatch(LONE)
+        expect(r.error.message).toContain(`:${c.line}: Lone CR in ${c.field}:`)
+        expect(r.error.line).toBe(c.line)
+        expect(r.error.offset).toBe(Buffer.from(c.content).indexOf(`\n${c.raw[0]}`, 5) + 1)
+      })
+
+      it(`${c.name}: skip rejects that record and reads on`, async () => {
+        const r = await readEverySplit(c.content, { onError: 'skip' })
+        expect(r.error).toBe(null)
+        const kept = c.kept || [['1', 'a'], ['3', 'd']]
+        expect(r.records.filter(x => Array.isArray(x))).toEqual(kept)
+        const rejected = r.records.filter(x => !Array.isArray(x))
+        expect(rejected).toHaveLength(1)
+        expect(rejected[0].rejected).toMatch(LONE)
+        expect(rejected[0].rejected.startsWith(`in.csv:${c.line}:`)).toBe(true)
+        expect(rejected[0].raw).toBe(c.raw)
+      })
+    }
+
+    it('in a header: fatal in skip mode too', async () => {
+      const r = await readEverySplit('id,v\rx\n1,a\n', { onError: 'skip' })
+      expect(r.records).toEqual([])
+      expect(r.error).toMatchObject({ code: 'PIPELOAD_INPUT_INVALID', line: 1 })
+      expect(r.error.message).toMatch(/^in\.csv:1: Lone CR in field 2: /)
+    })
+
+    it('classic Mac line ends (CR only) are refused at line 1, not read as one long record', async () => {
+      const r = await readEverySplit('1,a\r2,b\r3,c\r', { header: false })
+      expect(r.records).toEqual([])
+      expect(r.error).toMatchObject({ code: 'PIPELOAD_INPUT_INVALID', line: 1, offset: 0 })
+      expect(r.error.message).toMatch(/^in\.csv:1: Lone CR in field 2: /)
+    })
   })
 
   it('handles quoted fields with delimiters, quotes and newlines; later line numbers stay right', async () => {

@@ -183,22 +183,23 @@ class CsvCore {
     const b = this.bytes(start, this.received)
     const d = Buffer.from(this.delimiter)
     const isDelim = i => b[i] === d[0] && (d.length === 1 || b.subarray(i, i + d.length).equals(d))
+    const isLineEnd = i => b[i] === LF || (b[i] === CR && b[i + 1] === LF)
     let i = 0
     let fieldStart = true
     while (i < b.length) {
       const c = b[i]
-      if (fieldStart && c === 0x22) {
+      if (fieldStart && c === QUOTE) {
         i++
-        while (i < b.length && !(b[i] === 0x22 && b[i + 1] !== 0x22)) i += b[i] === 0x22 ? 2 : 1
+        while (i < b.length && !(b[i] === QUOTE && b[i + 1] !== QUOTE)) i += b[i] === QUOTE ? 2 : 1
         i++ // past the closing quote
         if (i >= b.length) break
         if (isDelim(i)) { i += d.length; continue }
-        if (b[i] === 10 || b[i] === 13) break
-        return start + i // a closing quote followed by other text
+        if (isLineEnd(i)) break
+        return start + i // a closing quote followed by other text (a lone CR too)
       }
-      if (c === 0x22) return start + i // a quote inside an unquoted field
+      if (c === QUOTE) return start + i // a quote inside an unquoted field
       if (isDelim(i)) { i += d.length; fieldStart = true; continue }
-      if (c === 10 || c === 13) break
+      if (isLineEnd(i)) break
       fieldStart = false
       i++
     }
