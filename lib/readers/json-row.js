@@ -67,7 +67,7 @@ class JsonRow {
       keys[k] = key
     }
     // Integer-like keys come first in a JS object, wherever they were in the line.
-    if (startsWithIndex(out)) Object.defineProperty(out, KEY_ORDER, { value: keys })
+    if (startsWithIndex(out)) out[KEY_ORDER] = keys
     return out
   }
 
