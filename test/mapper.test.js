@@ -38,7 +38,8 @@ describe('template syntax', () => {
     ['SET k:}', /unmatched "}"/],
     ['SET k:{} v', /empty field name/],
     ['{cmd} k v', /command name must be literal/],
-    ['SET "k v', /unclosed " quote/]
+    ['SET "k v', /unclosed " quote/],
+    ['SET k:\ud800 {id}', /lone UTF-16 surrogate/]
   ])('rejects %j with a coded error', (source, message) => {
     expect(() => parseTemplate(source)).toThrow(message)
     try { parseTemplate(source) } catch (err) { expect(err.code).toBe('PIPELOAD_TEMPLATE_INVALID') }
