@@ -442,7 +442,12 @@ function mapFunctionMapper (map, ttl) {
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value]')
     }
     const out = cmds.map(c => c.map((a, i) => toArg(a, `map()[${i}]`)))
-    if (ttl != null) out.push(['EXPIRE', out[0][1], String(ttl)])
+    if (ttl != null && out.length !== 0) { // no commands, no key to expire
+      if (out[0].length < 2) {
+        throw new PipeloadError('PIPELOAD_RECORD_INVALID', `--ttl needs a key as the first argument of map()'s first command, got only ${JSON.stringify(String(out[0][0]))}`)
+      }
+      out.push(['EXPIRE', out[0][1], String(ttl)])
+    }
     return out
   }
   return {
@@ -458,4 +463,4 @@ function mapFunctionMapper (map, ttl) {
   }
 }
 
-module.exports = { createMapper, FieldMissing, toArg, binaryOf }
+module.exports = { createMapper, FieldMissing, toArg }

@@ -342,6 +342,16 @@ describe('the summary adds up (issue 10 item 12)', () => {
     expect(await redis.exists(`${p}1`, `${p}2`, `${p}3`, `${p}4`)).toBe(3)
   })
 
+  it('map() returning [] with --ttl sends nothing for that record (no EXPIRE of a missing key)', async () => {
+    const p = `empty${++n}:`
+    const summary = await load({ url: srv.url, input: [{ id: '1' }, { id: '2' }], map: r => r.id === '1' ? [] : [['SET', p + r.id, 'x']], ttl: 100 })
+    expect(summary).toMatchObject({ records: 2, loaded: 2, errors: 0, commands: 2 })
+    expect(await redis.ttl(p + '2')).toBeGreaterThan(0)
+    const ping = await dry({ input: [{ id: '1' }], map: () => [['PING']], ttl: 100, onError: 'skip' })
+    expect(ping.summary.failures.map(f => f.code)).toEqual(['PIPELOAD_RECORD_INVALID'])
+    expect(ping.summary.failures[0].message).toMatch(/--ttl needs a key/)
+  })
+
   it('the checkpoint counts records with no commands as loaded, also behind a batch still in flight', async () => {
     const input = file('e.ndjson', '{"id":"1"}\n{"id":"2"}\n{"id":"3"}\n')
     const p = `empty${++n}:`
