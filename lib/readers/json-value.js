@@ -21,6 +21,9 @@ const MAX_DEPTH = 1000
 
 const INDEX = /^(?:0|[1-9]\d*)$/
 
+// A \uD800-\uDFFF escape: only text with one can hold a lone surrogate.
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
+
 /** Does the object's (own, enumerable) key order start with an integer-like key? */
 function startsWithIndex (obj) {
   for (const k in obj) return INDEX.test(k)
@@ -62,8 +65,6 @@ function tooDeep (text) {
   }
   return false
 }
-
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
 
 /**
  * Why a string or key in the value cannot be written (it holds a lone surrogate), or null.
