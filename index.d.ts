@@ -1,8 +1,12 @@
 import type { Readable } from 'node:stream'
 import type { Redis, Cluster } from 'ioredis'
 
-/** One Redis command as its arguments, e.g. `['SET', 'k:1', 'v']`. */
-export type CommandArgs = Array<string | number | boolean | Buffer>
+/**
+ * One Redis command as its arguments, e.g. `['SET', 'k:1', 'v']`. Binary values (a Buffer, any typed array or DataView, an
+ * ArrayBuffer or SharedArrayBuffer) go out as their bytes, unchanged; strings as UTF-8 (a
+ * string with a lone surrogate fails its record rather than become U+FFFD).
+ */
+export type CommandArgs = Array<string | number | bigint | boolean | Buffer | ArrayBufferView | ArrayBufferLike>
 
 export type Format = 'csv' | 'tsv' | 'json' | 'ndjson'
 
@@ -101,10 +105,13 @@ export interface LoadOptions extends ConnectionOptions {
   jsonPath?: string
   /** Shorthand for the command `HSET <key> *`. */
   key?: string
-  /** Command template(s): `{field}`, `{a.b}`, `{0}`, `*` = all field/value pairs. */
+  /**
+   * Command template(s): `{field}`, `{a.b}`, `{0}`, `*` = all field/value pairs in input order.
+   * Fields are a record's own properties (array elements for arrays), never inherited ones.
+   */
   command?: string | string[]
   commands?: string[]
-  /** Instead of templates: the commands to send for one record. */
+  /** Instead of templates: the commands to send for one record; `[]` sends none (the record counts as loaded). */
   map?: (record: any) => CommandArgs[]
   /** Seconds: adds `EXPIRE <key of the first command> <ttl>` per record. */
   ttl?: number
@@ -158,7 +165,7 @@ export interface Summary {
   dryRun: 'resp' | 'text' | null
   /** Records read from the input. */
   records: number
-  /** Records whose commands were all acknowledged without an error reply. */
+  /** Records whose commands were all acknowledged without an error reply (those with no commands included). */
   loaded: number
   commands: number
   acknowledged: number

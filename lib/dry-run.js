@@ -15,11 +15,12 @@ class DryRunSink {
   }
 
   async send (encoded) {
+    // Records that mapped to no commands (map() returned []) are done: nothing to send.
+    this.stats.ackedRecords += encoded.ends.length
     if (encoded.cmds === 0) return
     this.stats.batches++
     this.stats.commands += encoded.cmds
     this.stats.acked += encoded.cmds
-    this.stats.ackedRecords += encoded.ends.length
     if (!this.output.write(encoded.buf)) await once(this.output, 'drain')
   }
 

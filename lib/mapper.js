@@ -1,15 +1,19 @@
 'use strict'
 
+const { types } = require('node:util')
 const { PipeloadError } = require('./errors')
 const { parseTemplate, FIELD } = require('./template')
-const { bulkBytes } = require('./writer')
+const { bulkBytes, utf8Bytes } = require('./writer')
 const { CsvRow } = require('./readers/csv-row')
 const { JsonRow } = require('./readers/json-row')
+const { keysOf, INDEX } = require('./readers/json-value')
 
 // Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
 // compiles them once into a mapper that writes a record's commands as RESP bytes.
 // A field the record lacks throws a FieldMissing, which the loader turns into a failed
 // record with its position; it never becomes an empty string.
+// Fields are own properties only: `{constructor}` or `{toString}` of a record without such a
+// key is missing, not the value an object inherits.
 
 class FieldMissing extends PipeloadError {
   constructor (field, reason) {
@@ -17,39 +21,76 @@ class FieldMissing extends PipeloadError {
   }
 }
 
-/** A record's value as the text Redis stores: nested JSON as JSON text, null as missing. */
-function toText (value, name) {
+/**
+ * The bytes of a binary value, or null: a Buffer, any typed array or DataView (the bytes
+ * it views, in memory order), an ArrayBuffer or SharedArrayBuffer. They go out as they are.
+ */
+function binaryOf (v) {
+  if (Buffer.isBuffer(v)) return v
+  if (ArrayBuffer.isView(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+  if (types.isAnyArrayBuffer(v)) return Buffer.from(v)
+  return null
+}
+
+/**
+ * A record's value as one command argument: text (nested JSON as JSON text), or a Buffer
+ * for a binary value; null and undefined are missing.
+ */
+function toArg (value, name) {
   switch (typeof value) {
     case 'string': return value
     case 'number': case 'bigint': case 'boolean': return String(value)
     case 'undefined': throw new FieldMissing(name)
     default:
       if (value === null) throw new FieldMissing(name, `field "${name}" is null`)
-      if (Buffer.isBuffer(value)) return value.toString('utf8')
-      return JSON.stringify(value)
+      return binaryOf(value) ?? jsonText(value, name)
   }
 }
 
-/** toText(value) into a writer; strings and whole numbers without an intermediate string. */
+/** A nested value as JSON text; what JSON cannot write fails the record with a code. */
+function jsonText (value, name) {
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch (err) {
+    const why = err instanceof RangeError ? 'is nested too deeply to write as JSON text' : `cannot be written as JSON (${err.message})`
+    throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" ${why}`, { field: name })
+  }
+  if (text === undefined) { // a function or a symbol
+    throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" is a ${typeof value}, which has no text`, { field: name })
+  }
+  return text
+}
+
+/** toArg(value) into a writer; strings and whole numbers without an intermediate string. */
 function writeValue (v, name, w) {
   if (typeof v === 'string') w.bulk(v)
   else if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && !Object.is(v, -0)) w.bulkInt(v)
-  else w.bulk(toText(v, name))
+  else w.arg(toArg(v, name))
+}
+
+/**
+ * A record's own property `key`, or undefined. Arrays have only their elements as fields
+ * ({0}, not {length}); strings and other primitives have no fields.
+ */
+function ownField (rec, key) {
+  if (rec === null || typeof rec !== 'object') return undefined
+  const v = rec[key]
+  if (v === undefined) return undefined
+  if (Array.isArray(rec)) return INDEX.test(key) ? v : undefined
+  return Object.hasOwn(rec, key) ? v : undefined
 }
 
 /** A getter for one field: by column index for CSV arrays, by (dotted) path for objects. */
 function fieldGetter (name, shape, template) {
   if (shape.columns !== undefined) return columnGetter(name, shape, template)
-  if (/^\d+$/.test(name)) {
-    const idx = Number(name)
-    return rec => Array.isArray(rec) ? rec[idx] : rec?.[name]
-  }
   const path = name.split('.')
-  if (path.length === 1) return rec => rec?.[name]
+  if (path.length === 1) return rec => ownField(rec, name)
   return rec => {
-    if (rec != null && rec[name] !== undefined) return rec[name] // a key that contains dots
+    const whole = ownField(rec, name) // a key that contains dots
+    if (whole !== undefined) return whole
     let v = rec
-    for (let i = 0; i < path.length && v != null; i++) v = v[path[i]]
+    for (let i = 0; i < path.length && v !== undefined; i++) v = ownField(v, path[i])
     return v
   }
 }
@@ -92,23 +133,30 @@ function compileWord (word, shape, template) {
   if (parts.length === 1) {
     const { name, get } = parts[0]
     return {
-      value: rec => toText(get(rec), name),
+      value: rec => toArg(get(rec), name),
       write: (rec, w) => writeValue(get(rec), name, w),
       writeRow: rowWrite,
       writeJson: jsonWrite
     }
   }
   const scratch = new Array(parts.length)
+  // The parts as strings, or as Buffers when a value is binary (`k:{blob}`: its bytes as they are).
   const fill = rec => {
+    let binary = false
     for (let i = 0; i < parts.length; i++) {
       const p = parts[i]
-      scratch[i] = typeof p === 'string' ? p : toText(p.get(rec), p.name)
+      const v = typeof p === 'string' ? p : toArg(p.get(rec), p.name)
+      if (typeof v !== 'string') binary = true
+      scratch[i] = v
     }
-    return scratch
+    return binary
   }
+  const joined = binary => binary
+    ? Buffer.concat(scratch.map(v => typeof v === 'string' ? utf8Bytes(v) : v))
+    : scratch.join('')
   return {
-    value: rec => fill(rec).join(''),
-    write: (rec, w) => w.bulkParts(fill(rec), parts.length),
+    value: rec => joined(fill(rec)),
+    write: (rec, w) => fill(rec) ? w.arg(joined(true)) : w.bulkParts(scratch, parts.length),
     writeRow: rowWrite,
     writeJson: jsonWrite
   }
@@ -161,7 +209,7 @@ function jsonLocators (word) {
   })
 }
 
-/** Where in row.b the pair named `bytes` starts; a missing or null value throws, as toText does. */
+/** Where in row.b the pair named `bytes` starts; a missing or null value throws, as toArg does. */
 function valueAt (row, bytes, name) {
   const k = row.find(bytes)
   if (k === -1) throw new FieldMissing(name)
@@ -200,15 +248,19 @@ function compileStar (shape) {
       throw new FieldMissing('*', '"*" needs a record that is an object, got ' + (Array.isArray(rec) ? 'an array' : JSON.stringify(rec)))
     }
   }
+  // Own enumerable keys in input order (keysOf): not what a class instance inherits, and
+  // not JS's integer-keys-first order for a record that came through JSON.parse.
   const entries = rec => {
     checkObject(rec)
     const out = []
-    for (const k in rec) {
+    for (const k of keysOf(rec)) {
       const v = rec[k]
-      if (v !== null && v !== undefined) out.push(k, toText(v, k))
+      if (v !== null && v !== undefined) out.push(k, toArg(v, k))
     }
     return out
   }
+  let counted = null // count()'s record and keys, for the write() that follows it
+  let countedKeys = null
   // Property names repeat from record to record: encode each once (up to a bound, so
   // records with ever-new keys cannot grow the cache without limit).
   const keyBytes = new Map()
@@ -238,12 +290,18 @@ function compileStar (shape) {
     /** Pairs written straight into the writer; count() first, for the array header. */
     count (rec) {
       checkObject(rec)
+      const keys = keysOf(rec)
+      counted = rec
+      countedKeys = keys
       let n = 0
-      for (const k in rec) if (rec[k] !== null && rec[k] !== undefined) n += 2
+      for (let i = 0; i < keys.length; i++) if (rec[keys[i]] !== null && rec[keys[i]] !== undefined) n += 2
       return n
     },
     write (rec, w) {
-      for (const k in rec) {
+      const keys = rec === counted ? countedKeys : keysOf(rec)
+      counted = countedKeys = null
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]
         const v = rec[k]
         if (v === null || v === undefined) continue
         w.bytes(keyBulk(k))
@@ -383,8 +441,13 @@ function mapFunctionMapper (map, ttl) {
     if (!Array.isArray(cmds) || cmds.some(c => !Array.isArray(c) || c.length === 0)) {
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value]')
     }
-    const out = cmds.map(c => c.map((a, i) => toText(a, `map()[${i}]`)))
-    if (ttl != null) out.push(['EXPIRE', out[0][1], String(ttl)])
+    const out = cmds.map(c => c.map((a, i) => toArg(a, `map()[${i}]`)))
+    if (ttl != null && out.length !== 0) { // no commands, no key to expire
+      if (out[0].length < 2) {
+        throw new PipeloadError('PIPELOAD_RECORD_INVALID', `--ttl needs a key as the first argument of map()'s first command, got only ${JSON.stringify(String(out[0][0]))}`)
+      }
+      out.push(['EXPIRE', out[0][1], String(ttl)])
+    }
     return out
   }
   return {
@@ -393,11 +456,11 @@ function mapFunctionMapper (map, ttl) {
       const cmds = args(rec)
       for (const c of cmds) {
         w.arrayHeader(c.length)
-        for (let i = 0; i < c.length; i++) w.bulk(c[i])
+        for (let i = 0; i < c.length; i++) w.arg(c[i])
       }
       return cmds.length
     }
   }
 }
 
-module.exports = { createMapper, FieldMissing, toText }
+module.exports = { createMapper, FieldMissing, toArg }

@@ -108,11 +108,24 @@ class Pipe {
     this.write(b)
   }
 
-  /** A batch of records that all failed to map: acknowledged in turn, after what was sent before. */
+  /**
+   * A batch without commands: records that failed to map, or that mapped to none (map()
+   * returned []), which count as loaded. Acknowledged in turn, after what was sent before.
+   */
   sendEmpty (encoded) {
     const last = this.inflight.at(-1)
-    if (last) last.records += encoded.records
-    else if (encoded.records) this.onAck(new Batch(encoded))
+    if (last) {
+      last.records += encoded.records
+      for (let i = 0; i < encoded.ends.length; i++) { // no commands: each ends where `last` ends
+        last.ends.push(last.cmds)
+        last.lines.push(encoded.lines[i])
+        last.offsets?.push(encoded.offsets?.[i] ?? null)
+        last.raws?.push(encoded.raws?.[i])
+      }
+    } else if (encoded.records) {
+      this.stats.ackedRecords += encoded.ends.length
+      this.onAck(new Batch(encoded))
+    }
   }
 
   write (b) {

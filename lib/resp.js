@@ -15,8 +15,12 @@ function encodeCommand (args) {
   return s
 }
 
-/** Quote an argument the way redis-cli prints and accepts it, for `--dry-run text`. */
+/**
+ * Quote an argument the way redis-cli prints and accepts it, for `--dry-run text`. A
+ * Buffer (a binary value) is quoted byte by byte: printable ASCII as is, other bytes \xHH.
+ */
 function quoteArg (s) {
+  if (typeof s !== 'string') return quoteBytes(s)
   if (s !== '' && /^[\x21-\x7e]+$/.test(s) && !/["'\\]/.test(s)) return s
   let out = '"'
   for (const ch of s) {
@@ -27,6 +31,21 @@ function quoteArg (s) {
     else if (ch === '\t') out += '\\t'
     else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0')
     else out += ch
+  }
+  return out + '"'
+}
+
+function quoteBytes (b) {
+  const text = b.toString('latin1')
+  if (text !== '' && /^[\x21-\x7e]+$/.test(text) && !/["'\\]/.test(text)) return text
+  let out = '"'
+  for (const c of b) {
+    if (c === 0x22 || c === 0x5c) out += '\\' + String.fromCharCode(c)
+    else if (c === 0x0a) out += '\\n'
+    else if (c === 0x0d) out += '\\r'
+    else if (c === 0x09) out += '\\t'
+    else if (c < 0x20 || c >= 0x7f) out += '\\x' + c.toString(16).padStart(2, '0')
+    else out += String.fromCharCode(c)
   }
   return out + '"'
 }

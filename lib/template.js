@@ -84,6 +84,9 @@ function parseTemplate (template) {
   if (typeof template !== 'string' || template.trim() === '') {
     throw templateError(String(template), 'a template needs a command name, e.g. "HSET user:{id} *"')
   }
+  if (!template.isWellFormed()) { // (a library caller's string) it has no UTF-8 form to send
+    throw templateError(template, 'it holds a lone UTF-16 surrogate, which has no UTF-8 form')
+  }
   const words = splitWords(template).map(({ text, quoted }) =>
     text === '*' && !quoted ? { star: true } : { parts: parseWord(template, text) })
   if (words[0].star || words[0].parts.some(p => p.type === FIELD)) {

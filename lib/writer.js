@@ -7,6 +7,8 @@
 // first non-ASCII char rolls the argument back and re-writes it through utf8Write.
 
 const { bulk } = require('./resp')
+const { PipeloadError } = require('./errors')
+const { describeLoneSurrogate } = require('./readers/json-value')
 
 const CR = 13
 const LF = 10
@@ -47,6 +49,7 @@ class ByteWriter {
 
   /** A UTF-8 string as is (dry-run text). */
   string (s) {
+    checkWellFormed(s)
     this.ensure(s.length * 3)
     this.pos += this.buf.utf8Write(s, this.pos)
   }
@@ -108,6 +111,19 @@ class ByteWriter {
     this.crlf()
   }
 
+  /** One argument: a string, or the bytes of a Buffer as they are. */
+  arg (v) {
+    if (typeof v === 'string') this.bulk(v)
+    else this.bulkBuffer(v)
+  }
+
+  /** A Buffer's bytes as one bulk string. */
+  bulkBuffer (b) {
+    this.bulkHead(b.length)
+    this.copySpan(b, 0, b.length)
+    this.crlf()
+  }
+
   /** A non-negative safe integer as a bulk string, digits written without a string. */
   bulkInt (n) {
     let len = 1
@@ -125,6 +141,7 @@ class ByteWriter {
   }
 
   bulkUtf8 (s, start) {
+    checkWellFormed(s)
     this.pos = start
     this.bulkHead(Buffer.byteLength(s, 'utf8'))
     this.pos += this.buf.utf8Write(s, this.pos)
@@ -237,9 +254,27 @@ function spanLength (src, s, e) {
   return n
 }
 
+/**
+ * A string with a lone UTF-16 surrogate (half a pair, as a JSON `\\ud800` escape or a JS
+ * string can hold) has no UTF-8 form: Buffer would write U+FFFD in its place, silently.
+ * On the hot path only values with a non-ASCII character are checked (bulkUtf8).
+ */
+function checkWellFormed (s) {
+  if (!s.isWellFormed()) {
+    throw new PipeloadError('PIPELOAD_RECORD_INVALID', `a value holds ${describeLoneSurrogate(s)}, which has no UTF-8 form (it would be stored as U+FFFD)`)
+  }
+}
+
+/** A string's UTF-8 bytes, refusing a lone surrogate. */
+function utf8Bytes (s) {
+  checkWellFormed(s)
+  return Buffer.from(s, 'utf8')
+}
+
 /** A string as the bytes of one RESP bulk string, for constants. */
 function bulkBytes (s) {
+  checkWellFormed(s)
   return Buffer.from(bulk(s))
 }
 
-module.exports = { ByteWriter, bulkBytes }
+module.exports = { ByteWriter, bulkBytes, utf8Bytes }

@@ -28,7 +28,8 @@ const deep = '['.repeat(100000) + ']'.repeat(100000)
 /**
  * name, file name (format from it), content, options; code, exit (CLI, abort), message
  * (after "file:"), the ids loaded in abort mode (`before`) and skip mode (`skip`: null when
- * the error is fatal in skip mode too, then `before` applies), the bad record's raw text.
+ * the error is fatal in skip mode too, then `before` applies), the bad record's raw text;
+ * `whole`: the error is about the whole file, not a record (none counted, no rejects line).
  */
 const CASES = [
   { name: 'CSV unclosed quote', file: 'q.csv', content: csv('id,v', '1,a', '2,"b', '3,c'), code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^3: Quote Not Closed/, before: ['1'], skip: null },
@@ -51,7 +52,7 @@ const CASES = [
   { name: 'JSON array not closed', file: 't2.json', content: '[{"id":"1","v":"a"},\n', code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^2: unexpected end of input: the array is not closed/, before: ['1'], skip: null },
   { name: 'JSON trailing garbage', file: 'g.json', content: '[{"id":"1","v":"a"}]\nxyz', code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^2: unexpected 'x' after the end of the document$/, before: ['1'], skip: null },
   { name: 'JSON not an array', file: 'o.json', content: '{"id":"1","v":"a"}', code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^1: expected a JSON array at the top level, got '\{'/, before: [], skip: null },
-  { name: 'JSON empty', file: 'e.json', content: '', code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^1: the input is empty, expected a JSON array$/, before: [], skip: null },
+  { name: 'JSON empty', file: 'e.json', content: '', code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^ the input is empty \(no JSON document\), expected a JSON array$/, before: [], skip: null, whole: true },
   { name: '--json-path finds nothing', file: 'p.json', content: '{"data":{"other":[]}}', options: { jsonPath: 'data.items' }, code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^1: jsonPath "data.items": no key "items" in "data"$/, before: [], skip: null },
   { name: '--json-path is not an array', file: 'p2.json', content: '{"data":{"items":5}}', options: { jsonPath: 'data.items' }, code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^1: jsonPath "data.items" is not an array/, before: [], skip: null },
   { name: 'JSON element not valid', file: 'x.json', content: '[{"id":"1","v":"a"},\n{"id":"2","v":tru},\n{"id":"3","v":"c"}]', code: 'PIPELOAD_INPUT_INVALID', exit: 3, message: /^2: not valid JSON: /, before: ['1'], skip: ['1', '3'], raw: '{"id":"2","v":tru}' },
@@ -113,6 +114,7 @@ for (const worker of [false, true]) {
         expect(err.stack).toBeDefined()
         const sum = err.summary
         if (c.gzip) return expectGzipPrefix(s.prefix, sum)
+        if (c.whole) return expect(sum).toMatchObject({ records: 0, loaded: 0, errors: 0, failures: [] })
         expect(await ids(s.prefix)).toEqual(c.before)
         expect(sum.loaded).toBe(c.before.length)
         expect(sum.errors).toBe(1)

@@ -21,6 +21,8 @@ const { openReader, Rejected } = require('../lib/readers')
 const { parseTemplate } = require('../lib/template')
 const { createMapper } = require('../lib/mapper')
 const { ByteWriter } = require('../lib/writer')
+const { FlatScanner } = require('../lib/readers/json-row')
+const { parseRecord } = require('../lib/readers/json-value')
 
 const SEED = Number(process.env.FUZZ_SEED || 20260522)
 const CASES = Number(process.env.FUZZ_CASES || 200)
@@ -68,7 +70,7 @@ function mutate (buf, r) {
         b = Buffer.concat([b.subarray(0, at), b.subarray(at, at + len), b.subarray(at)])
         break
       }
-      default: b = Buffer.concat([b.subarray(0, at), Buffer.from(r.pick(['\n', '\r\n', '\n\n', ',', '\t', '"', '{}', '[]', 'null', '1e999', '"\\u12'])), b.subarray(at)])
+      default: b = Buffer.concat([b.subarray(0, at), Buffer.from(r.pick(['\n', '\r\n', '\n\n', ',', '\t', '"', '{}', '[]', 'null', '1e999', '"\\u12', '\\ud800', '"2":1,', '"__proto__":{},'])), b.subarray(at)])
     }
   }
   return { buf: b, log: log.join(' ') }
@@ -178,16 +180,33 @@ describe(`fuzz (seed ${SEED}, ${CASES} cases; FUZZ_SEED / FUZZ_CASES to change)`
 
   it('template compiler and mapper: random templates and records end in commands or a coded error', () => {
     const r = prng(SEED + 1)
-    const alphabet = ['{', '}', '{{', '}}', '*', '"', "'", '\\', ' ', '  ', 'a', 'id', '0', '1', '.', 'a.b', ':', 'HSET', 'SET', 'k:', '\t', 'é', '\u0000']
+    // Field names include Object.prototype members and array members: only own properties
+    // are fields, which the null-prototype differential below checks (issue 10 item 3).
+    const PROTO = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'isPrototypeOf', 'toLocaleString', 'length', 'name', 'map']
+    const alphabet = ['{', '}', '{{', '}}', '*', '"', "'", '\\', ' ', '  ', 'a', 'id', '0', '1', '.', 'a.b', ':', 'HSET', 'SET', 'k:', '\t', 'é', '\u0000',
+      ...PROTO, ...PROTO.map(p => `{${p}}`), '{constructor.name}', '{a.constructor}', '{id.length}', '{__proto__.x}', '{2}', '{10}', '{blob}', '{bin.0}']
     // CSV shapes get string arrays (all a CSV reader yields); JSON shapes any value.
     const deep = JSON.parse('['.repeat(5000) + ']'.repeat(5000))
     const rowsOf = n => [Array.from({ length: n }, (_, i) => `v${i}`), Array.from({ length: n }, () => ''), Array.from({ length: n }, () => 'é\u0000"\r\n')]
+    // Binary values go out as their bytes (issue 10 item 4), checked below.
+    const BIN = [0xff, 0xfe, 0x80, 0x00, 0x0d, 0x0a]
+    const binaries = () => [Buffer.from(BIN), new Uint8Array(BIN), new DataView(new Uint8Array(BIN).buffer), new Uint8Array(BIN).buffer, new Uint16Array(new Uint8Array(BIN).buffer)]
+    class Instance { constructor () { this.id = 'i'; this.blob = Buffer.from(BIN) } get computed () { return 'inherited' } }
+    Instance.prototype.inherited = 'inherited'
+    // NDJSON lines whose integer-like keys are not first: JS objects would move them there.
+    const LINES = ['{"id":"o","b":"x","2":"y","10":"z","a":"w"}', '{"constructor":"c","__proto__":"p","2":"q","id":"1","toString":"t"}', '{"a":{"b":"1"},"0":"z","a.b":"d"}']
     const shapes = [
-      { shape: { columns: ['id', 'a.b', 'name', '0'], file: NAME }, records: rowsOf(4) },
+      { shape: { columns: ['id', 'a.b', 'name', '0', 'constructor', '__proto__'], file: NAME }, records: rowsOf(6) },
       { shape: { columns: null, file: NAME }, records: [...rowsOf(3), ...rowsOf(1)] },
       {
         shape: { file: NAME },
-        records: [{ id: 1, a: { b: 2 }, name: null }, { 'a.b': 'dotted', id: '' }, 42, 'str', null, true, [1, [2]], ['x', 'y'], { id: { deep: [1, { x: 1 }] } }, {}, deep]
+        records: [
+          { id: 1, a: { b: 2 }, name: null }, { 'a.b': 'dotted', id: '' }, 42, 'str', null, true, [1, [2]], ['x', 'y'], { id: { deep: [1, { x: 1 }] } }, {}, deep,
+          JSON.parse('{"id":"p","constructor":"c","__proto__":"p","toString":"t","length":3,"a":{"constructor":{"name":"n"}}}'),
+          { id: 'o', b: 'x', 2: 'y', 10: 'z', a: 'w' }, // integer-like keys
+          ...binaries().map((blob, i) => ({ id: `b${i}`, blob, bin: [blob], '2': blob })),
+          new Instance()
+        ]
       }
     ]
     let compiled = 0
@@ -210,19 +229,71 @@ describe(`fuzz (seed ${SEED}, ${CASES} cases; FUZZ_SEED / FUZZ_CASES to change)`
         continue
       }
       for (const rec of records) {
-        const w = new ByteWriter()
-        try {
-          mapper.write(rec, w)
-          mapper.args(rec)
-        } catch (err) {
-          // The encoder turns any throw into a failed record; ours must be coded. A value
-          // too deep to write back as JSON is the one uncoded case, and the JSON reader
-          // refuses elements that deep before they get here.
-          if (err instanceof RangeError && rec === deep) continue
-          if (!(err instanceof PipeloadError) || !/^PIPELOAD_[A-Z_]+$/.test(err.code)) throw new Error(`${what} record ${JSON.stringify(rec)?.slice(0, 80)}: ${err && err.stack}`)
-        }
+        // The encoder turns any throw into a failed record; ours must be coded (a value too
+        // deep to write back as JSON text included).
+        const got = outcome(mapper, rec, `${what} record ${show(rec)}`)
+        if (shape.columns !== undefined || rec === deep) continue
+        // Own properties only: the record without a prototype chain maps the same.
+        expect(outcome(mapper, withoutPrototypes(rec), what), `${what} record ${show(rec)} vs its null-prototype copy`).toEqual(got)
+      }
+      if (shape.columns !== undefined) continue
+      // The NDJSON fast path (JsonRow) and the JSON.parse path agree, order of `*` included.
+      for (const text of [...records.map(jsonOf).filter(Boolean), ...LINES]) {
+        const row = new FlatScanner().scan(Buffer.from(text), 0, Buffer.byteLength(text))
+        const parsed = parseRecord(text).value
+        if (row) expect(outcome(mapper, row, what), `${what} fast path vs JSON.parse for ${text}`).toEqual(outcome(mapper, parsed, what))
       }
     }
     expect(compiled).toBeGreaterThan(0)
+
+    // Every binary value, as a template field and in `*`, is its bytes in the RESP.
+    for (const blob of binaries()) {
+      const bytes = Buffer.isBuffer(blob) ? blob : ArrayBuffer.isView(blob) ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength) : Buffer.from(blob)
+      const bulk = Buffer.concat([Buffer.from(`$${bytes.length}\r\n`), bytes, Buffer.from('\r\n')])
+      for (const templates of [['SET k {blob}'], ['HSET k *'], ['SET k {bin.0}']]) {
+        const got = outcome(createMapper({ templates, shape: { file: NAME } }), { blob, bin: [blob] }, templates[0])
+        expect(got.bytes && Buffer.from(got.bytes, 'latin1').includes(bulk), `${templates[0]} with ${blob.constructor.name}`).toBe(true)
+      }
+      const map = createMapper({ map: rec => [['SET', rec.blob, rec.blob]], shape: { file: NAME } })
+      expect(Buffer.from(outcome(map, { blob }, 'map()').bytes, 'latin1').equals(Buffer.concat([Buffer.from('*3\r\n$3\r\nSET\r\n'), bulk, bulk])), blob.constructor.name).toBe(true)
+    }
   })
 })
+
+/** What a mapper makes of a record: its RESP (latin1 text, for readable diffs) or the code it throws. */
+function outcome (mapper, rec, what) {
+  const w = new ByteWriter()
+  try {
+    mapper.write(rec, w)
+    mapper.args(rec)
+    return { bytes: w.take().toString('latin1') }
+  } catch (err) {
+    if (!(err instanceof PipeloadError) || !/^PIPELOAD_[A-Z_]+$/.test(err.code)) throw new Error(`${what}: ${err && err.stack}`)
+    return { code: err.code }
+  }
+}
+
+/** A copy of plain data with no prototypes anywhere (own properties kept, binary values as they are). */
+function withoutPrototypes (v) {
+  if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v
+  const out = Array.isArray(v) ? v.map(withoutPrototypes) : Object.create(null)
+  if (Array.isArray(v)) Object.setPrototypeOf(out, null)
+  else for (const k of Object.keys(v)) out[k] = withoutPrototypes(v[k])
+  return out
+}
+
+/** The record as an NDJSON line when it is plain JSON data, else null. */
+function jsonOf (rec) {
+  if (rec === null || typeof rec !== 'object' || Array.isArray(rec) || Object.getPrototypeOf(rec) !== Object.prototype) return null
+  if (Object.values(rec).some(v => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype)) return null
+  try {
+    const text = JSON.stringify(rec)
+    return text.includes('"type":"Buffer"') ? null : text
+  } catch {
+    return null
+  }
+}
+
+function show (rec) {
+  try { return JSON.stringify(rec)?.slice(0, 80) } catch { return `(a ${typeof rec} JSON cannot show)` }
+}

@@ -38,7 +38,8 @@ describe('template syntax', () => {
     ['SET k:}', /unmatched "}"/],
     ['SET k:{} v', /empty field name/],
     ['{cmd} k v', /command name must be literal/],
-    ['SET "k v', /unclosed " quote/]
+    ['SET "k v', /unclosed " quote/],
+    ['SET k:\ud800 {id}', /lone UTF-16 surrogate/]
   ])('rejects %j with a coded error', (source, message) => {
     expect(() => parseTemplate(source)).toThrow(message)
     try { parseTemplate(source) } catch (err) { expect(err.code).toBe('PIPELOAD_TEMPLATE_INVALID') }
@@ -98,13 +99,25 @@ describe('mapping records to commands', () => {
       [csv(['id', 'name', 'bio']), ['1', 'Zoë', 'multi\r\nline "q"']],
       [csv(['id', 'name', 'bio']), ['ü' + long, '', long]],
       [objects, { id: 'é', name: '😀', bio: '', n: 12, deep: { a: ['\u2028'] } }],
-      [objects, { id: 0, name: 9007199254740991, bio: 10, neg: -5, zero: -0, f: 1.5, big: 1e21, t: true }],
-      [objects, { id: '\ud800', name: 'lone surrogate', bio: long }]
+      [objects, { id: 0, name: 9007199254740991, bio: 10, neg: -5, zero: -0, f: 1.5, big: 1e21, t: true }]
     ]
     for (const [shape, rec] of shapes) {
       const m = createMapper({ templates: ['HSET p:{id} *', 'SET n:{id}:x {name}', 'SET {bio} x'], ttl: 5, shape })
       expect(written(m, rec).bytes.equals(Buffer.from(m.args(rec).map(encodeCommand).join('')))).toBe(true)
     }
+  })
+
+  it('refuses a lone surrogate (no UTF-8 form) instead of writing U+FFFD, in every word kind', () => {
+    const long = 'x'.repeat(70000)
+    for (const template of ['HSET p:{id} *', 'SET n:{id}:x {name}', 'SET {bio} x', 'SET k {name}']) {
+      const m = createMapper({ templates: [template], shape: objects })
+      for (const rec of [{ id: '\ud800', name: 'x\udfffy', bio: long + '\ud800' }, { id: 'a', name: '\udc00', bio: '\ud800' }]) {
+        expect(() => written(m, rec), template).toThrow(expect.objectContaining({ code: 'PIPELOAD_RECORD_INVALID', message: expect.stringMatching(/lone UTF-16 surrogate \\ud[89a-f]/) }))
+      }
+    }
+    const star = createMapper({ templates: ['HSET k *'], shape: objects })
+    expect(() => written(star, { ['k\ud800']: 'v' })).toThrow(expect.objectContaining({ code: 'PIPELOAD_RECORD_INVALID' }))
+    expect(written(star, { k: '😀' }).text).toBe(encodeCommand(['HSET', 'k', 'k', '😀']))
   })
 
   it('accepts a map function and counts its commands per record', () => {

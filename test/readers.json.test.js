@@ -145,9 +145,13 @@ describe('json reader', () => {
     })
 
     it('empty input', async () => {
-      const r = await readBoth('data.json', '  \n', { format: 'json' })
-      expect(r.error.code).toBe('PIPELOAD_INPUT_INVALID')
-      expect(r.error.message).toMatch(/^data\.json:2: the input is empty/)
+      for (const text of ['', '  \n', '\r\n\t ']) {
+        const r = await readBoth('data.json', text, { format: 'json' })
+        expect(r.error.code).toBe('PIPELOAD_INPUT_INVALID')
+        // the file is wrong, not a record of it: no line, so it is not counted as a record
+        expect(r.error.message).toBe('data.json: the input is empty (no JSON document), expected a JSON array')
+        expect(r.error.line).toBe(undefined)
+      }
     })
 
     it('an element larger than maxRecordSize, even before it ends', async () => {

@@ -2,6 +2,8 @@
 /* global describe, it, expect */ // vitest globals (see vitest.config.js): vitest 4 refuses require('vitest')
 
 const { tmpFile, gzip, chunked, readAll, readBoth, offsetsOf } = require('./fixtures/readers/helpers')
+const { Rejected } = require('../lib/readers')
+const { keysOf } = require('../lib/readers/json-value')
 
 describe('ndjson reader', () => {
   it('reads one value per line with lines, offsets and bytesRead', async () => {
@@ -79,5 +81,37 @@ describe('ndjson reader', () => {
       const s = await readAll({ name: 'x.ndjson', stream: chunked('x'.repeat(1000), 10) }, { format: 'ndjson', maxRecordSize: 100 })
       expect(s.error.code).toBe('PIPELOAD_RECORD_TOO_LARGE')
     })
+  })
+
+  it('refuses a line nested more than 1000 levels deep with its line (issue 10 item 9); skip mode goes on', async () => {
+    const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000)
+    const content = `{"id":1}\n${deep}\n${'['.repeat(1001)}${']'.repeat(1001)}\n${'['.repeat(1000)}${']'.repeat(1000)}\n{"id":5}\n`
+    const abort = await readBoth('deep.ndjson', content, { format: 'ndjson' })
+    expect(abort.records).toEqual([{ id: 1 }])
+    expect(abort.error.code).toBe('PIPELOAD_INPUT_INVALID')
+    expect(abort.error.message).toBe('deep.ndjson:2: a value nested more than 1000 levels deep')
+    const skip = await readBoth('deep.ndjson', content, { format: 'ndjson', onError: 'skip' })
+    expect(skip.records.map(r => r instanceof Rejected ? r.message : Array.isArray(r) ? 'array' : r)).toEqual([
+      { id: 1 }, 'deep.ndjson:2: a value nested more than 1000 levels deep', 'deep.ndjson:3: a value nested more than 1000 levels deep', 'array', { id: 5 }
+    ])
+  })
+
+  it('refuses a lone surrogate escape, in a value or a key, with its line; a pair is one character', async () => {
+    const content = '{"v":"\\ud800"}\n{"\\udc00x":1}\n{"v":"\\ud83d\\ude00"}\n{"v":"\\\\ud800"}\n'
+    const skip = await readBoth('s.ndjson', content, { format: 'ndjson', onError: 'skip' })
+    expect(skip.records.map(r => r instanceof Rejected ? r.message : r)).toEqual([
+      's.ndjson:1: a string value holds a lone UTF-16 surrogate \\ud800, which has no UTF-8 form (it would be stored as U+FFFD)',
+      's.ndjson:2: key "\\udc00x" holds a lone UTF-16 surrogate \\udc00, which has no UTF-8 form (it would be stored as U+FFFD)',
+      { v: '😀' },
+      { v: '\\ud800' }
+    ])
+  })
+
+  it('keeps the key order of the line for integer-like keys (issue 10 item 12), fast path or JSON.parse', async () => {
+    const content = '{"b":"1","2":"x","10":"y","a":"z"}\n{"b":"1","2":"x","10":{"n":1},"a":"z","2":"w"}\n{"id":"3","b":{}}\n'
+    const r = await readBoth('o.ndjson', content, { format: 'ndjson', rows: true })
+    const objects = r.records.map(x => x.toObject ? x.toObject() : x)
+    expect(objects.map(keysOf)).toEqual([['b', '2', '10', 'a'], ['b', '2', '10', 'a'], ['id', 'b']])
+    expect(Object.keys(objects[1])).toEqual(['2', '10', 'b', 'a']) // what a JS object does by itself
   })
 })

@@ -2,6 +2,7 @@
 
 const { PipeloadError, where } = require('../errors')
 const { BadOffsets } = require('./utf8')
+const { parseRecord, MAX_DEPTH } = require('./json-value')
 
 /*
  * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`).
@@ -32,9 +33,8 @@ const AFTER_ELEM = 13 // expecting ',' or ']'
 const TAIL_SKIP = 14 // after the array, inside the objects that held it
 const TAIL = 15 // after the document's top-level value: whitespace only
 
-// Deeper elements are refused: JSON.parse copes, but writing one back as JSON text (a nested
-// value in `*` or {field}) would overflow the stack. 1000 is far beyond real data.
-const MAX_DEPTH = 1000
+// Deeper elements than MAX_DEPTH (json-value.js) are refused: the scanner counts the depth
+// already, so parseRecord's own depth scan never finds one here.
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -281,7 +281,9 @@ class JsonArrayCore {
     }
     if (this.mode === TAIL) return
     if (!this.seen) {
-      throw this.invalid(this.line, null, 'the input is empty, expected a JSON array')
+      // No line: it is the file that is wrong, not a record of it (no "0 of 1 records").
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file)}: the input is empty (no JSON document), expected a JSON array`,
+        { file: this.file })
     }
     if (this.mode === ELEM) {
       throw new PipeloadError('PIPELOAD_INPUT_INVALID',
@@ -314,13 +316,14 @@ class JsonArrayCore {
       this.deep = false
       return this.reject(sink, `array element nested more than ${MAX_DEPTH} levels deep`, text)
     }
-    let value
+    let parsed
     try {
-      value = JSON.parse(text)
+      parsed = parseRecord(text, true)
     } catch (err) {
       return this.reject(sink, `not valid JSON: ${err.message}`, text, { cause: err })
     }
-    sink.add(value, this.markLine, this.markOffset, this.raw ? text : undefined)
+    if (parsed.refused !== undefined) return this.reject(sink, `array element: ${parsed.refused}`, text)
+    sink.add(parsed.value, this.markLine, this.markOffset, this.raw ? text : undefined)
   }
 
   /** A bad element: thrown, or rejected in skip mode. */

@@ -3,12 +3,14 @@
 const { PipeloadError, where } = require('../errors')
 const { BadOffsets } = require('./utf8')
 const { FlatScanner } = require('./json-row')
+const { parseRecord } = require('./json-value')
 
 /**
  * NDJSON / JSON Lines: one JSON value per line, LF or CRLF. Blank (whitespace-only) lines
  * are skipped. Works on bytes: lines are found with Buffer#indexOf, so a multi-byte
  * character split between chunks is decoded only once its line is complete.
- * In skip mode a bad line (not JSON, invalid UTF-8, over maxRecordSize) is rejected
+ * In skip mode a bad line (not JSON, invalid UTF-8, over maxRecordSize, nested deeper than
+ * MAX_DEPTH, a lone surrogate escape: see json-value.js) is rejected
  * (sink.reject) and reading goes on at the next line; otherwise it throws.
  */
 class NdjsonCore {
@@ -96,13 +98,19 @@ class NdjsonCore {
       if (bad !== -1) {
         this.reject(sink, `invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})`, text, null, bad)
       } else if (text.length !== 0) {
-        let value
+        let parsed
         try {
-          value = JSON.parse(text)
+          parsed = parseRecord(text)
         } catch (err) {
           if (text.trim() !== '') this.reject(sink, `not valid JSON: ${err.message}`, text, err)
         }
-        if (value !== undefined) sink.add(value, this.line, this.offset, this.raw ? text : undefined)
+        if (parsed === undefined) {
+          // a blank line, or one rejected in skip mode
+        } else if (parsed.refused !== undefined) {
+          this.reject(sink, parsed.refused, text)
+        } else {
+          sink.add(parsed.value, this.line, this.offset, this.raw ? text : undefined)
+        }
       }
     }
     this.line++

@@ -18,6 +18,8 @@ async function main (): Promise<void> {
     signal: new AbortController().signal
   }
   await pipeload.load(opts)
+  // binary arguments go out as their bytes; [] sends nothing for a record
+  await load({ input: [{ id: 1 }], map: rec => rec.id === 2 ? [] : [['SET', Buffer.from('k'), new Uint8Array([0xff]), new DataView(new ArrayBuffer(2)), new ArrayBuffer(1), 10n]] })
   await load({ input: Readable.from(['{"id":1}\n']), format: 'ndjson', command: ['HSET u:{id} *', 'SADD ids {id}'] })
   await load({ input: 'users.csv', key: 'user:{id}', tls: { ca: Buffer.from(''), servername: 'redis.example.com' } })
   await load({ input: 'users.csv', key: 'user:{id}', tls: true, sentinels: [{ host: '10.0.0.1', port: 26379 }, '10.0.0.2:26379'], masterName: 'mymaster' })
