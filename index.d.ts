@@ -111,7 +111,10 @@ export interface LoadOptions extends ConnectionOptions {
    */
   command?: string | string[]
   commands?: string[]
-  /** Instead of templates: the commands to send for one record; `[]` sends none (the record counts as loaded). */
+  /**
+   * Instead of templates: the commands to send for one record; `[]` sends none (the record counts as loaded).
+   * A CSV/TSV row is an object of column → text (an array of texts with `header: false`).
+   */
   map?: (record: any) => CommandArgs[]
   /** Seconds: adds `EXPIRE <key of the first command> <ttl>` per record. */
   ttl?: number

@@ -378,7 +378,7 @@ function compileCommand (parsed, shape) {
  * @param {object} o { templates: string[], ttl?: number, map?: fn, shape: { columns?: string[]|null, file } }
  */
 function createMapper ({ templates, ttl, map, shape }) {
-  if (map) return mapFunctionMapper(map, ttl)
+  if (map) return mapFunctionMapper(map, ttl, shape && shape.columns)
   const commands = templates.map(t => compileCommand(parseTemplate(t), shape))
   if (ttl != null) commands.push(expireCommand(commands[0], ttl, templates[0]))
   const n = commands.length
@@ -435,9 +435,24 @@ function expireCommand (first, ttl, template) {
   }
 }
 
-function mapFunctionMapper (map, ttl) {
+/**
+ * map() gets a CSV row with a header as an object of column → text, as the README's
+ * `r.id` reads it (a bare array would make `r.id` undefined and every key `k:undefined`);
+ * without a header, the array. fromEntries defines own properties, so a column named
+ * `__proto__` is a field like any other.
+ */
+function recordForMap (columns) {
+  if (!columns) return plain
+  return rec => {
+    const row = plain(rec)
+    return Array.isArray(row) ? Object.fromEntries(columns.map((c, i) => [c, row[i]])) : row
+  }
+}
+
+function mapFunctionMapper (map, ttl, columns) {
+  const toRecord = recordForMap(columns)
   const args = rec => {
-    const cmds = map(plain(rec))
+    const cmds = map(toRecord(rec))
     if (!Array.isArray(cmds) || cmds.some(c => !Array.isArray(c) || c.length === 0)) {
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value]')
     }

@@ -74,8 +74,8 @@ describe('CSV line ends against a server', () => {
       url: srv.url,
       input: s.file,
       worker: false,
-      // CSV records reach map() as the reader gives them: arrays of strings, header order.
-      map: ([name, id]) => { seen.push(id); return [['HSET', `${s.prefix}${id}`, 'name', name, 'id', id]] }
+      // A CSV row with a header reaches map() as an object of column → text.
+      map: ({ name, id }) => { seen.push(id); return [['HSET', `${s.prefix}${id}`, 'name', name, 'id', id]] }
     })
     expect(summary).toMatchObject({ loaded: 4, errors: 0 })
     expect(seen).toEqual(['1', '2', '3', '4'])

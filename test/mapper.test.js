@@ -120,6 +120,16 @@ describe('mapping records to commands', () => {
     expect(written(star, { k: '😀' }).text).toBe(encodeCommand(['HSET', 'k', 'k', '😀']))
   })
 
+  it('gives map() a CSV row with a header as an object (own properties), a headerless one as an array', () => {
+    const seen = []
+    const withHeader = createMapper({ map: r => { seen.push(r); return [['SET', `k:${r.id}`, r.__proto__]] }, shape: { columns: ['id', '__proto__'], file: 'f.csv' } })
+    expect(written(withHeader, ['7', 'p']).text).toBe(encodeCommand(['SET', 'k:7', 'p']))
+    expect(Object.keys(seen[0])).toEqual(['id', '__proto__'])
+    const headerless = createMapper({ map: r => { seen.push(r); return [['SET', `k:${r[0]}`, r[1]]] }, shape: { columns: null, file: 'f.csv' } })
+    expect(written(headerless, ['8', 'q']).text).toBe(encodeCommand(['SET', 'k:8', 'q']))
+    expect(Array.isArray(seen[1])).toBe(true)
+  })
+
   it('accepts a map function and counts its commands per record', () => {
     const m = createMapper({ map: r => [['SET', `k:${r.id}`, r.v], ['INCR', 'n']], shape: objects })
     const { text, count } = written(m, { id: 1, v: 2 })
