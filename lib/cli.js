@@ -230,6 +230,8 @@ function failure (err, io) {
       ? flagName(err.option) + err.message.slice(err.option.length)
       : err.message
     io.stderr.write(`pipeload: ${message}\n`)
+    // A checkpoint beyond the input: its counts are not this run's, and nothing was sent.
+    if (err.code === 'PIPELOAD_CHECKPOINT_INVALID') return err.exitCode
     if (err.summary && err.summary.records > 0) {
       const s = err.summary
       // The stopping failure is the message; others (error replies of batches in flight) follow.
@@ -237,7 +239,7 @@ function failure (err, io) {
       for (const f of others) io.stderr.write(formatFailure(f) + '\n')
       io.stderr.write(formatSummary(s) + '\n')
       io.stderr.write(`pipeload: stopped after ${s.records} records: ${s.loaded} loaded and acknowledged, ${s.errors} failed\n`)
-      if (s.checkpoint) io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
+      if (s.checkpoint && err.output !== 'checkpoint') io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
     if (err.summary && err.summary.stoppedAt) {
       const at = err.summary.stoppedAt
