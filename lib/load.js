@@ -79,7 +79,8 @@ function openCheckpoint (o, input) {
 async function openSink (o, input, run) {
   const onFailure = (f, batch) => run.fail(f, batch)
   if (o.dryRun) {
-    const sink = new DryRunSink({ output: o.output || process.stdout })
+    const output = o.output || process.stdout
+    const sink = new DryRunSink({ output, name: output === process.stdout ? 'stdout' : 'the dry-run output' })
     return { sink, close: async () => {} }
   }
   const owned = !o.redis

@@ -25,7 +25,8 @@ class RejectsFile {
     this.path = file
     this.resolved = path.resolve(file)
     this.pending = ''
-    this.count = 0
+    this.pendingCount = 0
+    this.count = 0 // lines in the file (written, not buffered)
     this.bytes = 0 // bytes in the file, written by this run or the ones it resumes
     this.synced = -1
     this.failed = false
@@ -62,7 +63,7 @@ class RejectsFile {
     const reason = String(f.message).startsWith(prefix) ? String(f.message).slice(prefix.length) : String(f.message)
     const entry = { file: f.file, line: f.line ?? null, offset: f.offset ?? null, code: f.code, reason, source: f.source, raw: f.raw ?? null }
     this.pending += JSON.stringify(entry) + '\n'
-    this.count++
+    this.pendingCount++
     if (this.pending.length >= FLUSH_AT) this.flush()
   }
 
@@ -70,7 +71,9 @@ class RejectsFile {
   flush () {
     if (this.pending === '' || this.fd === null || this.failed) return
     const buf = Buffer.from(this.pending)
+    const lines = this.pendingCount
     this.pending = ''
+    this.pendingCount = 0
     let at = 0
     try {
       while (at < buf.length) at += fs.writeSync(this.fd, buf, at)
@@ -81,6 +84,7 @@ class RejectsFile {
         { output: 'rejects', file: this.path, cause: err })
     }
     this.bytes += buf.length
+    this.count += lines
   }
 
   /** Everything added so far on disk: the state a checkpoint may record. */
