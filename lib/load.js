@@ -239,8 +239,9 @@ class Run {
     if (failure.offset === undefined) delete failure.offset
     if (this.failures.length < this.o.maxFailures) this.failures.push(failure)
     if (this.rejects) {
-      const e = batch && this.byLines.get(batch.lines);
-      (e ? e.failures : this.late).push({ ...failure, raw })
+      const entry = batch ? this.byLines.get(batch.lines) : undefined
+      const list = entry ? entry.failures : this.late
+      list.push({ ...failure, raw })
     }
     if (this.o.onFailure) this.o.onFailure(failure)
     if (this.stop === null && (this.o.onError === 'abort' || (this.o.maxErrors !== null && this.errorCount() > this.o.maxErrors))) {

@@ -50,6 +50,13 @@ function checkpointRecords (file) {
   try { return JSON.parse(fs.readFileSync(file, 'utf8')).records } catch { return 0 }
 }
 
+/** Like checkpointRecords, but a checkpoint that is there and not whole JSON fails the test: writes are atomic. */
+function checkpointRecordsWhole (file) {
+  let text
+  try { text = fs.readFileSync(file, 'utf8') } catch (err) { if (err.code === 'ENOENT') return 0; throw err }
+  return JSON.parse(text).records
+}
+
 async function expectAllRows (prefix) {
   const redis = server.client()
   let n = 0
@@ -173,11 +180,11 @@ describe('checkpoint and resume', () => {
     let interrupted = 0
     let last
     for (let k = 0; ; k++) {
-      const before = checkpointRecords(cp)
+      const before = checkpointRecordsWhole(cp)
       const child = run(k === 0 ? [] : ['--resume'])
       let exited = false
       child.done.then(() => { exited = true })
-      await waitFor(() => exited || checkpointRecords(cp) > before + 20_000, 60_000)
+      await waitFor(() => exited || checkpointRecordsWhole(cp) > before + 20_000, 60_000)
       if (exited) { last = await child.done; break }
       child.kill(k % 2 === 0 ? 'SIGINT' : 'SIGKILL')
       await child.done
