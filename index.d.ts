@@ -197,7 +197,7 @@ export interface Summary {
   recordsAcknowledged: number
   /** The first record not sent when the run stopped early; null when everything read was sent. */
   stoppedAt: Position | null
-  /** With `rejects`: the file and how many records were written to it. */
+  /** With `rejects`: the file and how many failed records it holds (with `resume`, those of the earlier runs too). */
   rejects: { file: string, records: number } | null
 }
 
