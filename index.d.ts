@@ -157,8 +157,20 @@ export interface LoadOptions extends ConnectionOptions {
   onError?: 'abort' | 'skip'
   /** With onError 'skip': stop (PIPELOAD_TOO_MANY_ERRORS) once more than this many records failed. */
   maxErrors?: number
-  /** A file to write every failed record to, one JSON line `{ file, line, offset, code, reason, source, raw }` each. */
+  /**
+   * A file to write every failed record to, one JSON line `{ file, line, offset, code, reason, source, raw }` each.
+   * With `checkpoint` and `resume`, the file of the run being resumed is cut back to the checkpoint and appended to.
+   */
   rejects?: string
+  /** Failures kept in `summary.failures` (all are counted). Default 100. */
+  maxFailures?: number
+  /**
+   * A file that keeps how far the input is loaded and acknowledged, replaced atomically. Checked
+   * before anything is sent: a path that cannot be written is PIPELOAD_OPTION_INVALID.
+   */
+  checkpoint?: string
+  /** Continue from `checkpoint`: skip the records it counts as loaded. */
+  resume?: boolean
 }
 
 export interface Summary {
@@ -195,7 +207,7 @@ export interface Summary {
   recordsAcknowledged: number
   /** The first record not sent when the run stopped early; null when everything read was sent. */
   stoppedAt: Position | null
-  /** With `rejects`: the file and how many records were written to it. */
+  /** With `rejects`: the file and how many failed records it holds (with `resume`, those of the earlier runs too). */
   rejects: { file: string, records: number } | null
 }
 
@@ -214,9 +226,13 @@ export type ErrorCode =
   | 'PIPELOAD_CONNECTION_FAILED'
   | 'PIPELOAD_CONNECTION_LOST'
   | 'PIPELOAD_AUTH_FAILED'
+  | 'PIPELOAD_TLS_FAILED'
   | 'PIPELOAD_TIMEOUT'
   | 'PIPELOAD_ABORTED'
   | 'PIPELOAD_OUTPUT_CLOSED'
+  | 'PIPELOAD_OUTPUT_FAILED'
+  | 'PIPELOAD_INPUT_FAILED'
+  | 'PIPELOAD_CHECKPOINT_INVALID'
 
 export class PipeloadError extends Error {
   code: ErrorCode
@@ -227,6 +243,12 @@ export class PipeloadError extends Error {
   offset?: number
   /** What was done before the failure, when the load had started. */
   summary?: Summary
+  /** The option at fault (PIPELOAD_OPTION_INVALID). */
+  option?: string
+  /** PIPELOAD_OUTPUT_FAILED / PIPELOAD_OUTPUT_CLOSED: which output, 'stdout', 'checkpoint', 'rejects', … */
+  output?: string
+  /** The underlying error, e.g. what an input iterable threw (PIPELOAD_INPUT_FAILED). */
+  cause?: unknown
 }
 
 export function load (options: LoadOptions): Promise<Summary>

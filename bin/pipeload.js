@@ -16,11 +16,13 @@ for (const [signal, code] of [['SIGINT', EXIT.SIGINT], ['SIGTERM', EXIT.SIGTERM]
   })
 }
 
-// Writing to a closed pipe (`pipeload … --dry-run resp | head`) is not an error.
+// Writing to a closed pipe (`pipeload … --dry-run resp | head`) is not an error. Other
+// write errors (a full disk) are reported by the write that failed, as
+// PIPELOAD_OUTPUT_FAILED (exit 74); on stderr there is nowhere left to report them.
 process.stdout.on('error', err => {
   if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.OK)
-  throw err
 })
+process.stderr.on('error', () => {})
 
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal }
 run(process.argv.slice(2), io).then(code => {

@@ -2,15 +2,16 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { PipeloadError } = require('./errors')
+const { PipeloadError, fsReason } = require('./errors')
 
 // --checkpoint / --resume. The checkpoint file records how many input records, from the
 // start, are acknowledged by the server (batches are acknowledged in order, so that is a
-// prefix of the input), with the running totals. It is replaced atomically (write a
-// temporary file, rename it over the old one), at most once per interval and at the end,
-// so a crash at any moment leaves the previous or the next state, never a torn one.
-// Resuming re-reads the input and skips that many records; anything acknowledged after
-// the last write is sent again (at-least-once, like a reconnect).
+// prefix of the input), with the running totals and, with --rejects, how many bytes of the
+// rejects file hold the failures of that prefix. It is replaced atomically (write a
+// temporary file, fsync it, rename it over the old one), at most once per interval and at
+// the end, so a crash at any moment leaves the previous or the next state, never a torn
+// one. Resuming re-reads the input and skips that many records; anything acknowledged
+// after the last write is sent again (at-least-once, like a reconnect).
 
 const VERSION = 1
 const WRITE_INTERVAL_MS = 500
@@ -26,24 +27,56 @@ function checkpointError (file, reason) {
   return new PipeloadError('PIPELOAD_CHECKPOINT_INVALID', `checkpoint ${file}: ${reason}`, { file })
 }
 
-/** The saved state, or null when the file does not exist. */
+/** An fs error as a few words for a message. */
+const isCount = v => Number.isSafeInteger(v) && v >= 0
+
+/** Every way a parsed checkpoint is not one this version can resume from; [] when it is. */
+function checkpointProblems (state) {
+  if (state === null || typeof state !== 'object' || Array.isArray(state)) return ['it is not a JSON object']
+  if (state.version !== VERSION) return [`version ${JSON.stringify(state.version)} is not ${VERSION}, the version this pipeload writes`]
+  const problems = []
+  const count = name => {
+    if (!(name in state)) problems.push(`${name} is missing`)
+    else if (!isCount(state[name])) problems.push(`${name} is ${JSON.stringify(state[name])}, not a whole number ≥ 0`)
+  }
+  for (const name of ['records', 'loaded', 'errors', 'commands']) count(name)
+  if (problems.length === 0 && state.loaded + state.errors > state.records) {
+    problems.push(`loaded (${state.loaded}) and errors (${state.errors}) add up to more than records (${state.records})`)
+  }
+  const input = state.input
+  if (input === null || typeof input !== 'object' || typeof input.name !== 'string') {
+    problems.push('input is missing or has no name')
+  } else if (input.path !== undefined && (typeof input.path !== 'string' || !isCount(input.size) || !Number.isFinite(input.mtimeMs))) {
+    problems.push('input names a file without a valid size and modification time')
+  }
+  if (state.line !== undefined && state.line !== null && !(Number.isSafeInteger(state.line) && state.line >= 1)) {
+    problems.push(`line is ${JSON.stringify(state.line)}, not a line number`)
+  }
+  if (state.complete !== undefined && typeof state.complete !== 'boolean') problems.push(`complete is ${JSON.stringify(state.complete)}, not true or false`)
+  const r = state.rejects
+  if (r !== undefined && r !== null && (typeof r !== 'object' || typeof r.path !== 'string' || !isCount(r.bytes) || !isCount(r.records))) {
+    problems.push('rejects is not { path, bytes, records }')
+  }
+  return problems
+}
+
+/** The saved state, validated whole, or null when the file does not exist. */
 function readCheckpoint (file) {
   let text
   try {
     text = fs.readFileSync(file, 'utf8')
   } catch (err) {
     if (err.code === 'ENOENT') return null
-    throw checkpointError(file, err.message)
+    throw checkpointError(file, `cannot read it: ${fsReason(err, file)}`)
   }
   let state
   try {
     state = JSON.parse(text)
-  } catch {
-    throw checkpointError(file, 'not a pipeload checkpoint (not JSON)')
+  } catch (err) {
+    throw checkpointError(file, `not a pipeload checkpoint (not JSON${text.trim() === '' ? ': the file is empty' : `: ${err.message}`}); remove it to start over`)
   }
-  if (!state || state.version !== VERSION || !Number.isSafeInteger(state.records) || state.records < 0) {
-    throw checkpointError(file, 'not a pipeload checkpoint of this version')
-  }
+  const problems = checkpointProblems(state)
+  if (problems.length) throw checkpointError(file, `not a valid pipeload checkpoint: ${problems.join('; ')}; remove it to start over`)
   return state
 }
 
@@ -56,43 +89,64 @@ function checkResumable (file, state, identity) {
 }
 
 class Checkpointer {
-  constructor (file, identity, base) {
+  constructor (file, identity) {
     this.file = file
     this.tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`)
     this.identity = identity
-    this.base = base
-    this.state = null
     this.lastWrite = 0
+    this.failed = false
   }
 
-  /** Note progress; written now only if the last write is old enough. */
-  update (state) {
-    this.state = state
-    const now = Date.now()
-    if (now - this.lastWrite >= WRITE_INTERVAL_MS) this.write()
-  }
-
-  /** Write the latest state now (end of run, abort, failure). */
-  flush (extra = {}) {
-    if (this.state) this.state = { ...this.state, ...extra }
-    this.write()
-  }
-
-  write () {
-    if (!this.state) return
-    this.lastWrite = Date.now()
-    const body = JSON.stringify({ version: VERSION, input: this.identity, ...this.state, updatedAt: new Date().toISOString() }, null, 2)
+  /**
+   * Before anything is sent: the checkpoint can be written where it was asked for (a
+   * missing directory, a path under a file, a directory in its place, no permission).
+   */
+  check () {
+    let reason = null
     try {
-      fs.writeFileSync(this.tmp, body + '\n')
+      if (fs.statSync(this.file, { throwIfNoEntry: false })?.isDirectory()) reason = 'it is a directory'
+      else {
+        fs.closeSync(fs.openSync(this.tmp, 'w'))
+        fs.unlinkSync(this.tmp)
+      }
+    } catch (err) {
+      reason = fsReason(err, this.file)
+    }
+    if (reason !== null) {
+      throw new PipeloadError('PIPELOAD_OPTION_INVALID', `checkpoint ${this.file} cannot be written: ${reason}`, { option: 'checkpoint', file: this.file })
+    }
+  }
+
+  /** Whether the last write is old enough for another. */
+  due () {
+    return !this.failed && Date.now() - this.lastWrite >= WRITE_INTERVAL_MS
+  }
+
+  /** Replace the checkpoint with `state`; a failure is PIPELOAD_OUTPUT_FAILED and ends the writes. */
+  write (state) {
+    if (this.failed) return
+    this.lastWrite = Date.now()
+    const body = JSON.stringify({ version: VERSION, input: this.identity, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
+    let fd = null
+    try {
+      fd = fs.openSync(this.tmp, 'w')
+      fs.writeFileSync(fd, body)
+      fs.fsyncSync(fd) // the rename must not outlive the bytes after a power loss
+      fs.closeSync(fd)
+      fd = null
       fs.renameSync(this.tmp, this.file)
     } catch (err) {
-      throw checkpointError(this.file, `cannot write it: ${err.message}`)
+      this.failed = true
+      if (fd !== null) try { fs.closeSync(fd) } catch {}
+      try { fs.unlinkSync(this.tmp) } catch {}
+      throw new PipeloadError('PIPELOAD_OUTPUT_FAILED', `checkpoint ${this.file} could not be written: ${fsReason(err, this.file)}`,
+        { output: 'checkpoint', file: this.file, cause: err })
     }
   }
 }
 
 /** Record batches without the first `n` records (already loaded by an earlier run). */
-async function * skipRecords (batches, n) {
+async function * skipRecords (batches, n, file) {
   let left = n
   for await (const batch of batches) {
     if (left === 0) { yield batch; continue }
@@ -105,8 +159,8 @@ async function * skipRecords (batches, n) {
     yield { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k), raws: batch.raws?.slice(k) }
   }
   if (left > 0) {
-    throw new PipeloadError('PIPELOAD_CHECKPOINT_INVALID', `the checkpoint says ${n} records were loaded, but the input has only ${n - left}`)
+    throw checkpointError(file, `it says ${n} records were loaded, but the input has only ${n - left}: it was not written for this input; remove it to start over`)
   }
 }
 
-module.exports = { Checkpointer, readCheckpoint, checkResumable, inputIdentity, skipRecords }
+module.exports = { Checkpointer, readCheckpoint, checkResumable, checkpointProblems, inputIdentity, skipRecords }

@@ -8,6 +8,7 @@ const { formatProgress, formatSummary, formatFailure } = require('./reporter')
 const { version } = require('../package.json')
 const { benchCommand } = require('./bench/cli')
 const { tlsFromFlags } = require('./tls')
+const { outputError } = require('./dry-run')
 
 // argv -> options -> load() -> exit code. Everything a user can get wrong ends as one line
 // on stderr and a documented exit code; only bugs print a stack.
@@ -138,6 +139,15 @@ async function runImport (input, flags, io) {
   }
   const warn = line => io.stderr.write(line + '\n')
   const showProgress = !flags.quiet && !flags.json && io.stderr.isTTY
+  // A progress line that cannot be written (a terminal gone) stops the run with a code,
+  // rather than an 'error' event nobody handles.
+  let stderrError = null
+  const onStderrError = err => { stderrError = stderrError || err }
+  if (showProgress) io.stderr.on('error', onStderrError)
+  const progress = p => {
+    if (stderrError) throw outputError(stderrError, 'stderr')
+    io.stderr.write('\r\x1b[K' + formatProgress(p))
+  }
   const options = {
     ...connectionOptions(flags, io.env, warn),
     input,
@@ -164,7 +174,7 @@ async function runImport (input, flags, io) {
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,
-    onProgress: showProgress ? p => io.stderr.write('\r\x1b[K' + formatProgress(p)) : undefined
+    onProgress: showProgress ? progress : undefined
   }
   if (options.key === undefined && options.commands === undefined) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template> or -c <command template>', { option: '--key' })
@@ -174,21 +184,31 @@ async function runImport (input, flags, io) {
     summary = await load(options)
   } catch (err) {
     // A run stopped early still has a summary: machines get it on stdout as usual.
-    if (flags.json && err && err.summary) io.stdout.write(JSON.stringify({ ...err.summary, error: { code: err.code, message: err.message } }) + '\n')
+    if (flags.json && err && err.summary && err.output !== 'stdout') {
+      await writeOut(io, JSON.stringify({ ...err.summary, error: { code: err.code, message: err.message } }) + '\n')
+    }
     throw err
   } finally {
-    if (showProgress) io.stderr.write('\r\x1b[K')
+    if (showProgress) {
+      io.stderr.off('error', onStderrError)
+      if (!stderrError) io.stderr.write('\r\x1b[K')
+    }
   }
-  report(summary, flags, io)
+  await report(summary, flags, io)
   return summary.errors > 0 ? EXIT.RECORD_ERRORS : EXIT.OK
 }
 
-function report (summary, flags, io) {
+/** Write to stdout and wait for the write: a full disk is PIPELOAD_OUTPUT_FAILED (exit 74). */
+function writeOut (io, text) {
+  return new Promise((resolve, reject) => io.stdout.write(text, err => err ? reject(outputError(err, 'stdout')) : resolve()))
+}
+
+async function report (summary, flags, io) {
   const failures = summary.failures.slice(0, MAX_PRINTED_FAILURES)
   for (const f of failures) io.stderr.write(formatFailure(f) + '\n')
   if (summary.errors > failures.length) io.stderr.write(`… and ${summary.errors - failures.length} more failed records\n`)
   if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${summary.rejects.records} failed records written to ${summary.rejects.file}\n`)
-  if (flags.json) io.stdout.write(JSON.stringify(summary) + '\n')
+  if (flags.json) await writeOut(io, JSON.stringify(summary) + '\n')
   else if (!flags.quiet) io.stderr.write(formatSummary(summary) + '\n')
 }
 
@@ -230,6 +250,8 @@ function failure (err, io) {
       ? flagName(err.option) + err.message.slice(err.option.length)
       : err.message
     io.stderr.write(`pipeload: ${message}\n`)
+    // A checkpoint beyond the input: its counts are not this run's, and nothing was sent.
+    if (err.code === 'PIPELOAD_CHECKPOINT_INVALID') return err.exitCode
     if (err.summary && err.summary.records > 0) {
       const s = err.summary
       // The stopping failure is the message; others (error replies of batches in flight) follow.
@@ -237,7 +259,7 @@ function failure (err, io) {
       for (const f of others) io.stderr.write(formatFailure(f) + '\n')
       io.stderr.write(formatSummary(s) + '\n')
       io.stderr.write(`pipeload: stopped after ${s.records} records: ${s.loaded} loaded and acknowledged, ${s.errors} failed\n`)
-      if (s.checkpoint) io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
+      if (s.checkpoint && err.output !== 'checkpoint') io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
     if (err.summary && err.summary.stoppedAt) {
       const at = err.summary.stoppedAt

@@ -230,7 +230,7 @@ class ClusterSink {
     parent.recFailed[r] = 1
     parent.failed++
     this.stats.failedRecords++
-    this.onFailure({ file: this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] })
+    this.onFailure({ file: this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] }, parent)
   }
 
   /** A final reply for command i of parent (err: an error reply that fails its record). */
@@ -481,7 +481,7 @@ async function openClusterSink (o, input, run, control, owned) {
     timeout: o.timeout,
     retryTimeout: o.retryTimeout,
     file: input.name,
-    onFailure: f => run.fail(f),
+    onFailure: (f, parent) => run.fail(f, parent),
     onAck: b => run.acked(b),
     onReconnect: e => run.reconnected(e)
   })

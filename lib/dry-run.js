@@ -1,30 +1,73 @@
 'use strict'
 
-const { once } = require('node:events')
 const { quoteArg } = require('./resp')
+const { PipeloadError, fsReason } = require('./errors')
 
 // The sink for --dry-run: the same send/finish contract as Pipe, but the batches go to a
 // stream (stdout) instead of a server. `resp` is byte-exact input for `redis-cli --pipe`;
 // `text` is one command per line, quoted as redis-cli reads it.
 
+/**
+ * A failed write to an output stream as a PipeloadError: a closed pipe (EPIPE, `| head`)
+ * is PIPELOAD_OUTPUT_CLOSED, anything else (a full disk) PIPELOAD_OUTPUT_FAILED.
+ */
+function outputError (err, name) {
+  if (err instanceof PipeloadError) return err
+  if (err && err.code === 'EPIPE') return new PipeloadError('PIPELOAD_OUTPUT_CLOSED', `${name} was closed`, { output: name, cause: err })
+  return new PipeloadError('PIPELOAD_OUTPUT_FAILED', `cannot write to ${name}: ${fsReason(err, name)}`, { output: name, cause: err })
+}
+
 class DryRunSink {
-  constructor ({ output }) {
+  constructor ({ output, name = 'the dry-run output' }) {
     this.output = output
+    this.name = name
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0 }
     this.rtt = null
+    // A stream that failed emits 'error' and never 'drain': both end the wait.
+    this.fatal = null
+    this.waiting = null
+    this.onError = err => this.failed(err)
+    output.on?.('error', this.onError)
+  }
+
+  failed (err) {
+    if (this.fatal === null) this.fatal = outputError(err, this.name)
+    this.resume()
+  }
+
+  resume () {
+    const w = this.waiting
+    this.waiting = null
+    if (w) w()
   }
 
   async send (encoded) {
+    if (this.fatal) throw this.fatal
     // Records that mapped to no commands (map() returned []) are done: nothing to send.
     this.stats.ackedRecords += encoded.ends.length
     if (encoded.cmds === 0) return
     this.stats.batches++
     this.stats.commands += encoded.cmds
     this.stats.acked += encoded.cmds
-    if (!this.output.write(encoded.buf)) await once(this.output, 'drain')
+    const more = this.output.write(encoded.buf, err => { if (err) this.failed(err) })
+    if (!more && this.fatal === null) {
+      await new Promise(resolve => {
+        this.waiting = resolve
+        this.output.once('drain', () => this.resume())
+      })
+    }
+    if (this.fatal) throw this.fatal
   }
 
-  async finish () {}
+  /** Resolves once every batch is written out (the callback of an empty write comes after theirs). */
+  async finish () {
+    try {
+      if (this.fatal === null) await new Promise(resolve => this.output.write('', err => { if (err) this.failed(err); resolve() }))
+      if (this.fatal) throw this.fatal
+    } finally {
+      this.output.off?.('error', this.onError)
+    }
+  }
 }
 
 /** `--dry-run text` lines for one record's commands. */
@@ -34,4 +77,4 @@ function textLines (commands) {
   return s
 }
 
-module.exports = { DryRunSink, textLines }
+module.exports = { DryRunSink, textLines, outputError }

@@ -47,7 +47,7 @@ async function main () {
   const src = await openRecords(desc, options)
   const mapper = src.empty ? null : createMapper({ templates: options.templates, ttl: options.ttl, shape: src.shape })
   parentPort.postMessage({ type: 'ready', empty: src.empty })
-  for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip) : src.batches, mapper, options)) {
+  for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options)) {
     if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })
     credits--
     const buf = batch.buf

@@ -1,5 +1,7 @@
 'use strict'
 
+const path = require('node:path')
+
 /**
  * Exit codes of the CLI, one per kind of failure. Stable: documented in README.
  */
@@ -9,6 +11,7 @@ const EXIT = Object.freeze({
   USAGE: 2, // bad flags or options
   INPUT: 3, // malformed input, unreadable file
   CONNECTION: 4, // server unreachable, auth failed, connection lost
+  OUTPUT: 74, // an output cannot be written: stdout, --rejects, --checkpoint (sysexits EX_IOERR)
   INTERNAL: 70, // a bug: everything not covered above
   SIGINT: 130,
   SIGTERM: 143
@@ -21,6 +24,7 @@ const CODES = Object.freeze({
   PIPELOAD_FORMAT_UNKNOWN: EXIT.USAGE,
   PIPELOAD_INPUT_NOT_FOUND: EXIT.INPUT,
   PIPELOAD_INPUT_INVALID: EXIT.INPUT,
+  PIPELOAD_INPUT_FAILED: EXIT.INPUT, // a stream or iterable input threw while it was read
   PIPELOAD_RECORD_TOO_LARGE: EXIT.INPUT,
   PIPELOAD_FIELD_MISSING: EXIT.RECORD_ERRORS, // per record, in failures
   PIPELOAD_RECORD_INVALID: EXIT.RECORD_ERRORS, // per record: the mapper could not encode it
@@ -34,7 +38,8 @@ const CODES = Object.freeze({
   PIPELOAD_TLS_FAILED: EXIT.CONNECTION, // the TLS handshake failed: untrusted or wrong-name certificate, client certificate wanted
   PIPELOAD_TIMEOUT: EXIT.CONNECTION,
   PIPELOAD_ABORTED: EXIT.SIGINT,
-  PIPELOAD_OUTPUT_CLOSED: EXIT.OK
+  PIPELOAD_OUTPUT_CLOSED: EXIT.OK,
+  PIPELOAD_OUTPUT_FAILED: EXIT.OUTPUT
 })
 
 /**
@@ -62,4 +67,18 @@ function where (file, line, offset) {
   return name
 }
 
-module.exports = { PipeloadError, EXIT, CODES, where }
+/** An fs error on `file` as a few words for a message (no errno noise, no stack). */
+function fsReason (err, file) {
+  switch (err && err.code) {
+    case 'ENOENT': return `the directory ${path.dirname(file)} does not exist`
+    case 'ENOTDIR': return `a part of ${path.dirname(file)} is a file, not a directory`
+    case 'EACCES': case 'EPERM': return 'permission denied'
+    case 'EISDIR': return 'it is a directory'
+    case 'EROFS': return 'read-only file system'
+    case 'ENOSPC': return 'no space left on the device'
+    case 'EDQUOT': return 'disk quota exceeded'
+    default: return err && err.message
+  }
+}
+
+module.exports = { PipeloadError, EXIT, CODES, where, fsReason }

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs')
 const { Readable } = require('node:stream')
-const { PipeloadError } = require('./errors')
+const { PipeloadError, where } = require('./errors')
 const { openReader, detectFormat } = require('./readers')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
@@ -60,7 +60,7 @@ function describeStream (stream, name, o) {
  */
 async function openRecords (desc, o) {
   if (desc.kind === 'records') {
-    return { batches: iterableBatches(desc.iterable), shape: { file: desc.name }, empty: false }
+    return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
   const reader = openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, {
     format: desc.format,
@@ -94,21 +94,37 @@ function checkHeader (columns, name) {
   }
 }
 
-/** Records from a (async) iterable, grouped like a reader's batches; "line" is the record number. */
-async function * iterableBatches (iterable) {
+/**
+ * Records from a (async) iterable, grouped like a reader's batches; "line" is the record
+ * number. When the iterable throws, the records taken from it still go out first; then
+ * PIPELOAD_INPUT_FAILED names the record that could not be produced, the error as `cause`.
+ */
+async function * iterableBatches (iterable, name) {
   let records = []
   let lines = []
   let n = 0
-  for await (const rec of iterable) {
-    records.push(rec)
-    lines.push(++n)
-    if (records.length >= ITERABLE_BATCH) {
-      yield { records, lines, bytesRead: 0 }
-      records = []
-      lines = []
+  try {
+    for await (const rec of iterable) {
+      records.push(rec)
+      lines.push(++n)
+      if (records.length >= ITERABLE_BATCH) {
+        yield { records, lines, bytesRead: 0 }
+        records = []
+        lines = []
+      }
     }
+  } catch (err) {
+    if (records.length) yield { records, lines, bytesRead: 0 }
+    throw iterableFailed(err, name, n + 1)
   }
   if (records.length) yield { records, lines, bytesRead: 0 }
+}
+
+function iterableFailed (err, name, record) {
+  if (err instanceof PipeloadError) return err
+  const why = err instanceof Error ? err.message : String(err)
+  return new PipeloadError('PIPELOAD_INPUT_FAILED', `${where(name, record)}: the input failed before giving record ${record}: ${why}`,
+    { file: name, line: record, cause: err })
 }
 
 module.exports = { describeInput, openRecords }

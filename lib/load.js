@@ -25,22 +25,29 @@ async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
   const input = describeInput(o)
+  // Outputs first: a checkpoint or rejects path that cannot be written stops the run
+  // before anything is read or sent.
   const resume = openCheckpoint(o, input)
-  const skip = resume.state?.records ?? 0
-  const source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip) : await encodeInThread(input, o, skip)
-  const run = new Run(o, input, startedAt, resume)
+  const rejects = o.rejects ? new RejectsFile(o.rejects, resume.state?.rejects ?? null) : null
   try {
-    const { sink, close } = await openSink(o, input, run)
+    const skip = resume.state?.records ?? 0
+    const source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip) : await encodeInThread(input, o, skip)
+    const run = new Run(o, input, startedAt, resume, rejects)
     try {
-      await run.pump(source.batches, sink)
-      return run.summary(sink)
-    } catch (err) {
-      throw run.attach(err, sink)
+      const { sink, close } = await openSink(o, input, run)
+      try {
+        await run.pump(source.batches, sink)
+        return run.summary(sink)
+      } catch (err) {
+        throw run.attach(err, sink)
+      } finally {
+        await close()
+      }
     } finally {
-      await close()
+      await source.close()
     }
   } finally {
-    await source.close()
+    if (rejects) try { rejects.close() } catch {} // pump() closed it and reported a failure to write
   }
 }
 
@@ -48,7 +55,7 @@ async function load (options) {
 async function encodeInThread (input, o, skip) {
   const src = await openRecords(input, o)
   const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: src.shape })
-  const batches = encodeRecords(skip ? skipRecords(src.batches, skip) : src.batches, mapper, o)
+  const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o)
   return {
     batches,
     close: async () => {
@@ -64,13 +71,16 @@ function openCheckpoint (o, input) {
   const identity = inputIdentity(input)
   const state = o.resume ? readCheckpoint(o.checkpoint) : null
   if (state) checkResumable(o.checkpoint, state, identity)
-  return { checkpointer: new Checkpointer(o.checkpoint, identity), state }
+  const checkpointer = new Checkpointer(o.checkpoint, identity)
+  checkpointer.check()
+  return { checkpointer, state }
 }
 
 async function openSink (o, input, run) {
-  const onFailure = f => run.fail(f)
+  const onFailure = (f, batch) => run.fail(f, batch)
   if (o.dryRun) {
-    const sink = new DryRunSink({ output: o.output || process.stdout })
+    const output = o.output || process.stdout
+    const sink = new DryRunSink({ output, name: output === process.stdout ? 'stdout' : 'the dry-run output' })
     return { sink, close: async () => {} }
   }
   const owned = !o.redis
@@ -118,7 +128,7 @@ async function clusterMode (o, control, owned) {
 
 /** The state of one load: counters, failures, progress. */
 class Run {
-  constructor (o, input, startedAt, resume = {}) {
+  constructor (o, input, startedAt, resume = {}, rejects = null) {
     this.o = o
     this.input = input
     this.startedAt = startedAt
@@ -138,8 +148,19 @@ class Run {
     // record not sent starts (null when everything read was sent).
     this.stop = null
     this.stoppedAt = null
-    this.rejects = null
     this.sink = null
+    // The rejects file gets a batch's failures once the batch is acknowledged, in input
+    // order, so the file always matches the checkpoint: the failures of the acknowledged
+    // prefix, nothing after it. `unacked`: per batch sent and not acknowledged, the records
+    // read up to its end and its failures so far; found again by the batch's `lines`
+    // array, which the sinks keep. `late`: failures of no batch sent (the input error
+    // that stopped the run), written last.
+    this.rejects = rejects
+    this.unacked = []
+    this.byLines = new Map()
+    this.late = []
+    // A checkpoint or rejects file that could not be written: the run stops at the next batch.
+    this.outputError = null
   }
 
   /** A batch is fully acknowledged (in input order): the checkpoint may move past it. */
@@ -151,7 +172,27 @@ class Run {
     d.errors += mapFailed + b.failed
     d.commands += b.cmds
     if (b.lines.length) d.line = b.lines[b.lines.length - 1]
-    if (this.checkpointer) this.checkpointer.update(this.checkpointState(false))
+    // Called from a socket's reply handler: a write failure must not be thrown from here.
+    try {
+      if (this.rejects) this.writeAckedRejects()
+      if (this.checkpointer && this.checkpointer.due()) this.writeCheckpoint(false)
+    } catch (err) {
+      this.outputFailed(err)
+    }
+  }
+
+  /** Batch entries whose records are all acknowledged: their failures go to the file. */
+  writeAckedRejects () {
+    while (this.unacked.length && this.unacked[0].end <= this.done.records) {
+      const e = this.unacked.shift()
+      this.byLines.delete(e.key)
+      // Input failures are known when the batch is sent, error replies later: input order.
+      for (const f of e.failures.sort(byPosition)) this.rejects.add(f)
+    }
+  }
+
+  outputFailed (err) {
+    if (this.outputError === null) this.outputError = err
   }
 
   checkpointState (complete) {
@@ -166,21 +207,42 @@ class Run {
     }
   }
 
+  /**
+   * Write the checkpoint, with the rejects file's size on disk at that point. Not after an
+   * output failed: the checkpoint must not move past failures the rejects file lacks.
+   */
+  writeCheckpoint (complete) {
+    if (this.outputError !== null) return
+    const state = this.checkpointState(complete)
+    if (this.rejects) state.rejects = this.rejects.sync()
+    this.checkpointer.write(state)
+  }
+
   /** Write the checkpoint as it stands (end of run, abort, failure). */
   saveCheckpoint (complete) {
-    if (this.checkpointer) this.checkpointer.flush(this.checkpointState(complete))
+    if (!this.checkpointer) return
+    try {
+      this.writeCheckpoint(complete)
+    } catch (err) {
+      this.outputFailed(err)
+    }
   }
 
   reconnected (event) {
     if (this.o.onReconnect) this.o.onReconnect(event)
   }
 
-  fail (failure) {
+  /** A failed record; `batch`: the batch it was sent in (or the sink's copy of it), if any. */
+  fail (failure, batch) {
     const raw = failure.raw
     delete failure.raw // kept out of the summary: it can be large
     if (failure.offset === undefined) delete failure.offset
     if (this.failures.length < this.o.maxFailures) this.failures.push(failure)
-    if (this.rejects) this.rejects.add({ ...failure, raw })
+    if (this.rejects) {
+      const entry = batch ? this.byLines.get(batch.lines) : undefined
+      const list = entry ? entry.failures : this.late
+      list.push({ ...failure, raw })
+    }
     if (this.o.onFailure) this.o.onFailure(failure)
     if (this.stop === null && (this.o.onError === 'abort' || (this.o.maxErrors !== null && this.errorCount() > this.o.maxErrors))) {
       this.stop = failure
@@ -212,17 +274,19 @@ class Run {
     const { signal } = this.o
     this.sink = sink
     try {
-      if (this.o.rejects) this.rejects = new RejectsFile(this.o.rejects)
       for await (const batch of batches) {
-        if (this.stop !== null) { // an error reply (abort) or one failure too many: send nothing more
+        // An error reply (abort), one failure too many, or an output that cannot be
+        // written: send nothing more.
+        if (this.stop !== null || this.outputError !== null) {
           this.stopAt(batch.records ? batch.first : null)
           break
         }
         this.records += batch.records
         this.bytesRead = batch.bytesRead
+        if (this.rejects) this.track(batch)
         for (const f of batch.failures) {
           this.mapFailures++
-          this.fail({ file: this.input.name, line: f.line, offset: f.offset ?? undefined, code: f.code, message: f.message, source: 'input', raw: f.raw })
+          this.fail({ file: this.input.name, line: f.line, offset: f.offset ?? undefined, code: f.code, message: f.message, source: 'input', raw: f.raw }, batch)
         }
         await sink.send(batch)
         if (batch.stop) { // abort: the failed record and all after it are not sent
@@ -240,18 +304,32 @@ class Run {
       this.closeRejects()
       throw err
     }
+    let finished = false
     try {
       await sink.finish()
+      finished = true
     } finally {
+      this.saveCheckpoint(finished)
       this.closeRejects()
     }
-    this.saveCheckpoint(true)
+    if (this.outputError !== null) throw this.outputError
     this.progress(sink, true)
     if (this.stop !== null) throw this.stopError()
   }
 
+  /** A batch about to be sent: its failures wait for its acknowledgement (see constructor). */
+  track (batch) {
+    const e = { end: this.records, key: batch.lines, failures: [] }
+    this.unacked.push(e)
+    this.byLines.set(batch.lines, e)
+  }
+
   /** Input the reader could not get past: a failed record too, and where the run stopped. */
   inputFailed (err) {
+    if (err instanceof PipeloadError && err.code === 'PIPELOAD_INPUT_FAILED') { // the record could not be produced: not read, not failed
+      if (err.line != null || err.offset != null) this.stopAt({ line: err.line, offset: err.offset })
+      return
+    }
     if (!(err instanceof PipeloadError) || !err.file || (err.code !== 'PIPELOAD_INPUT_INVALID' && err.code !== 'PIPELOAD_RECORD_TOO_LARGE')) return
     if (err.line == null && err.offset == null) return // the file cannot be read at all
     this.records++ // the record that could not be read
@@ -260,8 +338,22 @@ class Run {
     this.stopAt({ line: err.line, offset: err.offset })
   }
 
+  /**
+   * The failures of batches never acknowledged (the connection was lost) and of no batch
+   * go to the file too, after the checkpoint was written: a resumed run cuts them off
+   * and produces them again.
+   */
   closeRejects () {
-    if (this.rejects) this.rejects.close()
+    if (!this.rejects) return
+    try {
+      for (const e of this.unacked) for (const f of e.failures.sort(byPosition)) this.rejects.add(f)
+      for (const f of this.late) this.rejects.add(f)
+      this.unacked = []
+      this.late = []
+      this.rejects.close()
+    } catch (err) {
+      this.outputFailed(err)
+    }
   }
 
   progress (sink, force) {
@@ -320,6 +412,12 @@ class Run {
     e.summary = this.summary(sink)
     return e
   }
+}
+
+/** Input order of two failures: by line, then byte offset (several records on one line). */
+function byPosition (a, b) {
+  const end = Number.MAX_SAFE_INTEGER
+  return (a.line ?? end) - (b.line ?? end) || (a.offset ?? 0) - (b.offset ?? 0)
 }
 
 function wrapUnexpected (err) {

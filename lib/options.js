@@ -23,6 +23,16 @@ const DEFAULTS = Object.freeze({
   worker: false
 })
 
+// Every option name load() and bench() take. A name not listed is refused: a misspelled
+// option (`batchsize`, `tll`) would otherwise be ignored without a word. index.d.ts and
+// the README list the same names (test/options.test.js checks).
+const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
+  'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
+const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'delimiter', 'jsonPath', 'key',
+  'command', 'commands', 'map', 'ttl', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
+  'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
+  'checkpoint', 'resume'])
+
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson']
 const DRY_RUN = ['resp', 'text']
 
@@ -32,6 +42,54 @@ function invalid (name, expected, got) {
 }
 
 const UNITS = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60000 }
+
+/**
+ * Refuse option names not in `known`, suggesting the closest known one. Names whose value
+ * is undefined are let through: `{ ...defaults, key: undefined }` sets nothing.
+ */
+function checkKnownOptions (o, known) {
+  for (const name of Object.keys(o)) {
+    if (o[name] === undefined || known.includes(name)) continue
+    const near = closestNames(name, known).slice(0, 3).map(k => JSON.stringify(k)).join(' or ')
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `unknown option ${JSON.stringify(name)}${near ? `: did you mean ${near}?` : ''}`, { option: name })
+  }
+}
+
+/**
+ * The known names nearest to `name` (case aside, a swap of two letters as one edit), if
+ * near enough; several when equally near (`tll`: `ttl` or `tls`).
+ */
+function closestNames (name, known) {
+  const lower = name.toLowerCase()
+  const letters = sortedLetters(lower)
+  let best = []
+  let bestScore = Math.max(1, Math.floor(name.length / 3)) + 1
+  for (const k of known) {
+    // At equal distance, a name with the same letters wins: `tsl` is `tls` with two letters swapped.
+    const score = editDistance(lower, k.toLowerCase()) - (sortedLetters(k.toLowerCase()) === letters ? 0.5 : 0)
+    if (score < bestScore) { best = [k]; bestScore = score } else if (score === bestScore) best.push(k)
+  }
+  return best
+}
+
+function sortedLetters (s) {
+  return [...s].sort().join('')
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
+function editDistance (a, b) {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i])
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let d = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2][j - 2] + 1)
+      rows[i][j] = d
+    }
+  }
+  return rows[a.length][b.length]
+}
 
 /** `250ms`, `0.25s`, `1m`, `250` (ms) or a number of ms → milliseconds. */
 function parseDuration (value, name) {
@@ -128,6 +186,7 @@ function clusterOf (o) {
 /** Validate and complete load() options once; everything downstream trusts the result. */
 function normalizeLoadOptions (o = {}) {
   if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
+  checkKnownOptions(o, LOAD_OPTIONS)
   if (o.input === undefined || o.input === null) throw invalid('input', 'a file path, "-", a Readable or an iterable of records', o.input)
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw invalid('onProgress', 'a function', typeof o.onProgress)
   if (o.onFailure !== undefined && typeof o.onFailure !== 'function') throw invalid('onFailure', 'a function', typeof o.onFailure)
@@ -160,4 +219,4 @@ function normalizeLoadOptions (o = {}) {
   })
 }
 
-module.exports = { normalizeLoadOptions, DEFAULTS, FORMATS, invalid, parseDuration }
+module.exports = { normalizeLoadOptions, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration }

@@ -60,7 +60,7 @@ class Pipe {
    * @param {number} [o.timeout] ms without a reply, while replies are due, before the connection counts as lost
    * @param {number} [o.retryTimeout] ms to keep trying to reconnect
    * @param {string} o.file input name for failures
-   * @param {(failure: object) => void} o.onFailure called once per failed record
+   * @param {(failure: object, batch: Batch) => void} o.onFailure called once per failed record, with its batch
    * @param {(batch: Batch) => void} [o.onAck] called for each fully acknowledged batch, in order
    * @param {(event: object) => void} [o.onReconnect] called when a lost connection is back
    */
@@ -183,7 +183,7 @@ class Pipe {
         b.failed++
         this.stats.failedRecords++
         const message = String(err.message)
-        this.onFailure({ file: this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] })
+        this.onFailure({ file: this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
       }
     }
     if (++b.replies === b.cmds) this.ack(b)

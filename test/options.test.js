@@ -12,3 +12,73 @@ describe('load options: worker', () => {
     expect(normalizeLoadOptions({ ...base, worker: 'auto' }).worker).toBe(os.availableParallelism() > 2)
   })
 })
+
+describe('unknown option names', () => {
+  const fs = require('node:fs')
+  const path = require('node:path')
+  const { LOAD_OPTIONS } = require('../lib/options')
+  const { normalizeBenchOptions, BENCH_OPTIONS } = require('../lib/bench/options')
+  const { load, bench } = require('..')
+  const base = { input: 'x.csv', key: 'k:{id}' }
+  const root = path.join(__dirname, '..')
+
+  it('load(): a misspelled option is PIPELOAD_OPTION_INVALID with the nearest names', async () => {
+    for (const [name, hint] of [
+      ['batchsize', 'did you mean "batchSize"?'],
+      ['tll', 'did you mean "tls" or "ttl"?'],
+      ['retryTimout', 'did you mean "retryTimeout"?'],
+      ['onerror', 'did you mean "onError"?'],
+      ['chekpoint', 'did you mean "checkpoint"?'],
+      ['masterNmae', 'did you mean "masterName"?']
+    ]) {
+      await expect(load({ ...base, [name]: 10 })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', option: name, message: `unknown option "${name}": ${hint}` })
+    }
+    await expect(load({ ...base, somethingElse: 1 })).rejects.toMatchObject({ message: 'unknown option "somethingElse"' })
+    expect(() => normalizeLoadOptions({ ...base, ttl: undefined, extra: undefined })).not.toThrow() // undefined sets nothing
+  })
+
+  it('bench(): the same', async () => {
+    await expect(bench({ batchSize: [1, 10] })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: 'unknown option "batchSize": did you mean "batchSizes"?' })
+    expect(() => normalizeBenchOptions({ workload: 'set', rttms: 5 })).toThrow('unknown option "rttms": did you mean "rttMs"?')
+    expect(() => normalizeBenchOptions({ workload: 'set', map: () => [] })).toThrow(/map must be left out/)
+  })
+
+  /** Property names of `interface name` in index.d.ts (one level: nested objects are one line). */
+  function dtsProperties (name) {
+    const text = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
+    const m = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{\\n([\\s\\S]*?)\\n\\}`).exec(text)
+    const own = [...m[2].matchAll(/^ {2}(\w+)\??:/gm)].map(p => p[1])
+    return m[1] ? [...dtsProperties(m[1]), ...own] : own
+  }
+
+  it('index.d.ts declares exactly the known options of load() and bench()', () => {
+    expect(dtsProperties('LoadOptions').sort()).toEqual([...LOAD_OPTIONS].sort())
+    expect(dtsProperties('BenchOptions').sort()).toEqual([...BENCH_OPTIONS].sort())
+  })
+
+  it("the README's library options name every known option, and no other", () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+    const lib = readme.slice(readme.indexOf('## The library'))
+    const section = lib.slice(lib.indexOf('### Options'), lib.indexOf('### The summary'))
+    const named = new Set([...section.matchAll(/`(\w+)(?:\([^)]*\))?`/g)].map(m => m[1]))
+    for (const name of LOAD_OPTIONS) expect(named.has(name), name).toBe(true)
+    // The table's first column: option names only.
+    const rows = [...section.matchAll(/^\| ([^|]+) \|/gm)].map(m => m[1]).filter(c => c !== 'option' && !/^-+$/.test(c))
+    for (const cell of rows) for (const [, name] of cell.matchAll(/`(\w+)/g)) expect(LOAD_OPTIONS, cell).toContain(name)
+  })
+})
+
+describe('error codes', () => {
+  it("every code is in the README's errors table with its exit code, and in index.d.ts", () => {
+    const fs = require('node:fs')
+    const path = require('node:path')
+    const { CODES } = require('../lib/errors')
+    const root = path.join(__dirname, '..')
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+    const dts = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
+    for (const [code, exit] of Object.entries(CODES)) {
+      expect(readme, code).toContain(`| \`${code}\` | ${exit} |`)
+      expect(dts, code).toContain(`| '${code}'`)
+    }
+  })
+})

@@ -81,10 +81,12 @@ describe('reader input handling', () => {
     expect(r.records).toEqual([{ a: 'é' }, { b: 2 }])
   })
 
-  it('an error of the source stream reaches the consumer', async () => {
-    const stream = new Readable({ read () { this.destroy(new Error('socket hang up')) } })
+  it('an error of the source stream reaches the consumer, coded, with the error as cause', async () => {
+    const cause = new Error('socket hang up')
+    const stream = new Readable({ read () { this.destroy(cause) } })
     const r = await readAll({ name: 'upload.csv', stream }, { format: 'csv' })
-    expect(r.error.message).toBe('socket hang up')
+    expect(r.error).toMatchObject({ code: 'PIPELOAD_INPUT_FAILED', file: 'upload.csv', message: 'upload.csv@0: the input stream failed: socket hang up' })
+    expect(r.error.cause).toBe(cause)
   })
 
   it('stopping early destroys the source stream', async () => {

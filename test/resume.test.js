@@ -50,6 +50,13 @@ function checkpointRecords (file) {
   try { return JSON.parse(fs.readFileSync(file, 'utf8')).records } catch { return 0 }
 }
 
+/** Like checkpointRecords, but a checkpoint that is there and not whole JSON fails the test: writes are atomic. */
+function checkpointRecordsWhole (file) {
+  let text
+  try { text = fs.readFileSync(file, 'utf8') } catch (err) { if (err.code === 'ENOENT') return 0; throw err }
+  return JSON.parse(text).records
+}
+
 async function expectAllRows (prefix) {
   const redis = server.client()
   let n = 0
@@ -137,10 +144,100 @@ describe('checkpoint and resume', () => {
 
   it('refuses to resume over a different input', async () => {
     const cp = path.join(dir, 'other.checkpoint')
-    fs.writeFileSync(cp, JSON.stringify({ version: 1, input: { path: '/elsewhere/other.csv', size: 10, mtimeMs: 1 }, records: 5 }))
+    fs.writeFileSync(cp, JSON.stringify({ version: 1, input: { name: 'other.csv', path: '/elsewhere/other.csv', size: 10, mtimeMs: 1 }, records: 5, loaded: 5, errors: 0, commands: 5, line: 6, complete: false }))
     const child = start(['--key', 'x:{id}', '--checkpoint', cp, '--resume'])
     const { code } = await child.done
     expect(code).toBe(2)
     expect(child.err).toMatch(/checkpoint .*other\.checkpoint: it was written for \/elsewhere\/other\.csv/)
   })
+
+  it('--rejects across SIGINT, SIGKILL and --resume: one line per failed record, none twice, none torn', async () => {
+    // Input failures (ragged rows) are known when a batch is sent, error replies (WRONGTYPE on
+    // keys made strings beforehand) when it is answered: both kinds must follow the checkpoint.
+    const rows = 300_000
+    const file = path.join(dir, 'rejects-input.csv')
+    const expected = new Set()
+    const redis = server.client()
+    const strings = redis.pipeline()
+    let s = 'id,v\n'
+    for (let i = 0; i < rows; i++) {
+      if (i % 997 === 5) { s += `${i},a,b\n`; expected.add(i); continue }
+      if (i % 1009 === 3) { strings.set(`rj:${i}`, 'a string'); expected.add(i) }
+      s += `${i},v${i}\n`
+    }
+    fs.writeFileSync(file, s)
+    await strings.exec()
+    const cp = path.join(dir, 'rejects.checkpoint')
+    const rejects = path.join(dir, 'rejects.ndjson')
+    const args = [file, '-u', server.url, '-c', 'HSET rj:{id} v {v}', '--on-error', 'skip', '--rejects', rejects, '--checkpoint', cp, '--batch-size', '200']
+    const run = extra => {
+      const child = spawn(process.execPath, [BIN, 'import', ...args, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+      child.err = ''
+      child.stderr.on('data', d => { child.err += d })
+      child.done = new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal })))
+      return child
+    }
+    let interrupted = 0
+    let last
+    for (let k = 0; ; k++) {
+      const before = checkpointRecordsWhole(cp)
+      const child = run(k === 0 ? [] : ['--resume'])
+      let exited = false
+      child.done.then(() => { exited = true })
+      await waitFor(() => exited || checkpointRecordsWhole(cp) > before + 20_000, 60_000)
+      if (exited) { last = await child.done; break }
+      child.kill(k % 2 === 0 ? 'SIGINT' : 'SIGKILL')
+      await child.done
+      interrupted++
+      expect(k).toBeLessThan(40)
+    }
+    expect(interrupted).toBeGreaterThanOrEqual(2)
+    expect(last.code).toBe(1)
+    const text = fs.readFileSync(rejects, 'utf8')
+    expect(text.endsWith('\n')).toBe(true)
+    const ids = text.slice(0, -1).split('\n').map(l => Number(JSON.parse(l).raw.split(',')[0]))
+    expect(ids.length).toBe(new Set(ids).size) // no record twice
+    expect(ids.slice().sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b))
+    expect(JSON.parse(fs.readFileSync(cp, 'utf8'))).toMatchObject({ records: rows, errors: expected.size, complete: true, rejects: { records: expected.size } })
+  }, 240_000)
+
+  describe('a checkpoint that cannot be resumed is refused whole, before anything is sent', () => {
+    const valid = () => ({ version: 1, input: { name: csv, path: path.resolve(csv), size: fs.statSync(csv).size, mtimeMs: fs.statSync(csv).mtimeMs }, records: 10, loaded: 9, errors: 1, commands: 9, line: 11, complete: false })
+    const cases = [
+      ['negative counts', c => ({ ...c, records: -5 }), /records is -5, not a whole number ≥ 0/],
+      ['non-numeric counts', c => ({ ...c, loaded: 'many' }), /loaded is "many", not a whole number ≥ 0/],
+      ['counts that do not add up', c => ({ ...c, loaded: 50 }), /add up to more than records/],
+      ['a wrong version', c => ({ ...c, version: 7 }), /version 7 is not 1/],
+      ['missing fields', c => { const { errors, commands, ...rest } = c; return rest }, /errors is missing; commands is missing/],
+      ['not JSON', () => 'hello', /not JSON/],
+      ['a truncated file', c => JSON.stringify(c).slice(0, 40), /not JSON/],
+      ['an empty file', () => '', /not JSON: the file is empty/]
+    ]
+    for (const [what, edit, message] of cases) {
+      it(what, async () => {
+        const cp = path.join(dir, `bad-${what.replace(/\W+/g, '-')}.checkpoint`)
+        const body = edit(valid())
+        fs.writeFileSync(cp, typeof body === 'string' ? body : JSON.stringify(body))
+        const child = start(['--key', 'never:{id}', '--checkpoint', cp, '--resume'])
+        const { code } = await child.done
+        expect(code).toBe(2)
+        expect(child.err).toMatch(new RegExp(`^pipeload: checkpoint ${cp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not a `))
+        expect(child.err).toMatch(message)
+        expect(child.err).not.toMatch(/NaN|--resume to continue|\n\s+at /)
+        expect(child.err.trim().split('\n')).toHaveLength(1)
+        expect(await server.client().exists('never:0')).toBe(0)
+      })
+    }
+
+    it('a record count beyond the input', async () => {
+      const cp = path.join(dir, 'beyond.checkpoint')
+      fs.writeFileSync(cp, JSON.stringify({ ...valid(), records: ROWS + 10, loaded: ROWS + 10, errors: 0, commands: ROWS + 10, line: ROWS + 11 }))
+      const child = start(['--key', 'beyond:{id}', '--checkpoint', cp, '--resume'])
+      const { code } = await child.done
+      expect(code).toBe(2)
+      expect(child.err).toMatch(/checkpoint .*beyond\.checkpoint: it says 500010 records were loaded, but the input has only 500000/)
+      expect(child.err).not.toMatch(/NaN|--resume to continue|\n\s+at /)
+    })
+  })
 })
+

@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { DEFAULTS: LOAD_DEFAULTS, invalid, parseDuration } = require('../options')
+const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration } = require('../options')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
 const BENCH_DEFAULTS = Object.freeze({
@@ -21,6 +21,13 @@ const BENCH_DEFAULTS = Object.freeze({
 
 const WORKLOADS = ['incr', 'set', 'hset', 'ping']
 
+/** Every option bench() takes (see checkKnownOptions); index.d.ts lists the same. */
+const BENCH_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'workload', 'count', 'batchSizes', 'window', 'repeat', 'rtt', 'rttMs',
+  'jitter', 'jitterMs', 'maxRowTime', 'maxRowTimeMs', 'input', 'format', 'header', 'delimiter', 'jsonPath', 'maxRecordSize',
+  'key', 'command', 'commands', 'ttl', 'sampleIntervalMs', 'signal', 'onProgress'])
+// load() options bench refuses with a reason of its own, below.
+const REFUSED = ['map', 'dryRun']
+
 function positiveInt (value, name, fallback) {
   if (value === undefined || value === null) return fallback
   const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value
@@ -39,6 +46,7 @@ function batchSizesOf (value) {
 /** Validate bench() options once; everything downstream trusts the result. */
 function normalizeBenchOptions (o = {}) {
   if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
+  checkKnownOptions(o, [...BENCH_OPTIONS, ...REFUSED])
   const file = o.input !== undefined && o.input !== null
   if (file && typeof o.input !== 'string') throw invalid('input', 'a file path', typeof o.input)
   const workload = file ? 'file' : (o.workload ?? BENCH_DEFAULTS.workload)
@@ -74,4 +82,4 @@ function normalizeBenchOptions (o = {}) {
   })
 }
 
-module.exports = { normalizeBenchOptions, parseDuration, BENCH_DEFAULTS, WORKLOADS }
+module.exports = { normalizeBenchOptions, parseDuration, BENCH_DEFAULTS, BENCH_OPTIONS, WORKLOADS }

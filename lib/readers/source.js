@@ -32,7 +32,7 @@ async function * openBytes (source, state) {
       try {
         r = await it.next()
       } catch (err) {
-        throw readError(err, source)
+        throw readError(err, source, state)
       }
       if (r.done) { finished = true; return }
       const chunk = typeof r.value === 'string' ? Buffer.from(r.value) : r.value
@@ -112,9 +112,15 @@ async function * gunzipErrors (stream, gunzip, file, state) {
   }
 }
 
-function readError (err, source) {
-  if (source.path == null || err instanceof PipeloadError) return err
+function readError (err, source, state) {
+  if (err instanceof PipeloadError) return err
   const file = source.name
+  if (source.path == null) {
+    // A stream that emits 'error' (an upload cut off): what was read before still goes out.
+    const why = err instanceof Error ? err.message : String(err)
+    return new PipeloadError('PIPELOAD_INPUT_FAILED', `${where(file, null, state.bytesRead)}: the input stream failed: ${why}`,
+      { file, line: null, offset: null, cause: err })
+  }
   if (err.code === 'ENOENT' || err.code === 'ENOTDIR') {
     return new PipeloadError('PIPELOAD_INPUT_NOT_FOUND', `cannot read ${file}: no such file`,
       { file, path: source.path, cause: err })
