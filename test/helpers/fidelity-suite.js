@@ -10,12 +10,12 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { Readable } = require('node:stream')
-const { useServer } = require('./redis-server')
+const { useServer, REDIS } = require('./redis-server')
 const ds = require('./datasets')
 const pipeload = require('../../lib')
 
 /** Define the whole suite for one parsing mode against one server kind (default redis-server). */
-function fidelitySuite ({ worker, server }) {
+function fidelitySuite ({ worker, server = REDIS }) {
   const load = options => pipeload.load({ worker, ...options })
 
   let srv
@@ -96,6 +96,10 @@ function fidelitySuite ({ worker, server }) {
     { name: 'ndjson', format: 'ndjson' },
     { name: 'ndjson-crlf', format: 'ndjson', write: { crlf: true } }
   ]
+
+  it('runs against the server kind it was given (INFO server)', async () => {
+    expect(await srv.identity()).toEqual({ name: server.name, version: server.version })
+  })
 
   describe('fidelity: every format round-trips through HSET key *', () => {
     for (const gz of [false, true]) {

@@ -250,6 +250,23 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel, 
       c.once('end', () => clients.delete(c))
       return c
     },
+    /**
+     * What the running server says it is (INFO server): { name: 'redis' | 'valkey', version },
+     * so a suite can check that it runs against the kind it was given.
+     */
+    async identity () {
+      const c = server.client()
+      try {
+        const info = await c.info('server')
+        const field = (f) => (new RegExp(`^${f}:(.*)$`, 'm').exec(info) || [])[1]?.trim()
+        // Valkey 8 says server_name:valkey and valkey_version; its redis_version is the Redis
+        // version it is compatible with (7.2.4). Redis 7.0 has no server_name field.
+        const name = field('server_name') || 'redis'
+        return { name, version: field(`${name}_version`) || field('redis_version') }
+      } finally {
+        c.disconnect()
+      }
+    },
     /** Send a signal to the server and wait for it to exit (for crash tests). */
     async kill (signal = 'SIGKILL') {
       await killProc(signal)
