@@ -97,7 +97,7 @@ function readLog (logFile) {
 const REDIS = findRedis()
 
 /**
- * Start a private redis-server.
+ * Start a private redis-server (or valkey-server: `server`).
  * @param {{ args?: string[], dir?: string, password?: string, tls?: object, sentinel?: string, server?: object }} [opts]
  *   extra server args; dir to use instead of a fresh tmpdir (not removed on stop when
  *   given); password: requirepass (readiness pings authenticate); tls: { cert, key, ca,
