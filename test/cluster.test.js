@@ -1,7 +1,8 @@
 'use strict'
 /* global describe, it, expect, beforeAll, afterAll */
 
-// Redis Cluster: loads into a local cluster of redis-server processes, with slots moved
+// Redis Cluster: loads into a local cluster of redis-server processes (and of valkey-server
+// processes where a Valkey binary is found: test/helpers/servers.js), with slots moved
 // and a master failed over during the load. Afterwards every key must be on the master
 // that owns its slot (checked with cluster-key-slot, ioredis' own implementation, not
 // pipeload's; it is installed as a dependency of ioredis) with its value, and the counts
@@ -13,8 +14,8 @@ const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const Redis = require('ioredis')
 const keySlot = require('cluster-key-slot')
-const { startCluster, redisCli, waitFor, sleep } = require('./helpers/cluster')
-const { startRedis } = require('./helpers/redis-server')
+const { startCluster, waitFor, sleep } = require('./helpers/cluster')
+const { startRedis, describeEachServer } = require('./helpers/redis-server')
 const { load, bench } = require('..')
 const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/cluster-slots')
 const { encodeCommand } = require('../lib/resp')
@@ -130,167 +131,173 @@ describe('cluster slots', () => {
   })
 })
 
-describe('load into a 3-master cluster', () => {
-  let cluster
-  beforeAll(async () => { cluster = await startCluster({ masters: 3 }) })
-  afterAll(async () => { await cluster?.stop() })
+describeEachServer('cluster', server => {
+  describe('load into a 3-master cluster', () => {
+    let cluster
+    beforeAll(async () => { cluster = await startCluster({ masters: 3, server }) })
+    afterAll(async () => { await cluster?.stop() })
 
-  it('hashes the edge cases of hash tags as the server does (CLUSTER KEYSLOT)', async () => {
-    const c = new Redis({ port: cluster.nodes[0].port, protocol: 2 })
-    try {
-      for (const k of ['foo{}{bar}', '{}x', 'a{b', 'a}b{', '{{a}}', '{a}{b}', '}{x}', 'x{}}y}']) {
-        expect(slotOf(k), k).toBe(await c.cluster('KEYSLOT', k))
-      }
-    } finally {
-      c.disconnect()
-    }
-  })
-
-  it(`detects the cluster and routes ${ROWS} records (2 commands each, hash tags) to the masters owning their slots`, async () => {
-    const summary = await load({ url: cluster.url, input: rows(ROWS), commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'] })
-    expectCounts(summary, ROWS)
-    expect(summary.commands).toBe(2 * ROWS)
-    expect(summary.cluster).toMatchObject({ masters: 3, moved: 0, asked: 0 })
-    expect(summary.target).toMatch(/^cluster via 127\.0\.0\.1:\d+ \(3 masters\)$/)
-    await expectOnOwners(cluster, expectedWithHashes(ROWS))
-    await cluster.flushall()
-  })
-
-  it('fails a record whose command spans slots (PIPELOAD_CROSSSLOT with file:line), sends none of it, loads the others', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
-    const file = path.join(dir, 'pairs.csv')
-    fs.writeFileSync(file, 'id,a,b\n1,x,y\n2,same,same\n3,p,q\n')
-    const failures = []
-    const summary = await load({
-      url: cluster.url,
-      input: file,
-      commands: ['SET one:{id} {a}', 'MSET {a}:k 1 {b}:k 2'],
-      onError: 'skip',
-      onFailure: f => failures.push(f)
+    it(`every node is the ${server.name} binary it was given (INFO server)`, async () => {
+      for (const n of cluster.nodes) expect(await n.identity()).toEqual({ name: server.name, version: server.version })
     })
-    expect(summary).toMatchObject({ records: 3, loaded: 1, errors: 2, errorReplies: 0 })
-    expect(failures.map(f => [f.line, f.code])).toEqual([[2, 'PIPELOAD_CROSSSLOT'], [4, 'PIPELOAD_CROSSSLOT']])
-    expect(failures[0].file).toBe(file)
-    expect(failures[0].message).toMatch(/hash slot/)
-    const c = cluster.client()
-    expect(await c.get('one:2')).toBe('same')
-    for (const k of ['one:1', 'one:3', 'x:k', 'y:k', 'p:k', 'q:k']) expect(await c.exists(k), k).toBe(0) // nothing of a failed record was sent
-    await cluster.flushall()
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
 
-  it('the CLI: --cluster, a CSV file, every record on its master', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
-    const file = path.join(dir, 'rows.csv')
-    const n = 20_000
-    fs.writeFileSync(file, 'id,v\n' + Array.from({ length: n }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
-    const r = spawnSync(process.execPath, [CLI, 'import', file, '--cluster', '-c', 'SET k:{id} {v}', '--json', '-u', cluster.url], { encoding: 'utf8' })
-    expect(r.stderr).toBe('')
-    expect(r.status).toBe(0)
-    expectCounts(JSON.parse(r.stdout), n)
-    await expectOnOwners(cluster, expectedSets(n))
-    await cluster.flushall()
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
-
-  it(`moves slots during the load (redis-cli --cluster reshard): MOVED and ASK re-sent, nothing lost (${ROWS} records)`, async () => {
-    const [from, to] = await cluster.masterPorts()
-    const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
-    const reshard = async () => {
-      await redisCli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
-        '--cluster-slots', '1500', '--cluster-yes', '--cluster-replace', '--cluster-pipeline', '50'])
-    }
-    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, reshard), commands: ['SET k:{id} {v}'] })
-    expectCounts(summary, ROWS)
-    expect(summary.cluster.moved).toBeGreaterThan(0)
-    await cluster.settled()
-    await expectOnOwners(cluster, expectedSets(ROWS))
-    await cluster.flushall()
-  })
-
-  it('timing mode against a cluster: set, hset and incr rows correct, keys spread over the masters, none left', async () => {
-    for (const workload of ['set', 'hset', 'incr']) {
-      const r = await bench({ url: cluster.url, workload, count: 20_000, batchSizes: [100, 1000] })
-      expect(r.target).toMatch(/\(cluster\)$/)
-      expect(r.rows.map(row => [row.batchSize, row.ops, row.correct])).toEqual([[1, 20_000, true], [100, 20_000, true], [1000, 20_000, true]])
-    }
-    for (const port of await cluster.masterPorts()) {
-      const c = new Redis({ port, protocol: 2 })
-      try { expect(await c.dbsize()).toBe(0) } finally { c.disconnect() }
-    }
-    const f = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
-    fs.writeFileSync(path.join(f, 'kv.csv'), 'id,v\n' + Array.from({ length: 5000 }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
-    const r = await bench({ url: cluster.url, workload: 'file', input: path.join(f, 'kv.csv'), command: ['SET k:{id} {v}'], batchSizes: [500] })
-    expect(r.rows.map(row => [row.ops, row.correct])).toEqual([[5000, true], [5000, true]])
-    fs.rmSync(f, { recursive: true, force: true })
-  })
-
-  it('cluster: true against a server without cluster support is an option error', async () => {
-    const srv = await startRedis()
-    try {
-      const err = await load({ url: srv.url, input: rows(3), commands: ['SET k:{id} {v}'], cluster: true }).catch(e => e)
-      expect(err.code).toBe('PIPELOAD_OPTION_INVALID')
-      expect(err.message).toMatch(/cluster support disabled/)
-    } finally {
-      await srv.stop()
-    }
-  })
-})
-
-describe('failover during the load (3 masters, 3 replicas)', () => {
-  let cluster
-  beforeAll(async () => { cluster = await startCluster({ masters: 3, replicas: 1 }) })
-  afterAll(async () => { await cluster?.stop() })
-
-  async function replicaOf (masterPort) {
-    for (const n of cluster.nodes) {
-      if (n.alive === false) continue
-      const c = n.client()
+    it('hashes the edge cases of hash tags as the server does (CLUSTER KEYSLOT)', async () => {
+      const c = new Redis({ port: cluster.nodes[0].port, protocol: 2 })
       try {
-        const info = await c.info('replication')
-        if (new RegExp(`master_port:${masterPort}\\b`).test(info) && /master_link_status:up/.test(info)) return n
+        for (const k of ['foo{}{bar}', '{}x', 'a{b', 'a}b{', '{{a}}', '{a}{b}', '}{x}', 'x{}}y}']) {
+          expect(slotOf(k), k).toBe(await c.cluster('KEYSLOT', k))
+        }
       } finally {
         c.disconnect()
       }
-    }
-    throw new Error(`no replica of ${masterPort}`)
-  }
+    })
 
-  it(`CLUSTER FAILOVER on a replica: the old master answers MOVED, its commands go to the new one, nothing lost (${ROWS} records)`, async () => {
-    const [master] = await cluster.masterPorts()
-    const failover = async () => {
-      const replica = await replicaOf(master)
-      const c = replica.client()
-      try {
-        await c.cluster('FAILOVER')
-        await waitFor('the replica to become master', async () => /role:master/.test(await c.info('replication')))
-      } finally {
-        c.disconnect()
+    it(`detects the cluster and routes ${ROWS} records (2 commands each, hash tags) to the masters owning their slots`, async () => {
+      const summary = await load({ url: cluster.url, input: rows(ROWS), commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'] })
+      expectCounts(summary, ROWS)
+      expect(summary.commands).toBe(2 * ROWS)
+      expect(summary.cluster).toMatchObject({ masters: 3, moved: 0, asked: 0 })
+      expect(summary.target).toMatch(/^cluster via 127\.0\.0\.1:\d+ \(3 masters\)$/)
+      await expectOnOwners(cluster, expectedWithHashes(ROWS))
+      await cluster.flushall()
+    })
+
+    it('fails a record whose command spans slots (PIPELOAD_CROSSSLOT with file:line), sends none of it, loads the others', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+      const file = path.join(dir, 'pairs.csv')
+      fs.writeFileSync(file, 'id,a,b\n1,x,y\n2,same,same\n3,p,q\n')
+      const failures = []
+      const summary = await load({
+        url: cluster.url,
+        input: file,
+        commands: ['SET one:{id} {a}', 'MSET {a}:k 1 {b}:k 2'],
+        onError: 'skip',
+        onFailure: f => failures.push(f)
+      })
+      expect(summary).toMatchObject({ records: 3, loaded: 1, errors: 2, errorReplies: 0 })
+      expect(failures.map(f => [f.line, f.code])).toEqual([[2, 'PIPELOAD_CROSSSLOT'], [4, 'PIPELOAD_CROSSSLOT']])
+      expect(failures[0].file).toBe(file)
+      expect(failures[0].message).toMatch(/hash slot/)
+      const c = cluster.client()
+      expect(await c.get('one:2')).toBe('same')
+      for (const k of ['one:1', 'one:3', 'x:k', 'y:k', 'p:k', 'q:k']) expect(await c.exists(k), k).toBe(0) // nothing of a failed record was sent
+      await cluster.flushall()
+      fs.rmSync(dir, { recursive: true, force: true })
+    })
+
+    it('the CLI: --cluster, a CSV file, every record on its master', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+      const file = path.join(dir, 'rows.csv')
+      const n = 20_000
+      fs.writeFileSync(file, 'id,v\n' + Array.from({ length: n }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
+      const r = spawnSync(process.execPath, [CLI, 'import', file, '--cluster', '-c', 'SET k:{id} {v}', '--json', '-u', cluster.url], { encoding: 'utf8' })
+      expect(r.stderr).toBe('')
+      expect(r.status).toBe(0)
+      expectCounts(JSON.parse(r.stdout), n)
+      await expectOnOwners(cluster, expectedSets(n))
+      await cluster.flushall()
+      fs.rmSync(dir, { recursive: true, force: true })
+    })
+
+    it(`moves slots during the load (${server.name}-cli --cluster reshard): MOVED and ASK re-sent, nothing lost (${ROWS} records)`, async () => {
+      const [from, to] = await cluster.masterPorts()
+      const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
+      const reshard = async () => {
+        await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
+          '--cluster-slots', '1500', '--cluster-yes', '--cluster-replace', '--cluster-pipeline', '50'])
       }
-      await sleep(300) // let the loader meet the new topology while records keep coming
-    }
-    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, failover), commands: ['SET k:{id} {v}'] })
-    expectCounts(summary, ROWS)
-    expect(summary.cluster.moved).toBeGreaterThan(0)
-    await cluster.settled()
-    expect(await cluster.masterPorts()).not.toContain(master)
-    await expectOnOwners(cluster, expectedSets(ROWS))
-    await cluster.flushall()
+      const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, reshard), commands: ['SET k:{id} {v}'] })
+      expectCounts(summary, ROWS)
+      expect(summary.cluster.moved).toBeGreaterThan(0)
+      await cluster.settled()
+      await expectOnOwners(cluster, expectedSets(ROWS))
+      await cluster.flushall()
+    })
+
+    it('timing mode against a cluster: set, hset and incr rows correct, keys spread over the masters, none left', async () => {
+      for (const workload of ['set', 'hset', 'incr']) {
+        const r = await bench({ url: cluster.url, workload, count: 20_000, batchSizes: [100, 1000] })
+        expect(r.target).toMatch(/\(cluster\)$/)
+        expect(r.rows.map(row => [row.batchSize, row.ops, row.correct])).toEqual([[1, 20_000, true], [100, 20_000, true], [1000, 20_000, true]])
+      }
+      for (const port of await cluster.masterPorts()) {
+        const c = new Redis({ port, protocol: 2 })
+        try { expect(await c.dbsize()).toBe(0) } finally { c.disconnect() }
+      }
+      const f = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+      fs.writeFileSync(path.join(f, 'kv.csv'), 'id,v\n' + Array.from({ length: 5000 }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
+      const r = await bench({ url: cluster.url, workload: 'file', input: path.join(f, 'kv.csv'), command: ['SET k:{id} {v}'], batchSizes: [500] })
+      expect(r.rows.map(row => [row.ops, row.correct])).toEqual([[5000, true], [5000, true]])
+      fs.rmSync(f, { recursive: true, force: true })
+    })
+
+    it('cluster: true against a server without cluster support is an option error', async () => {
+      const srv = await startRedis({ server })
+      try {
+        const err = await load({ url: srv.url, input: rows(3), commands: ['SET k:{id} {v}'], cluster: true }).catch(e => e)
+        expect(err.code).toBe('PIPELOAD_OPTION_INVALID')
+        expect(err.message).toMatch(/cluster support disabled/)
+      } finally {
+        await srv.stop()
+      }
+    })
   })
 
-  it('a master killed: its replica takes over, the commands for it are re-routed, nothing lost', async () => {
-    const [, master] = await cluster.masterPorts()
-    const kill = async () => {
-      await sleep(300) // the input pauses: what the master acknowledged has reached its replica
-      const node = cluster.nodeAt(master)
-      node.alive = false
-      await node.kill('SIGKILL')
+  describe('failover during the load (3 masters, 3 replicas)', () => {
+    let cluster
+    beforeAll(async () => { cluster = await startCluster({ masters: 3, replicas: 1, server }) })
+    afterAll(async () => { await cluster?.stop() })
+
+    async function replicaOf (masterPort) {
+      for (const n of cluster.nodes) {
+        if (n.alive === false) continue
+        const c = n.client()
+        try {
+          const info = await c.info('replication')
+          if (new RegExp(`master_port:${masterPort}\\b`).test(info) && /master_link_status:up/.test(info)) return n
+        } finally {
+          c.disconnect()
+        }
+      }
+      throw new Error(`no replica of ${masterPort}`)
     }
-    const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, kill), commands: ['SET k:{id} {v}'] })
-    expectCounts(summary, ROWS)
-    expect(summary.cluster.rerouted).toBeGreaterThan(0) // what was meant for the dead master went to its replica
-    await cluster.settled()
-    expect(await cluster.masterPorts()).not.toContain(master)
-    await expectOnOwners(cluster, expectedSets(ROWS))
+
+    it(`CLUSTER FAILOVER on a replica: the old master answers MOVED, its commands go to the new one, nothing lost (${ROWS} records)`, async () => {
+      const [master] = await cluster.masterPorts()
+      const failover = async () => {
+        const replica = await replicaOf(master)
+        const c = replica.client()
+        try {
+          await c.cluster('FAILOVER')
+          await waitFor('the replica to become master', async () => /role:master/.test(await c.info('replication')))
+        } finally {
+          c.disconnect()
+        }
+        await sleep(300) // let the loader meet the new topology while records keep coming
+      }
+      const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, failover), commands: ['SET k:{id} {v}'] })
+      expectCounts(summary, ROWS)
+      expect(summary.cluster.moved).toBeGreaterThan(0)
+      await cluster.settled()
+      expect(await cluster.masterPorts()).not.toContain(master)
+      await expectOnOwners(cluster, expectedSets(ROWS))
+      await cluster.flushall()
+    })
+
+    it('a master killed: its replica takes over, the commands for it are re-routed, nothing lost', async () => {
+      const [, master] = await cluster.masterPorts()
+      const kill = async () => {
+        await sleep(300) // the input pauses: what the master acknowledged has reached its replica
+        const node = cluster.nodeAt(master)
+        node.alive = false
+        await node.kill('SIGKILL')
+      }
+      const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, kill), commands: ['SET k:{id} {v}'] })
+      expectCounts(summary, ROWS)
+      expect(summary.cluster.rerouted).toBeGreaterThan(0) // what was meant for the dead master went to its replica
+      await cluster.settled()
+      expect(await cluster.masterPorts()).not.toContain(master)
+      await expectOnOwners(cluster, expectedSets(ROWS))
+    })
   })
 })

@@ -4,7 +4,8 @@
 // Faults injected into real servers during a load: connections killed, the server
 // restarted, the server frozen. Afterwards the data must equal the input exactly and the
 // counts must be right; re-sent batches make delivery at-least-once (HSET is idempotent).
-const { startRedis } = require('./helpers/redis-server')
+// Run against redis-server and against valkey-server where one is found (test/helpers/servers.js).
+const { startRedis, describeEachServer } = require('./helpers/redis-server')
 const { load } = require('..')
 
 const ROWS = 500_000
@@ -14,8 +15,8 @@ afterEach(async () => {
   while (servers.length) await servers.pop().stop()
 })
 
-async function server (args) {
-  const s = await startRedis({ args })
+async function server (kind, args) {
+  const s = await startRedis({ args, server: kind })
   servers.push(s)
   return s
 }
@@ -58,9 +59,14 @@ function repeatedly (ms, fault) {
   return async () => { stop = true; await done; return count }
 }
 
-describe('connection faults', () => {
+describeEachServer('connection faults', kind => {
+  it(`runs on ${kind.name} (INFO server)`, async () => {
+    const srv = await server(kind)
+    expect(await srv.identity()).toEqual({ name: kind.name, version: kind.version })
+  })
+
   it('survives its connection being killed over and over (CLIENT KILL)', async () => {
-    const srv = await server()
+    const srv = await server(kind)
     const admin = srv.client()
     const stopKilling = repeatedly(150, async () => {
       const list = String(await admin.call('CLIENT', 'LIST'))
@@ -79,7 +85,7 @@ describe('connection faults', () => {
   }, 120_000)
 
   it('survives a server restart mid-load (appendfsync always)', async () => {
-    const srv = await server(['--appendonly', 'yes', '--appendfsync', 'always'])
+    const srv = await server(kind, ['--appendonly', 'yes', '--appendfsync', 'always'])
     let restarted = false
     async function * slowThenRestart () {
       let i = 0
@@ -96,7 +102,7 @@ describe('connection faults', () => {
   }, 120_000)
 
   it('detects a frozen server (SIGSTOP) by --timeout and finishes after SIGCONT', async () => {
-    const srv = await server()
+    const srv = await server(kind)
     let frozen = false
     async function * freezeMidway () {
       let i = 0
@@ -119,7 +125,7 @@ describe('connection faults', () => {
   }, 120_000)
 
   it('gives up after --retry-timeout with a clear error and the counts so far', async () => {
-    const srv = await server()
+    const srv = await server(kind)
     async function * stopMidway () {
       let i = 0
       for (const r of rows(100_000)) {

@@ -1,4 +1,8 @@
 'use strict'
 
-// The fidelity suite (test/helpers/fidelity-suite.js), parsing in the encode worker.
-require('./helpers/fidelity-suite').fidelitySuite({ worker: true })
+// The fidelity suite (test/helpers/fidelity-suite.js), parsing in the encode worker, against
+// every server kind found (redis-server; valkey-server where found, else skipped with the reason).
+const { fidelitySuite } = require('./helpers/fidelity-suite')
+const { describeEachServer } = require('./helpers/servers')
+
+describeEachServer('fidelity, encode worker', server => fidelitySuite({ worker: true, server }))

@@ -1,21 +1,22 @@
 'use strict'
 
 // Starts a private Redis Cluster for integration tests: N masters (and optionally one
-// replica each), every node a redis-server from startRedis() on its own free loopback port
-// and tmpdir (so its nodes.conf is its own), joined with `redis-cli --cluster create`.
+// replica each), every node a redis-server (or valkey-server: the `server` option) from
+// startRedis() on its own free loopback port and tmpdir (so its nodes.conf is its own),
+// joined with `redis-cli --cluster create` (valkey-cli for Valkey nodes).
 
 const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
 const Redis = require('ioredis')
-const { startRedis } = require('./redis-server')
+const { startRedis, REDIS } = require('./redis-server')
 
 const run = promisify(execFile)
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000']
 
-/** redis-cli with args; resolves with stdout. */
-async function redisCli (args, timeout = 60_000) {
-  const { stdout } = await run('redis-cli', args, { timeout, maxBuffer: 64 * 1024 * 1024 })
+/** redis-cli (or `cli`, e.g. valkey-cli) with args; resolves with stdout. */
+async function redisCli (args, timeout = 60_000, cli = 'redis-cli') {
+  const { stdout } = await run(cli, args, { timeout, maxBuffer: 64 * 1024 * 1024 })
   return stdout
 }
 
@@ -34,15 +35,20 @@ async function waitFor (what, check, timeoutMs = 20_000) {
 }
 
 /**
- * @param {{ masters?: number, replicas?: number }} [o]
- * @returns cluster: { nodes, url, client(), masterOf(slot), slotOwners(), stop(), … }
+ * @param {{ masters?: number, replicas?: number, server?: object }} [o] server: the kind of
+ *   every node, from serverKinds() (default redis-server)
+ * @returns cluster: { nodes, url, client(), cli(args), slots(), masterPorts(), stop(), … }
  */
-async function startCluster ({ masters = 3, replicas = 0 } = {}) {
+async function startCluster ({ masters = 3, replicas = 0, server = REDIS } = {}) {
   const count = masters * (1 + replicas)
-  const nodes = await Promise.all(Array.from({ length: count }, () => startRedis({ args: NODE_ARGS })))
+  const nodes = await Promise.all(Array.from({ length: count }, () => startRedis({ args: NODE_ARGS, server })))
+  const cli = (args, timeout) => redisCli(args, timeout, server.cli)
   const cluster = {
     nodes,
+    server,
     get url () { return nodes[0].url },
+    /** The cli of this server kind (redis-cli, valkey-cli) with args; resolves with stdout. */
+    cli,
     /** An ioredis Cluster client (closed by stop()). */
     client () {
       const c = new Redis.Cluster(nodes.filter(n => n.alive !== false).map(n => ({ host: n.host, port: n.port })), {
@@ -105,14 +111,14 @@ async function startCluster ({ masters = 3, replicas = 0 } = {}) {
   try {
     const addrs = nodes.map(n => `${n.host}:${n.port}`)
     if (masters >= 3) {
-      await redisCli(['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'])
+      await cli(['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'])
     } else {
       // redis-cli --cluster create wants 3 masters or more: assign the slots by hand.
       if (replicas) throw new Error('replicas need 3 masters or more')
       const per = Math.ceil(16384 / masters)
       for (let i = 0; i < masters; i++) {
-        await redisCli(['-p', String(nodes[i].port), 'CLUSTER', 'ADDSLOTSRANGE', String(i * per), String(Math.min(16383, (i + 1) * per - 1))])
-        if (i > 0) await redisCli(['-p', String(nodes[i].port), 'CLUSTER', 'MEET', nodes[0].host, String(nodes[0].port)])
+        await cli(['-p', String(nodes[i].port), 'CLUSTER', 'ADDSLOTSRANGE', String(i * per), String(Math.min(16383, (i + 1) * per - 1))])
+        if (i > 0) await cli(['-p', String(nodes[i].port), 'CLUSTER', 'MEET', nodes[0].host, String(nodes[0].port)])
       }
     }
     await cluster.settled()

@@ -2,26 +2,26 @@
 /* global describe, it, expect, beforeAll, afterAll */ // vitest globals (see vitest.config.js)
 
 // Fidelity: what goes in comes back out of Redis byte for byte, for every input format.
-// Defined once, run twice: parsing on the main thread and in the encode worker
-// (test/fidelity.test.js, test/fidelity-worker.test.js).
+// Defined once, run per parsing mode (main thread, encode worker: test/fidelity.test.js,
+// test/fidelity-worker.test.js) and per server kind (redis-server, valkey-server where found).
 // Expectations come from test/helpers/datasets.js (own serializers, not lib's readers),
-// checked against a private redis-server started by the harness.
+// checked against a private server started by the harness.
 
 const fs = require('node:fs')
 const path = require('node:path')
 const { Readable } = require('node:stream')
-const { useServer } = require('./redis-server')
+const { useServer, REDIS } = require('./redis-server')
 const ds = require('./datasets')
 const pipeload = require('../../lib')
 
-/** Define the whole suite for one parsing mode. */
-function fidelitySuite ({ worker }) {
+/** Define the whole suite for one parsing mode against one server kind (default redis-server). */
+function fidelitySuite ({ worker, server = REDIS }) {
   const load = options => pipeload.load({ worker, ...options })
 
   let srv
   let redis
   let tmp
-  useServer('pipeload-fidelity-', s => { ({ srv, redis, tmp } = s) })
+  useServer('pipeload-fidelity-', s => { ({ srv, redis, tmp } = s) }, { server })
 
   // Ids that are not plain numbers: unicode, a space, leading zeros next to the same number.
   const ODD_IDS = ['ü-ñ', 'id with space', '😀', '007', '7', 'a:b:{c}']
@@ -96,6 +96,10 @@ function fidelitySuite ({ worker }) {
     { name: 'ndjson', format: 'ndjson' },
     { name: 'ndjson-crlf', format: 'ndjson', write: { crlf: true } }
   ]
+
+  it('runs against the server kind it was given (INFO server)', async () => {
+    expect(await srv.identity()).toEqual({ name: server.name, version: server.version })
+  })
 
   describe('fidelity: every format round-trips through HSET key *', () => {
     for (const gz of [false, true]) {

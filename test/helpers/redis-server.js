@@ -1,8 +1,9 @@
 'use strict'
 
-// Starts a private redis-server for integration tests: its own free port, its own
-// tmpdir, no persistence. Tests never touch a shared server (e.g. the one on 6379),
-// so FLUSHALL/FLUSHDB on a harness server is always safe.
+// Starts a private redis-server (or valkey-server: the `server` option, a kind from
+// ./servers.js) for integration tests: its own free port, its own tmpdir, no persistence.
+// Tests never touch a shared server (e.g. the one on 6379), so FLUSHALL/FLUSHDB on a
+// harness server is always safe.
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
@@ -11,6 +12,7 @@ const tls = require('node:tls')
 const os = require('node:os')
 const path = require('node:path')
 const Redis = require('ioredis')
+const { findRedis, serverKinds, describeEachServer } = require('./servers')
 
 const HOST = '127.0.0.1'
 const START_TIMEOUT_MS = 10_000
@@ -92,15 +94,20 @@ function readLog (logFile) {
   try { return fs.readFileSync(logFile, 'utf8') } catch { return '' }
 }
 
+const REDIS = findRedis()
+
 /**
- * Start a private redis-server.
- * @param {{ args?: string[], dir?: string, password?: string, tls?: object, sentinel?: string }} [opts]
+ * Start a private redis-server (or valkey-server: `server`).
+ * @param {{ args?: string[], dir?: string, password?: string, tls?: object, sentinel?: string, server?: object }} [opts]
  *   extra server args; dir to use instead of a fresh tmpdir (not removed on stop when
  *   given); password: requirepass (readiness pings authenticate); tls: { cert, key, ca,
  *   authClients } (paths; the port is then a TLS port and plain TCP is off); sentinel: the
- *   body of a sentinel.conf (e.g. "sentinel monitor m 127.0.0.1 6380 1"): run redis-sentinel.
+ *   body of a sentinel.conf (e.g. "sentinel monitor m 127.0.0.1 6380 1"): run redis-sentinel;
+ *   server: which binary, a kind from serverKinds() (default: redis-server on PATH).
  */
-async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel } = {}) {
+async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel, server: kind = REDIS } = {}) {
+  if (kind.missing) throw new Error(`cannot start ${kind.name}: ${kind.missing}`)
+  const binName = path.basename(kind.bin)
   const ownDir = !dir
   const workDir = dir || fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-redis-'))
   const clients = new Set()
@@ -134,7 +141,7 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel }
     }
     stderr = ''
     exited = null
-    const child = spawn('redis-server', argv, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(kind.bin, argv, { stdio: ['ignore', 'pipe', 'pipe'] })
     live.add(child.pid)
     child.stdout.on('data', (d) => { stderr += d })
     child.stderr.on('data', (d) => { stderr += d })
@@ -164,7 +171,7 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel }
       await sleep(25)
     }
     const log = readLog(logFile)
-    throw new Error(`redis-server on port ${p} did not answer PING within ${START_TIMEOUT_MS} ms\n` +
+    throw new Error(`${binName} on port ${p} did not answer PING within ${START_TIMEOUT_MS} ms\n` +
       `stderr/stdout:\n${stderr}\nlog:\n${log}`)
   }
 
@@ -188,7 +195,7 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel }
       if (!fixedPort && /address already in use/i.test(log + stderr)) continue
       break
     }
-    throw new Error(`redis-server failed to start${fixedPort ? ` on port ${fixedPort}` : ''}: ${lastFailure}`)
+    throw new Error(`${binName} failed to start${fixedPort ? ` on port ${fixedPort}` : ''}: ${lastFailure}`)
   }
 
   async function killProc (signal = 'SIGTERM') {
@@ -224,6 +231,8 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel }
     get port () { return port },
     get url () { return `${tlsFiles ? 'rediss' : 'redis'}://${HOST}:${port}` },
     get proc () { return proc },
+    /** The server kind ({ name, bin, cli, version }) this server runs. */
+    kind,
     /** A new ioredis client (RESP2), closed by stop(). */
     client (opts = {}) {
       const c = new Redis({
@@ -240,6 +249,23 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel }
       clients.add(c)
       c.once('end', () => clients.delete(c))
       return c
+    },
+    /**
+     * What the running server says it is (INFO server): { name: 'redis' | 'valkey', version },
+     * so a suite can check that it runs against the kind it was given.
+     */
+    async identity () {
+      const c = server.client()
+      try {
+        const info = await c.info('server')
+        const field = (f) => (new RegExp(`^${f}:(.*)$`, 'm').exec(info) || [])[1]?.trim()
+        // Valkey 8 says server_name:valkey and valkey_version; its redis_version is the Redis
+        // version it is compatible with (7.2.4). Redis 7.0 has no server_name field.
+        const name = field('server_name') || 'redis'
+        return { name, version: field(`${name}_version`) || field('redis_version') }
+      } finally {
+        c.disconnect()
+      }
     },
     /** Send a signal to the server and wait for it to exit (for crash tests). */
     async kill (signal = 'SIGKILL') {
@@ -268,13 +294,14 @@ function clientCert (t) {
 }
 
 /**
- * For a test file: a private server, an ioredis client on it and a tmpdir, made in
- * beforeAll and removed in afterAll; `assign({ srv, redis, tmp })` hands them over.
+ * For a test file (or a describe): a private server, an ioredis client on it and a tmpdir,
+ * made in beforeAll and removed in afterAll; `assign({ srv, redis, tmp })` hands them over.
+ * `server`: the kind to start (default redis-server).
  */
-function useServer (tmpPrefix, assign) {
+function useServer (tmpPrefix, assign, { server } = {}) {
   const ctx = { srv: null, redis: null, tmp: null }
   beforeAll(async () => { // eslint-disable-line no-undef
-    ctx.srv = await startRedis()
+    ctx.srv = await startRedis({ server })
     ctx.redis = ctx.srv.client()
     ctx.tmp = fs.mkdtempSync(path.join(os.tmpdir(), tmpPrefix))
     assign(ctx)
@@ -285,4 +312,4 @@ function useServer (tmpPrefix, assign) {
   })
 }
 
-module.exports = { startRedis, useServer, freePort, isPortFree, ping }
+module.exports = { startRedis, useServer, freePort, isPortFree, ping, REDIS, serverKinds, describeEachServer }
