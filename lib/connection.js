@@ -50,7 +50,9 @@ function ioredisOptions (o) {
     // ioredis asks the sentinels which server is the master, then checks with INFO that it
     // is one: that ready check stays on (the user needs +info); sentinelRetryStrategy null
     // fails at once when no sentinel answers, as retryStrategy null does for a server.
-    Object.assign(base, { enableReadyCheck: true, sentinelRetryStrategy: null })
+    // sentinelCommandTimeout: a sentinel that takes the connection and never answers
+    // SENTINEL get-master-addr-by-name would keep its client (and the process) alive.
+    Object.assign(base, { enableReadyCheck: true, sentinelRetryStrategy: null, sentinelCommandTimeout: o.connectTimeout ?? 10000 })
     if (t) Object.assign(explicit, { tls: tlsConnectOptions(t), enableTLSForSentinelMode: true })
   } else {
     if (!url?.rest && !o.host) base.host = '127.0.0.1'
@@ -267,13 +269,14 @@ async function openControl (o) {
   let cause = null
   client.on('error', err => { cause = cause || err })
   const target = describeTarget(client.options)
+  const sentinels = trackSentinelClients(client)
   try {
     await bounded(() => client.connect(), {
       ms: o.connectTimeout ?? 10000,
       signal: o.signal,
       target,
       stage: () => controlStage(client),
-      cancel: () => client.disconnect(),
+      cancel: () => { client.disconnect(); for (const c of sentinels) c.disconnect() },
       hint: stage => stage === 'during the TLS handshake' ? TLS_HINT : ''
     })
   } catch (err) {
@@ -282,6 +285,25 @@ async function openControl (o) {
     throw connectError(cause || err, target, client.options)
   }
   return client
+}
+
+/**
+ * The clients ioredis opens to ask the sentinels, so that an abort can close them:
+ * disconnect() does not reach one waiting for its answer, and it would keep the process
+ * alive until its command times out. (An ioredis internal: without it, that wait stays.)
+ */
+function trackSentinelClients (client) {
+  const live = new Set()
+  const connector = client.connector
+  if (!client.options.sentinels || typeof connector?.connectToSentinel !== 'function') return live
+  const connectToSentinel = connector.connectToSentinel.bind(connector)
+  connector.connectToSentinel = (...args) => {
+    const c = connectToSentinel(...args)
+    live.add(c)
+    c.once('end', () => live.delete(c))
+    return c
+  }
+  return live
 }
 
 /**
