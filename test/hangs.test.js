@@ -113,6 +113,14 @@ describe('hangs: every setup stage ends within --connect-timeout, exit 4, naming
     expect(f.state.connections).toBeGreaterThan(1)
   })
 
+  it('bench: a server that stops answering the checks (GET) ends: exit 4', async () => {
+    const f = await fake(args => /^(GET|HGET|MGET)$/i.test(args[0]) ? null : /^INCR$/i.test(args[0]) ? ':1\r\n' : ordinaryReply(args))
+    const res = await runCli(['bench', '-h', f.host, '-p', String(f.port), '--count', '10', '--batch-sizes', '10', '--connect-timeout', '1s'], { timeoutMs: 2000 + SLACK_MS })
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr).toMatch(`Redis at ${f.host}:${f.port} did not answer a command of the benchmark within 1000 ms`)
+    expect(res.stderr).not.toMatch(/\n\s+at |internal error/)
+  })
+
   it('--connect-timeout must be a duration over 0', async () => {
     const res = await runCli(['import', csv, '--key', 'k:{id}', '--connect-timeout', '0'])
     expect(res.code).toBe(2)

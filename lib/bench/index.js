@@ -67,7 +67,7 @@ async function bench (options) {
     }
     return result(ctx, rows, pingMs)
   } catch (err) {
-    failed = asPipeloadError(err, control)
+    failed = asPipeloadError(err, control, o.connectTimeout)
     throw failed
   } finally {
     await cleanUp(ctx, failed)
@@ -332,11 +332,14 @@ async function cleanUp (ctx, failed) {
  * A failure of the control client (a reply error, "Connection is closed", a command
  * timeout) as a PipeloadError naming the server: those are not bugs, and get exit 4.
  */
-function asPipeloadError (err, control) {
+function asPipeloadError (err, control, connectTimeout) {
   if (err instanceof PipeloadError || !err || !/^(ReplyError|AbortError|MaxRetriesPerRequestError|Error)$/.test(err.name) ||
     !/Connection is closed|Command timed out|Stream isn't writeable/.test(err.message)) return err
   const c = control.options || {}
   const target = describeTarget({ host: control.stream?.remoteAddress || c.host, port: control.stream?.remotePort || c.port, db: c.db, path: c.path })
+  if (/Command timed out/.test(err.message)) {
+    return new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${target} did not answer a command of the benchmark within ${connectTimeout} ms (connect timeout)`, { target })
+  }
   return new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target}: ${scrub(err.message, [c.password, c.sentinelPassword])}`, { target })
 }
 
