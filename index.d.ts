@@ -47,14 +47,19 @@ export interface ConnectionOptions {
   sentinelPassword?: string
   /** An ioredis client (or `Cluster`) to take the connection settings from; pipeload does not close it. */
   redis?: Redis | Cluster
-  /** Milliseconds to wait for the server to accept the connection. Default 10000. */
-  connectTimeout?: number
+  /**
+   * Each step of setting up a connection (TCP, TLS, AUTH, SELECT, CLIENT SETNAME, INFO
+   * cluster, CLUSTER SLOTS, the Sentinel lookup) must finish within this, or the run
+   * rejects with PIPELOAD_TIMEOUT naming the server and the step. Milliseconds or "5s".
+   * Default 10 s.
+   */
+  connectTimeout?: number | string
   /**
    * No reply for this long while replies are due: the connection counts as lost (it is
    * re-established and unacknowledged batches re-sent). Milliseconds or "30s". Default 30 s.
    */
   timeout?: number | string
-  /** How long to keep reconnecting after losing the connection. Default 60 s. */
+  /** How long to keep reconnecting after the last reply; a refused password is not retried. Default 60 s. */
   retryTimeout?: number | string
   /** Called each time a lost connection has been re-established and batches re-sent. */
   onReconnect?: (event: { cause: Error, resentBatches: number, target: string }) => void
@@ -148,7 +153,11 @@ export interface LoadOptions extends ConnectionOptions {
   onFailure?: (failure: Failure) => void
   /** Milliseconds between onProgress calls. Default 250. */
   progressInterval?: number
-  /** Stops reading; in-flight replies are awaited; load() rejects with PIPELOAD_ABORTED. */
+  /**
+   * Stops reading; in-flight replies are awaited (at most 1 s without a reply, no reconnect);
+   * load() rejects with PIPELOAD_ABORTED. During connection setup it ends the step at once;
+   * an already-aborted signal opens no connection.
+   */
   signal?: AbortSignal
   /**
    * 'abort' (default): the first failed record (bad row, missing field, error reply) stops the

@@ -9,6 +9,7 @@ const { version } = require('../package.json')
 const { benchCommand } = require('./bench/cli')
 const { tlsFromFlags } = require('./tls')
 const { outputError } = require('./dry-run')
+const { urlHasPassword } = require('./connection')
 
 // argv -> options -> load() -> exit code. Everything a user can get wrong ends as one line
 // on stderr and a documented exit code; only bugs print a stack.
@@ -37,6 +38,7 @@ function addConnectionOptions (cmd) {
     .option('--tls-insecure', 'do not verify the server certificate (prints a warning)')
     .option('--sentinel <host:port>', 'ask this Redis Sentinel for the master (repeatable; with --master-name)', collect, [])
     .option('--master-name <name>', 'the master name the sentinels monitor')
+    .option('--connect-timeout <duration>', 'give up setting up a connection (connect, TLS, AUTH, SELECT, cluster and sentinel discovery) after this long, each step', `${DEFAULTS.connectTimeout / 1000}s`)
 }
 
 /**
@@ -49,6 +51,7 @@ function connectionOptions (flags, env, warn) {
   const o = {}
   const url = flags.url ?? env.REDIS_URL
   if (url) o.url = url
+  if (flags.connectTimeout !== undefined) o.connectTimeout = flags.connectTimeout
   if (flags.host) o.host = flags.host
   if (flags.port !== undefined) o.port = intFlag('--port', flags.port)
   if (flags.db !== undefined) o.db = intFlag('--db', flags.db, 0)
@@ -71,12 +74,6 @@ function connectionOptions (flags, env, warn) {
     o.masterName = flags.masterName
   }
   return o
-}
-
-/** Whether a URL (redis://, rediss://, redis-sentinel://) carries a password. */
-function urlHasPassword (url) {
-  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/]*)@/i.exec(url)
-  return Boolean(m && m[1].includes(':') && m[1].slice(m[1].indexOf(':') + 1) !== '')
 }
 
 /** load() option names as the user typed them: batchSize -> --batch-size. */

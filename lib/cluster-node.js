@@ -101,6 +101,7 @@ class NodePipe {
     this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
     this.closing = false
     this.lastActivity = performance.now()
+    this.lostSince = null // as in Pipe: reconnects that bring no reply do not restart the retry time
     if (timeout > 0) {
       this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
       this.timer.unref()
@@ -159,6 +160,7 @@ class NodePipe {
     const nb = this.inflight[0]
     if (!nb) return this.protocolError()
     this.lastActivity = performance.now()
+    this.lostSince = null
     const k = nb.replies++
     if (nb.live[k]) {
       nb.live[k] = 0
@@ -191,6 +193,7 @@ class NodePipe {
   onClose (err) {
     if (this.dead || this.connecting || this.sink.fatal) return
     if (this.closing && this.inflight.length === 0) return
+    if (this.sink.signal?.aborted) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (${err.message})`, { target: this.target }))
     this.recover(err)
   }
 
@@ -202,7 +205,8 @@ class NodePipe {
   async recover (cause) {
     this.connecting = true
     this.conn = null
-    const started = performance.now()
+    if (cause) this.lostSince ??= performance.now()
+    const started = this.lostSince ?? performance.now()
     let delay = BACKOFF_FIRST
     let last = cause
     let conn
@@ -212,12 +216,17 @@ class NodePipe {
         delay = Math.min(delay * 2, BACKOFF_MAX)
       }
       if (this.dead || this.sink.fatal) return
+      // Reconnects that brought no reply since the replies stopped: give up as Pipe does.
+      if (cause && last === cause && performance.now() - started >= this.retryTimeout) {
+        return this.sink.fail(new PipeloadError(cause.code === 'PIPELOAD_TIMEOUT' ? 'PIPELOAD_TIMEOUT' : 'PIPELOAD_CONNECTION_LOST',
+          `${cause.message}; still no reply after reconnecting for ${this.retryTimeout} ms (retry timeout)`, { target: this.target, cause }))
+      }
       try {
         conn = await this.connect(this.endpoint)
         break
       } catch (err) {
         last = err
-        if (err.code === 'PIPELOAD_AUTH_FAILED') return this.sink.fail(err)
+        if (err.code === 'PIPELOAD_AUTH_FAILED' || err.code === 'PIPELOAD_ABORTED') return this.sink.fail(err)
       }
       await this.sink.refresh()
       if (this.dead) return
@@ -253,6 +262,15 @@ class NodePipe {
     this.inflight = []
     for (const nb of batches) this.sink.rerouteBatch(nb)
     this.wake()
+  }
+
+  /** After an abort: what is in flight gets at most `ms` without a reply (see Pipe). */
+  shortenTimeout (ms) {
+    if (this.dead) return
+    this.timeout = this.timeout > 0 ? Math.min(this.timeout, ms) : ms
+    clearInterval(this.timer)
+    this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
+    this.timer.unref()
   }
 
   close () {

@@ -5,7 +5,7 @@ const Redis = require('ioredis')
 const { PipeloadError } = require('./errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
-const { connectData, dataEndpoint } = require('./connection')
+const { connectData, dataEndpoint, ask, bounded } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('./cluster-slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
@@ -28,6 +28,7 @@ const { NodePipe, NodeBatch } = require('./cluster-node')
 const TRANSIENT = /^(TRYAGAIN|CLUSTERDOWN|LOADING|BUSY|MASTERDOWN)\b/
 const RETRY_FIRST = 100
 const RETRY_MAX = 1000
+const ABORT_GRACE = 1000
 
 /** A redirect's "host:port"; Redis 7 may leave the host out when it is the same ("":port"). */
 function fullAddr (addr, node) {
@@ -71,10 +72,11 @@ class ClusterSink {
    * @param {Topology} o.topology where CLUSTER SLOTS comes from
    * @param {object} o.endpoint data endpoint template (credentials, TLS); host/port per node
    */
-  constructor ({ topology, endpoint, connect = connectData, connectTimeout, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect }) {
+  constructor ({ topology, endpoint, connect = connectData, connectTimeout, signal, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect }) {
     this.topology = topology
     this.endpoint = endpoint
-    this.connectNode = ep => connect(ep, Math.min(connectTimeout || 10000, 2000))
+    this.signal = signal
+    this.connectNode = ep => connect(ep, Math.min(connectTimeout || 10000, 2000), signal)
     this.window = window
     this.timeout = timeout
     this.retryTimeout = retryTimeout
@@ -100,6 +102,11 @@ class ClusterSink {
       reconnects: 0, resentBatches: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
     }
     this.rtt = new Reservoir()
+    if (signal) {
+      // Ctrl-C: replies in flight get a short grace, and a lost node is not reconnected.
+      this.onAbort = () => { for (const node of this.nodes.values()) node.shortenTimeout(ABORT_GRACE) }
+      signal.addEventListener('abort', this.onAbort, { once: true })
+    }
   }
 
   /** Read the slot map; the cluster must answer. */
@@ -369,6 +376,7 @@ class ClusterSink {
   }
 
   close () {
+    this.signal?.removeEventListener('abort', this.onAbort)
     clearTimeout(this.refreshTimer)
     clearTimeout(this.parkTimer)
     for (const node of this.nodes.values()) node.close()
@@ -381,25 +389,34 @@ class ClusterSink {
   }
 }
 
+const SLOTS_STAGE = "while asking for the cluster's slots (CLUSTER SLOTS)"
+
 /**
  * Where the slot map comes from: CLUSTER SLOTS from the node we were given, or from any
  * node seen in an earlier map when that one is down (its master may have failed over).
  * With an ioredis Cluster, that client asks (it follows failovers itself).
  */
 class Topology {
-  constructor (control, connectTimeout) {
+  constructor (control, connectTimeout, signal) {
     this.control = control
     this.connectTimeout = connectTimeout
+    this.signal = signal
     this.clients = new Map() // "host:port" -> ioredis client of ours
     this.known = [] // every node address of the last map, masters first
   }
 
   async slots () {
-    if (this.control.isCluster) return this.control.cluster('SLOTS')
+    const bound = { ms: this.connectTimeout, signal: this.signal }
+    if (this.control.isCluster) return ask(this.control, SLOTS_STAGE, () => this.control.cluster('SLOTS'), bound)
     let last = null
     if (this.control.status === 'ready') {
       const host = this.control.stream?.remoteAddress || this.control.options.host
-      try { return this.remember(await this.control.cluster('SLOTS'), host) } catch (err) { last = err }
+      try {
+        return this.remember(await ask(this.control, SLOTS_STAGE, () => this.control.cluster('SLOTS'), bound), host)
+      } catch (err) {
+        if (err.code === 'PIPELOAD_ABORTED') throw err
+        last = err
+      }
     }
     for (const addr of this.known) {
       try {
@@ -452,14 +469,15 @@ class Topology {
   }
 }
 
-/** Is the server behind this control client a cluster node? (INFO cluster; false when not allowed) */
-async function isCluster (control) {
+/**
+ * Is the server behind this control client a cluster node? (INFO cluster; false when not
+ * allowed.) Bounded by `ms` and `signal`: a server that does not answer is an error, not "no".
+ */
+async function isCluster (control, { ms, signal } = {}) {
   if (control.isCluster) return true
-  try {
-    return /^cluster_enabled:1\b/m.test(await control.info('cluster'))
-  } catch {
-    return false
-  }
+  const info = await ask(control, 'while asking INFO cluster whether it is a cluster node (--no-cluster skips this)',
+    () => control.info('cluster').catch(() => ''), { ms, signal })
+  return /^cluster_enabled:1\b/m.test(info)
 }
 
 /** The data endpoint template (credentials, TLS) for a control client or an ioredis Cluster. */
@@ -472,11 +490,12 @@ function endpointTemplate (control) {
 
 /** The sink for load() against a cluster: { sink, close }. */
 async function openClusterSink (o, input, run, control, owned) {
-  const topology = new Topology(control, o.connectTimeout)
+  const topology = new Topology(control, o.connectTimeout, o.signal)
   const sink = new ClusterSink({
     topology,
     endpoint: endpointTemplate(control),
     connectTimeout: o.connectTimeout,
+    signal: o.signal,
     window: o.window,
     timeout: o.timeout,
     retryTimeout: o.retryTimeout,
@@ -505,9 +524,9 @@ async function openClusterSink (o, input, run, control, owned) {
  * A ClusterSink on its own (timing mode): { sink, close }. `control` is a client of any
  * node (or an ioredis Cluster); it is not closed.
  */
-async function openClusterPipe (control, { window, timeout = 0, retryTimeout = 0, connectTimeout, file = 'bench', onFailure = () => {} }) {
-  const topology = new Topology(control, connectTimeout)
-  const sink = new ClusterSink({ topology, endpoint: endpointTemplate(control), connectTimeout, window, timeout, retryTimeout, file, onFailure })
+async function openClusterPipe (control, { window, timeout = 0, retryTimeout = 0, connectTimeout, signal, file = 'bench', onFailure = () => {} }) {
+  const topology = new Topology(control, connectTimeout, signal)
+  const sink = new ClusterSink({ topology, endpoint: endpointTemplate(control), connectTimeout, signal, window, timeout, retryTimeout, file, onFailure })
   const close = () => { sink.close(); topology.close() }
   try {
     await sink.start()
@@ -519,7 +538,7 @@ async function openClusterPipe (control, { window, timeout = 0, retryTimeout = 0
 }
 
 /** An ioredis Cluster with the credentials of `control` (for reads and cleanup); the caller disconnects it. */
-async function openClusterClient (control) {
+async function openClusterClient (control, { ms = 10000, signal } = {}) {
   if (control.isCluster) return control
   const o = control.options
   const host = control.stream?.remoteAddress || o.host
@@ -530,7 +549,9 @@ async function openClusterClient (control) {
     lazyConnect: true
   })
   client.on('error', () => {})
-  await client.connect()
+  await bounded(() => client.connect(), {
+    ms, signal, target: `${host}:${port}`, stage: 'while connecting to the cluster (CLUSTER SLOTS)', cancel: () => client.disconnect()
+  }).catch(err => { client.disconnect(); throw err })
   return client
 }
 

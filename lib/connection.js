@@ -21,7 +21,12 @@ function ioredisOptions (o) {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     retryStrategy: null,
-    connectTimeout: o.connectTimeout,
+    // openControl bounds the whole setup (connect, TLS, AUTH, SELECT, CLIENT SETNAME) by
+    // connectTimeout and names the stage; ioredis's own timer, on the socket alone, is only
+    // a backstop that must not win the race with a vaguer "connect ETIMEDOUT".
+    connectTimeout: (o.connectTimeout ?? 10000) + 1000,
+    // Any later command of ours (INFO, CLUSTER SLOTS, PING, SCAN) is bounded the same way.
+    commandTimeout: o.connectTimeout ?? 10000,
     connectionName: 'pipeload',
     disconnectTimeout: 0,
     // Least privilege: an import needs no command on this connection beyond AUTH (and
@@ -30,43 +35,101 @@ function ioredisOptions (o) {
     enableReadyCheck: false,
     disableClientInfo: true
   }
-  const url = o.url === undefined || o.url === null ? undefined : checkUrl(o.url)
-  const fromSentinelUrl = url && SENTINEL_URL.test(url) ? parseSentinelUrl(url) : null
-  const explicit = { ...fromSentinelUrl }
+  const url = o.url === undefined || o.url === null ? undefined : parseUrl(o.url)
+  // Credentials in the URL are handed over as options, never inside a URL string: ioredis
+  // would split a raw "@" or "/" in a password differently, and decodeURIComponent would
+  // throw a URIError on a stray "%".
+  const explicit = { ...url?.options }
   for (const k of ['host', 'port', 'username', 'password', 'db', 'sentinelUsername', 'sentinelPassword']) {
     if (o[k] !== undefined) explicit[k] = o[k]
   }
   if (o.sentinels !== undefined || o.masterName !== undefined) Object.assign(explicit, sentinelOptions(o.sentinels, o.masterName))
   let t = normalizeTls(o.tls)
-  if (!t && url && /^rediss:/i.test(url)) t = {}
+  if (!t && url?.tls) t = {}
   if (explicit.sentinels) {
     // ioredis asks the sentinels which server is the master, then checks with INFO that it
     // is one: that ready check stays on (the user needs +info); sentinelRetryStrategy null
     // fails at once when no sentinel answers, as retryStrategy null does for a server.
-    Object.assign(base, { enableReadyCheck: true, sentinelRetryStrategy: null })
+    // sentinelCommandTimeout: a sentinel that takes the connection and never answers
+    // SENTINEL get-master-addr-by-name would keep its client (and the process) alive.
+    Object.assign(base, { enableReadyCheck: true, sentinelRetryStrategy: null, sentinelCommandTimeout: o.connectTimeout ?? 10000 })
     if (t) Object.assign(explicit, { tls: tlsConnectOptions(t), enableTLSForSentinelMode: true })
   } else {
-    if (!url && !o.host) base.host = '127.0.0.1'
-    if (t) explicit.tls = tlsConnectOptions(t, o.host ?? urlHost(url))
+    if (!url?.rest && !o.host) base.host = '127.0.0.1'
+    if (t) explicit.tls = tlsConnectOptions(t, o.host ?? url?.host)
   }
   // ioredis fills options from its arguments in order, each only where still unset: the
   // explicit options go first so that they win over the URL's (-a over a URL's password).
-  return url && !fromSentinelUrl ? [{ ...base, ...explicit }, url] : [{ ...base, ...explicit }]
+  return url?.rest ? [{ ...base, ...explicit }, url.rest] : [{ ...base, ...explicit }]
 }
 
 const SENTINEL_URL = /^redis-sentinel:\/\//i
+const URL_FORMS = 'a URL such as redis://[user:password@]host:port[/db], rediss://… or redis-sentinel://…'
 
-/** A URL ioredis can take, or a PIPELOAD_OPTION_INVALID that does not show its password. */
-function checkUrl (url) {
-  if (typeof url !== 'string' || !url) throw urlError(url, 'a URL such as redis://[user:password@]host:port[/db]')
-  if (SENTINEL_URL.test(url) || !/^rediss?:\/\//i.test(url)) return url
+/**
+ * A URL's scheme ("redis://"), its user-info (everything between "//" and the last "@",
+ * or null) and the rest. The last "@", not the first: a password may hold a raw "@", "/",
+ * ":" or "#", and whatever it holds must never be taken for the host (and then printed).
+ */
+function splitUrl (url) {
+  const m = /^([a-z][a-z0-9+.-]*:)?\/\//i.exec(url)
+  const head = m ? m[0] : ''
+  const body = url.slice(head.length)
+  const at = body.lastIndexOf('@')
+  return at < 0 ? { scheme: head, userinfo: null, rest: body } : { scheme: head, userinfo: body.slice(0, at), rest: body.slice(at + 1) }
+}
+
+/** "user:password" (%-encoded) → { username, password }; a bad %-escape is an option error. */
+function decodeUserinfo (url, userinfo) {
+  const colon = userinfo.indexOf(':')
+  const user = colon < 0 ? userinfo : userinfo.slice(0, colon)
+  const pass = colon < 0 ? '' : userinfo.slice(colon + 1)
   try {
-    const u = new URL(url)
-    if (u.port && !(Number(u.port) > 0)) throw new Error('bad port')
+    const out = {}
+    if (user) out.username = decodeURIComponent(user)
+    if (pass) out.password = decodeURIComponent(pass)
+    return out
   } catch {
-    throw urlError(url, 'a URL such as redis://[user:password@]host:port[/db] (characters such as @ / : # in a password must be %-encoded)')
+    // The message shows neither part: the bad escape is in the secret itself.
+    throw urlError(url, `${URL_FORMS}, whose user name and password decode: a "%" there must be written %25`)
   }
-  return url
+}
+
+/**
+ * A redis://, rediss:// (or scheme-less host:port) URL as { options (username, password),
+ * tls, host, rest (the URL without its credentials, for ioredis: host, port, db, query) },
+ * or a redis-sentinel:// URL as { options } with the sentinels. A unix socket path is
+ * passed on as it is. Anything else is a PIPELOAD_OPTION_INVALID that hides the password.
+ */
+function parseUrl (url) {
+  if (typeof url !== 'string' || !url.trim()) throw urlError(url, URL_FORMS)
+  if (SENTINEL_URL.test(url)) return { options: parseSentinelUrl(url) }
+  if (/^\d+$/.test(url)) return { options: { port: Number(url) } } // ioredis reads a bare number as a port
+  if (url.startsWith('/') && !url.startsWith('//')) return { options: {}, rest: url }
+  const { scheme, userinfo, rest } = splitUrl(url)
+  if (scheme && !/^rediss?:\/\/$/i.test(scheme)) throw urlError(url, URL_FORMS)
+  const tls = /^rediss:/i.test(scheme)
+  const plain = `${tls ? 'rediss' : 'redis'}://${rest}`
+  let u
+  try {
+    u = new URL(plain)
+  } catch {
+    u = null
+  }
+  // What follows the credentials is host[:port][/db][?options]: anything else means the
+  // password held a character that ended it early, or the URL is not a Redis URL at all.
+  if (!u || u.username || u.password || u.hash || (u.port && !(Number(u.port) > 0)) || !/^\/?(\d+\/?)?$/.test(u.pathname)) {
+    throw urlError(url, `${URL_FORMS} (characters such as / # ? in a password must be %-encoded)`)
+  }
+  const options = userinfo === null ? {} : decodeUserinfo(url, userinfo)
+  return { options, tls, host: u.hostname.replace(/^\[|\]$/g, '') || undefined, rest: plain }
+}
+
+/** Whether a URL carries a password (for the command-line warning and the precedence rules). */
+function urlHasPassword (url) {
+  if (typeof url !== 'string') return false
+  const { userinfo } = splitUrl(url)
+  return userinfo !== null && userinfo.includes(':') && userinfo.slice(userinfo.indexOf(':') + 1) !== ''
 }
 
 function urlError (url, expected) {
@@ -74,35 +137,22 @@ function urlError (url, expected) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `url must be ${expected}, got ${shown}`, { option: 'url' })
 }
 
-function urlHost (url) {
-  try {
-    return url ? new URL(url).hostname.replace(/^\[|\]$/g, '') || undefined : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * redis-sentinel://[[user]:password@]host:port[,host:port…]/master-name[/db]: the
  * sentinels to ask, the master's name, and the credentials and database for the master.
  */
 function parseSentinelUrl (url) {
-  const m = /^redis-sentinel:\/\/(?:([^/]*)@)?([^/@]+)\/([^/?#]+)(?:\/(\d+))?\/?$/i.exec(url)
-  if (!m) throw urlError(url, 'redis-sentinel://[[user]:password@]host:port[,host:port…]/master-name[/db]')
-  const out = {}
+  const { userinfo, rest } = splitUrl(url)
+  const m = /^([^/@]+)\/([^/?#]+)(?:\/(\d+))?\/?$/.exec(rest)
+  if (!m) throw urlError(url, 'redis-sentinel://[[user]:password@]host:port[,host:port…]/master-name[/db] (characters such as / # ? in a password must be %-encoded)')
+  const out = userinfo === null ? {} : decodeUserinfo(url, userinfo)
   try {
-    if (m[1] !== undefined) {
-      const colon = m[1].indexOf(':')
-      const user = colon < 0 ? m[1] : m[1].slice(0, colon)
-      if (user) out.username = decodeURIComponent(user)
-      if (colon >= 0) out.password = decodeURIComponent(m[1].slice(colon + 1))
-    }
-    out.name = decodeURIComponent(m[3])
+    out.name = decodeURIComponent(m[2])
   } catch {
-    throw urlError(url, 'a redis-sentinel:// URL with %-encoding that decodes')
+    throw urlError(url, 'a redis-sentinel:// URL whose master name decodes')
   }
-  out.sentinels = m[2].split(',').map(hp => parseHostPort(hp, () => urlError(url, 'redis-sentinel://host:port[,host:port…]/master-name')))
-  if (m[4] !== undefined) out.db = Number(m[4])
+  out.sentinels = m[1].split(',').map(hp => parseHostPort(hp, () => urlError(url, 'redis-sentinel://host:port[,host:port…]/master-name')))
+  if (m[3] !== undefined) out.db = Number(m[3])
   return out
 }
 
@@ -131,23 +181,84 @@ function describeTarget (opts) {
   return `${opts.host}:${opts.port}${opts.db ? '/' + opts.db : ''}`
 }
 
-/** A URL with its password (and any query secrets) replaced, safe to print. */
+/**
+ * A URL with its credentials replaced, safe to print: everything between "//" (or the
+ * start) and the last "@" goes, whatever it holds, and so do password=… query values.
+ */
 function redactUrl (url) {
   if (!url) return url
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString()
-  } catch {
-    return String(url).replace(/\/\/[^@/]*@/, '//***@')
-  }
+  const s = String(url)
+  const { scheme, userinfo, rest } = splitUrl(s)
+  const shown = userinfo === null ? scheme + rest : `${scheme}***@${rest}`
+  return shown.replace(/([?&](?:password|pass|sentinelPassword)=)[^&]*/gi, '$1***')
 }
 
 /** Strip anything that looks like a credential from an error text. */
 function scrub (text, secrets) {
   let s = String(text)
-  for (const secret of secrets) if (secret) s = s.split(secret).join('***')
+  for (const secret of secrets) {
+    if (!secret) continue
+    for (const form of new Set([String(secret), encodeURIComponent(secret)])) s = s.split(form).join('***')
+  }
   return s
+}
+
+/**
+ * One step of setting up a connection, bounded: it must settle within `ms`, and an abort of
+ * `signal` ends it at once. Either way `cancel()` tears down what the step opened, and the
+ * error names the target and the stage (`stage` may be a function: the stage is often
+ * known only when the time is up). An already-aborted signal starts nothing.
+ */
+function bounded (work, { ms, signal, target, stage, cancel = () => {}, hint = () => '' }) {
+  const stageNow = () => typeof stage === 'function' ? stage() : stage
+  if (signal?.aborted) return Promise.reject(abortError(target, stageNow()))
+  return new Promise((resolve, reject) => {
+    let settled = false
+    const settle = (fn, value) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      fn(value)
+    }
+    const give = err => { const s = stageNow(); cancel(); settle(reject, err(s)) }
+    const onAbort = () => give(s => abortError(target, s))
+    const timer = setTimeout(() => give(s => new PipeloadError('PIPELOAD_TIMEOUT',
+      `Redis at ${target} did not answer within ${formatMs(ms)} ${s} (connect timeout)${hint(s)}`, { target, stage: s })), ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    Promise.resolve().then(work).then(v => settle(resolve, v), e => settle(reject, e))
+  })
+}
+
+function abortError (target, stage) {
+  return new PipeloadError('PIPELOAD_ABORTED', `aborted ${stage} (Redis at ${target})`, { target, stage })
+}
+
+function formatMs (ms) {
+  return ms >= 1000 && ms % 100 === 0 ? `${ms / 1000} s` : `${ms} ms`
+}
+
+const TLS_HINT = ': the server may not speak TLS on this port: drop --tls / use redis://'
+
+/** What the control client is doing now, for a message about it taking too long. */
+function controlStage (client) {
+  const o = client.options
+  if (client.status === 'connect') {
+    // ioredis sends its whole handshake at once and waits for every reply: the oldest
+    // command still awaiting one is what the server is silent about.
+    const first = client.commandQueue?.peekFront?.()?.command
+    if (first?.name) return `while sending ${[first.name, ...(first.name === 'client' ? first.args.slice(0, 1) : [])].join(' ').toUpperCase()}`
+    const sent = []
+    if (o.password) sent.push('AUTH')
+    if (o.db) sent.push('SELECT')
+    if (o.connectionName) sent.push('CLIENT SETNAME')
+    if (o.sentinels && o.enableReadyCheck) sent.push('INFO (the check that it is a master)')
+    return `while sending ${sent.join(', ') || 'the first command'}`
+  }
+  if (o.sentinels) return `while asking the sentinels where master "${o.name}" is and connecting to it`
+  // A TLS socket whose TCP connection is up is waiting for the server's side of the handshake.
+  if (o.tls && client.stream && !client.stream.connecting) return 'during the TLS handshake'
+  return 'while connecting'
 }
 
 /** Connect the control client; a clear one-line error when the server is not there. */
@@ -158,13 +269,51 @@ async function openControl (o) {
   let cause = null
   client.on('error', err => { cause = cause || err })
   const target = describeTarget(client.options)
+  const sentinels = trackSentinelClients(client)
   try {
-    await client.connect()
+    await bounded(() => client.connect(), {
+      ms: o.connectTimeout ?? 10000,
+      signal: o.signal,
+      target,
+      stage: () => controlStage(client),
+      cancel: () => { client.disconnect(); for (const c of sentinels) c.disconnect() },
+      hint: stage => stage === 'during the TLS handshake' ? TLS_HINT : ''
+    })
   } catch (err) {
     client.disconnect()
+    if (err.code === 'PIPELOAD_TIMEOUT' || err.code === 'PIPELOAD_ABORTED') throw err
     throw connectError(cause || err, target, client.options)
   }
   return client
+}
+
+/**
+ * The clients ioredis opens to ask the sentinels, so that an abort can close them:
+ * disconnect() does not reach one waiting for its answer, and it would keep the process
+ * alive until its command times out. (An ioredis internal: without it, that wait stays.)
+ */
+function trackSentinelClients (client) {
+  const live = new Set()
+  const connector = client.connector
+  if (!client.options.sentinels || typeof connector?.connectToSentinel !== 'function') return live
+  const connectToSentinel = connector.connectToSentinel.bind(connector)
+  connector.connectToSentinel = (...args) => {
+    const c = connectToSentinel(...args)
+    live.add(c)
+    c.once('end', () => live.delete(c))
+    return c
+  }
+  return live
+}
+
+/**
+ * Ask the control client something during setup (INFO cluster, CLUSTER SLOTS, PING),
+ * bounded by the connect timeout and the signal like the connection itself.
+ */
+function ask (client, stage, fn, { ms, signal } = {}) {
+  const o = client.options?.redisOptions || client.options || {}
+  const target = client.isCluster ? 'the cluster' : describeTarget({ ...o, host: client.stream?.remoteAddress || o.host, port: client.stream?.remotePort || o.port })
+  return bounded(fn, { ms: ms ?? 10000, signal, target, stage })
 }
 
 function connectError (err, target, opts) {
@@ -255,27 +404,34 @@ function dataEndpoint (control) {
   })
 }
 
-/** Open a data connection to an endpoint: AUTH and SELECT first, all within `timeout` ms. */
-async function connectData (ep, timeout = 10000) {
-  const socket = await connectSocket(ep, timeout)
+/**
+ * Open a data connection to an endpoint: AUTH and SELECT first, the whole setup within
+ * `timeout` ms; `signal` ends it at once (an aborted one before anything is sent).
+ */
+async function connectData (ep, timeout = 10000, signal) {
+  if (signal?.aborted) throw abortError(ep.target, 'before connecting')
+  const socket = await connectSocket(ep, timeout, signal)
   socket.setNoDelay(true)
   const hello = []
-  if (ep.password) hello.push({ args: ep.username ? ['AUTH', ep.username, ep.password] : ['AUTH', ep.password], required: true })
-  if (ep.db) hello.push({ args: ['SELECT', String(ep.db)], required: true })
+  if (ep.password) hello.push({ args: ep.username ? ['AUTH', ep.username, ep.password] : ['AUTH', ep.password], name: 'AUTH', required: true })
+  if (ep.db) hello.push({ args: ['SELECT', String(ep.db)], name: 'SELECT', required: true })
   // The name lets CLIENT LIST find this connection; a user without CLIENT rights still loads.
-  hello.push({ args: ['CLIENT', 'SETNAME', 'pipeload-data'], required: false })
+  hello.push({ args: ['CLIENT', 'SETNAME', 'pipeload-data'], name: 'CLIENT SETNAME', required: false })
   const conn = new DataConnection(socket, ep.target)
   conn.readonlyMeansMoved = Boolean(ep.sentinel)
-  const timer = setTimeout(() => conn.close(new PipeloadError('PIPELOAD_CONNECTION_FAILED',
-    `Redis at ${ep.target} accepted the connection but did not answer within ${timeout} ms`, { target: ep.target })), timeout)
+  const step = { i: 0 }
   try {
-    await handshake(conn, hello, ep)
+    await bounded(() => handshake(conn, hello, ep, step), {
+      ms: timeout,
+      signal,
+      target: ep.target,
+      stage: () => `while sending ${hello[Math.min(step.i, hello.length - 1)].name}`,
+      cancel: () => { conn.onClose = () => {}; conn.close() }
+    })
   } catch (err) {
     conn.onClose = () => {}
     conn.close(err)
     throw err
-  } finally {
-    clearTimeout(timer)
   }
   return conn
 }
@@ -285,9 +441,11 @@ async function connectData (ep, timeout = 10000) {
  * Sentinel, to wherever the sentinels now say the master is (a failover moves it): a fresh
  * control client (a duplicate of `control`) asks them, and is closed again at once.
  */
-function dataReconnector (control, endpoint, timeout) {
-  if (!control.options.sentinels) return () => connectData(endpoint, timeout)
-  return async () => {
+function dataReconnector (control, endpoint, timeout = 10000, signal) {
+  // `ms`: what is left of the retry time; one attempt never outlasts it.
+  if (!control.options.sentinels) return (ms = timeout) => connectData(endpoint, Math.min(ms, timeout), signal)
+  return async (ms = timeout) => {
+    const limit = Math.min(ms, timeout)
     const fresh = control.duplicate({
       lazyConnect: true,
       enableOfflineQueue: false,
@@ -298,14 +456,16 @@ function dataReconnector (control, endpoint, timeout) {
     })
     let cause = null
     fresh.on('error', err => { cause = cause || err })
+    const target = describeTarget(fresh.options)
     try {
-      await fresh.connect()
+      await bounded(() => fresh.connect(), { ms: limit, signal, target, stage: () => controlStage(fresh), cancel: () => fresh.disconnect() })
     } catch (err) {
       fresh.disconnect()
-      throw connectError(cause || err, describeTarget(fresh.options), fresh.options)
+      if (err.code === 'PIPELOAD_TIMEOUT' || err.code === 'PIPELOAD_ABORTED') throw err
+      throw connectError(cause || err, target, fresh.options)
     }
     try {
-      return await connectData(dataEndpoint(fresh), timeout)
+      return await connectData(dataEndpoint(fresh), limit, signal)
     } finally {
       fresh.disconnect()
     }
@@ -313,29 +473,40 @@ function dataReconnector (control, endpoint, timeout) {
 }
 
 /** Open a data connection to where `control` is connected. */
-function openData (control) {
-  return connectData(dataEndpoint(control))
+function openData (control, { timeout = 10000, signal } = {}) {
+  return connectData(dataEndpoint(control), timeout, signal)
 }
 
-function connectSocket (ep, timeout) {
-  return new Promise((resolve, reject) => {
-    const opts = ep.path ? { path: ep.path } : { host: ep.host, port: ep.port }
-    const socket = ep.tls ? tls.connect({ ...opts, ...ep.tls }) : net.connect(opts)
-    const ready = ep.tls ? 'secureConnect' : 'connect'
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`timed out after ${timeout} ms`), { code: 'ETIMEDOUT' })), timeout)
-    socket.once(ready, () => { clearTimeout(timer); socket.removeAllListeners('error'); resolve(socket) })
-    socket.once('error', err => { clearTimeout(timer); reject(connectError(err, ep.target, ep)) })
+function connectSocket (ep, timeout, signal) {
+  if (signal?.aborted) return Promise.reject(abortError(ep.target, 'before connecting'))
+  const opts = ep.path ? { path: ep.path } : { host: ep.host, port: ep.port }
+  const socket = ep.tls ? tls.connect({ ...opts, ...ep.tls }) : net.connect(opts)
+  const ready = ep.tls ? 'secureConnect' : 'connect'
+  // Between 'connect' and 'secureConnect' the server has the ClientHello: a server that
+  // does not speak TLS just waits for a line of text, so say what the silence likely means.
+  let tcpUp = false
+  if (ep.tls) socket.once('connect', () => { tcpUp = true })
+  return bounded(() => new Promise((resolve, reject) => {
+    socket.once(ready, () => { socket.removeAllListeners('error'); resolve(socket) })
+    socket.once('error', err => reject(connectError(err, ep.target, ep)))
+  }), {
+    ms: timeout,
+    signal,
+    target: ep.target,
+    stage: () => tcpUp ? 'during the TLS handshake' : 'while connecting',
+    cancel: () => { socket.removeAllListeners('error'); socket.on('error', () => {}); socket.destroy() },
+    hint: stage => stage === 'during the TLS handshake' ? TLS_HINT : ''
   })
 }
 
-function handshake (conn, commands, o) {
+/** Send the setup commands at once and wait for their replies; `step.i`: the one awaited. */
+function handshake (conn, commands, o, step = { i: 0 }) {
   return new Promise((resolve, reject) => {
-    let i = 0
-    const next = () => { if (++i === commands.length) resolve() }
+    const next = () => { if (++step.i === commands.length) resolve() }
     conn.onReply = next
     // ioredis, too, carries on when a password is given to a server that needs none. An
     // optional command may be refused (NOPERM), but NOAUTH means we may do nothing at all.
-    conn.onReplyError = err => (commands[i].required || /^NOAUTH/.test(err.message)) && !/without any password configured/.test(err.message)
+    conn.onReplyError = err => (commands[step.i].required || /^NOAUTH/.test(err.message)) && !/without any password configured/.test(err.message)
       ? reject(connectError(err, conn.target, o))
       : next()
     conn.onClose = err => reject(err)
@@ -343,4 +514,4 @@ function handshake (conn, commands, o) {
   })
 }
 
-module.exports = { openControl, openData, dataEndpoint, connectData, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions }
+module.exports = { openControl, openData, dataEndpoint, connectData, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions, urlHasPassword, bounded, ask, abortError }

@@ -85,21 +85,23 @@ async function openSink (o, input, run) {
   }
   const owned = !o.redis
   const control = o.redis || await openControl(o)
-  if (await clusterMode(o, control, owned)) return openClusterSink(o, input, run, control, owned)
   let conn
-  const endpoint = dataEndpoint(control)
+  let endpoint
   try {
-    conn = await connectData(endpoint, o.connectTimeout)
+    if (await clusterMode(o, control)) return openClusterSink(o, input, run, control, owned)
+    endpoint = dataEndpoint(control)
+    conn = await connectData(endpoint, o.connectTimeout, o.signal)
   } catch (err) {
     if (owned) control.disconnect()
     throw err
   }
   const sink = new Pipe({
     conn,
-    reconnect: dataReconnector(control, endpoint, o.connectTimeout), // with Sentinel: asks where the master is now
+    reconnect: dataReconnector(control, endpoint, o.connectTimeout, o.signal), // with Sentinel: asks where the master is now
     window: o.window,
     timeout: o.timeout,
     retryTimeout: o.retryTimeout,
+    signal: o.signal,
     file: input.name,
     onFailure,
     onAck: b => run.acked(b),
@@ -116,11 +118,10 @@ async function openSink (o, input, run) {
 }
 
 /** cluster: true (required), false (never), undefined (asked with INFO cluster). */
-async function clusterMode (o, control, owned) {
+async function clusterMode (o, control) {
   if (o.cluster === false) return false
-  const detected = await isCluster(control)
+  const detected = await isCluster(control, { ms: o.connectTimeout, signal: o.signal })
   if (o.cluster === true && !detected) {
-    if (owned) control.disconnect()
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'cluster is set but the server has cluster support disabled (INFO cluster: cluster_enabled:0)', { option: 'cluster' })
   }
   return detected

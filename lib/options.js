@@ -106,6 +106,14 @@ function durationOf (o, name) {
   return o[name] === undefined ? DEFAULTS[name] : parseDuration(o[name], name)
 }
 
+/** A duration that must be over 0: a connect timeout of 0 would give up before trying. */
+function positiveDuration (value, name, fallback) {
+  if (value === undefined || value === null) return fallback
+  const ms = parseDuration(value, name)
+  if (!(ms >= 1)) throw invalid(name, 'a duration of at least 1 ms such as "5s"', value)
+  return ms
+}
+
 function positiveInt (o, name) {
   const v = o[name]
   if (v === undefined) return DEFAULTS[name]
@@ -207,7 +215,7 @@ function normalizeLoadOptions (o = {}) {
     window: positiveInt(o, 'window'),
     maxBatchBytes: positiveInt(o, 'maxBatchBytes'),
     maxRecordSize: positiveInt(o, 'maxRecordSize'),
-    connectTimeout: positiveInt(o, 'connectTimeout'),
+    connectTimeout: positiveDuration(o.connectTimeout, 'connectTimeout', DEFAULTS.connectTimeout),
     timeout: durationOf(o, 'timeout'),
     retryTimeout: durationOf(o, 'retryTimeout'),
     progressInterval: positiveInt(o, 'progressInterval'),
@@ -219,4 +227,4 @@ function normalizeLoadOptions (o = {}) {
   })
 }
 
-module.exports = { normalizeLoadOptions, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration }
+module.exports = { normalizeLoadOptions, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration }

@@ -19,6 +19,11 @@ const { Reservoir } = require('./stats')
 
 const BACKOFF_FIRST = 100
 const BACKOFF_MAX = 2000
+// After an abort (Ctrl-C) the batches in flight get this long without a reply, at most,
+// and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
+const ABORT_GRACE = 1000
+// Errors that another attempt cannot fix: the server refused our credentials.
+const PERMANENT = new Set(['PIPELOAD_AUTH_FAILED'])
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 
 class Batch {
@@ -63,8 +68,9 @@ class Pipe {
    * @param {(failure: object, batch: Batch) => void} o.onFailure called once per failed record, with its batch
    * @param {(batch: Batch) => void} [o.onAck] called for each fully acknowledged batch, in order
    * @param {(event: object) => void} [o.onReconnect] called when a lost connection is back
+   * @param {AbortSignal} [o.signal] once aborted: no reconnect, replies awaited ABORT_GRACE ms at most
    */
-  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect }) {
+  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal }) {
     this.window = window
     this.reconnect = reconnect
     this.timeout = timeout
@@ -80,13 +86,34 @@ class Pipe {
     this.gate = new Gate(() => this.fatal)
     this.closing = false
     this.lastActivity = performance.now()
+    // When the replies stopped: reconnects that lead to no reply do not restart the retry
+    // time, or a server that takes connections but never answers would be retried forever.
+    this.lostSince = null
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0 }
     this.rtt = new Reservoir()
     this.attach(conn)
-    if (timeout > 0) {
-      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
+    this.startTimer()
+    this.signal = signal
+    if (signal) {
+      this.onAbort = () => this.aborted()
+      if (signal.aborted) this.aborted()
+      else signal.addEventListener('abort', this.onAbort, { once: true })
+    }
+  }
+
+  startTimer () {
+    clearInterval(this.timer)
+    if (this.timeout > 0) {
+      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
       this.timer.unref()
     }
+  }
+
+  /** The run was aborted: what is in flight gets a short grace, a reconnect in progress ends now. */
+  aborted () {
+    this.timeout = this.timeout > 0 ? Math.min(this.timeout, ABORT_GRACE) : ABORT_GRACE
+    this.startTimer()
+    if (this.connecting) this.fail(abortedError(this.conn.target))
   }
 
   attach (conn) {
@@ -149,6 +176,7 @@ class Pipe {
   close () {
     this.closing = true
     clearInterval(this.timer)
+    this.signal?.removeEventListener('abort', this.onAbort)
   }
 
   waitFor (ready) {
@@ -163,6 +191,7 @@ class Pipe {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
     this.lastActivity = performance.now()
+    this.lostSince = null
     if (++b.replies === b.cmds) this.ack(b)
   }
 
@@ -170,6 +199,7 @@ class Pipe {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
     this.lastActivity = performance.now()
+    this.lostSince = null
     // The server is not ready (loading its data after a restart, busy with a script, a
     // replica without its master): not the record's fault. Reconnect and re-send later.
     if (TRANSIENT.test(err.message) && this.reconnect) {
@@ -215,6 +245,7 @@ class Pipe {
     if (this.fatal || this.connecting) return
     if (this.closing && this.inflight.length === 0) return
     if (!this.reconnect) return this.fail(err)
+    if (this.signal?.aborted) return this.fail(abortedError(this.conn.target, err))
     this.recover(err)
   }
 
@@ -227,24 +258,31 @@ class Pipe {
   /** Reconnect with backoff, then re-send every batch still awaiting replies, in order. */
   async recover (cause) {
     this.connecting = true
-    const started = performance.now()
+    this.lostSince ??= performance.now()
+    const started = this.lostSince
     let delay = BACKOFF_FIRST
     let last = cause
+    const left = () => this.retryTimeout - (performance.now() - started)
     for (;;) {
-      if (performance.now() - started >= this.retryTimeout) {
-        return this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-          `${cause.message}; could not reconnect within ${this.retryTimeout} ms (last error: ${last.message})`,
-          { target: this.conn.target, cause }))
-      }
-      await sleep(Math.min(delay, Math.max(0, this.retryTimeout - (performance.now() - started))))
+      if (this.fatal) return // aborted while waiting
+      if (left() <= 0) return this.fail(gaveUp(cause, last, this.retryTimeout, this.conn.target))
+      await sleep(Math.min(delay, Math.max(0, left())))
       delay = Math.min(delay * 2, BACKOFF_MAX)
+      if (this.fatal) return
       try {
-        const conn = await this.reconnect()
+        // One attempt never outlasts the retry time (its own limit is the connect timeout).
+        const conn = await this.reconnect(Math.max(1, left()))
+        if (this.fatal) { conn.end(); return }
         if (this.closing && this.inflight.length === 0) { conn.end(); break }
         this.attach(conn)
         break
       } catch (err) {
         last = err
+        if (err.code === 'PIPELOAD_ABORTED') return this.fail(abortedError(this.conn.target, cause))
+        // A refused password (changed on restart, ACL user deleted) will be refused again.
+        if (PERMANENT.has(err.code)) {
+          return this.fail(new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause }))
+        }
       }
     }
     this.stats.reconnects++
@@ -262,6 +300,20 @@ class Pipe {
     if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()
   }
+}
+
+/** The end of the retry time: nothing reconnected, or reconnects that brought no reply. */
+function gaveUp (cause, last, retryTimeout, target) {
+  if (last === cause) {
+    return new PipeloadError(cause.code === 'PIPELOAD_TIMEOUT' ? 'PIPELOAD_TIMEOUT' : 'PIPELOAD_CONNECTION_LOST',
+      `${cause.message}; still no reply after reconnecting for ${retryTimeout} ms (retry timeout)`, { target, cause })
+  }
+  return new PipeloadError('PIPELOAD_CONNECTION_LOST',
+    `${cause.message}; could not reconnect within ${retryTimeout} ms (last error: ${last.message})`, { target, cause })
+}
+
+function abortedError (target, cause) {
+  return new PipeloadError('PIPELOAD_ABORTED', `the load was aborted${cause ? ` (${cause.message})` : ''}`, { target })
 }
 
 module.exports = { Pipe, Batch }

@@ -93,7 +93,7 @@ function describeTlsError (err) {
   if (EXPIRED.has(code)) return `the server's TLS certificate is not valid now (${msg})`
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the server's TLS certificate is not for this name (${msg}): connect by a name it lists, or give that name with --tls-servername (tls.servername)`
   if (/CERTIFICATE_REQUIRED|ALERT_BAD_CERTIFICATE|ALERT_UNKNOWN_CA|ALERT_HANDSHAKE_FAILURE/.test(code)) return `the server refused the TLS handshake (${msg}): it wants a client certificate it trusts: give --tls-cert and --tls-key (tls.cert, tls.key)`
-  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|UNKNOWN_PROTOCOL|RECORD_LAYER_FAILURE/.test(code)) return `TLS handshake failed (${msg}): is this port serving TLS?`
+  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|UNKNOWN_PROTOCOL|RECORD_LAYER_FAILURE/.test(code)) return `TLS handshake failed (${msg}): the server may not speak TLS on this port: drop --tls / use redis://`
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return `TLS handshake failed (${msg})`
   return null
 }

@@ -9,7 +9,8 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startRedis } = require('./helpers/redis-server')
-const { runCli } = require('./helpers/run-cli')
+const { spawn } = require('node:child_process')
+const { runCli, BIN, ROOT, BASE_ENV } = require('./helpers/run-cli')
 const { load } = require('..')
 
 const PW = 'loader-pw-acl-test'
@@ -120,5 +121,69 @@ describe('acl: bench without CLIENT rights', () => {
     expect(out.rows.every(r => r.correct)).toBe(true)
     expect(out.rows.map(r => r.serverReplyPeakBytes)).toEqual([null, null])
     expect(await admin.keys('pipeload:bench:*')).toEqual([])
+  })
+})
+
+/** Resolves once `check()` is true, asking every 20 ms (a condition, not a fixed wait). */
+async function until (check) {
+  while (!(await check())) await new Promise(resolve => setTimeout(resolve, 20))
+}
+
+// The credentials stop working mid-load: the reconnect is refused. That will not change
+// by retrying for --retry-timeout: PIPELOAD_AUTH_FAILED at once, exit 4.
+describe('acl: a password refused on reconnect', () => {
+  const RETRY_MS = 30_000
+
+  it('library: the ACL user is deleted mid-load: PIPELOAD_AUTH_FAILED at once', async () => {
+    await admin.call('ACL', 'SETUSER', 'mover', 'on', `>${PW}`, '~moved:*', '+@all')
+    let release
+    const later = new Promise(resolve => { release = resolve })
+    async function * rows () {
+      // More than the records grouped before encoding (input.js): the first ones go out.
+      for (let i = 0; i < 5000; i++) yield { id: i }
+      await later
+      for (let i = 5000; i < 6000; i++) yield { id: i }
+    }
+    const t0 = Date.now()
+    const run = load({ port: srv.port, username: 'mover', password: PW, input: rows(), command: 'SET moved:{id} 1', batchSize: 50, retryTimeout: RETRY_MS }).catch(e => e)
+    await until(async () => (await admin.exists('moved:3999')) === 1)
+    await admin.call('ACL', 'DELUSER', 'mover') // also closes its connections
+    release()
+    const err = await run
+    expect(err.code, err.message).toBe('PIPELOAD_AUTH_FAILED')
+    expect(err.exitCode).toBe(4)
+    expect(err.message).toMatch(/reconnecting: authentication to Redis at 127\.0\.0\.1:\d+ failed: WRONGPASS/)
+    expect(err.message).not.toContain(PW)
+    expect(Date.now() - t0).toBeLessThan(RETRY_MS / 2)
+    expect(err.summary.records).toBeGreaterThanOrEqual(4000)
+  })
+
+  it('CLI: the server restarts its auth with a new password (CONFIG SET requirepass + the connections killed): exit 4 at once', async () => {
+    const own = await startRedis({ password: 'old-password-acl' })
+    const c = own.client()
+    try {
+      const child = spawn(process.execPath, [BIN, 'import', '-', '--format', 'csv', '--no-header', '-c', 'SET rp:{0} {1}', '-p', String(own.port),
+        '--batch-size', '50', '--retry-timeout', `${RETRY_MS / 1000}s`], { cwd: ROOT, env: { ...BASE_ENV, REDISCLI_AUTH: 'old-password-acl' }, stdio: ['pipe', 'pipe', 'pipe'] })
+      const err = []
+      child.stderr.on('data', d => err.push(d))
+      child.stdout.resume()
+      const closed = new Promise(resolve => child.on('close', code => resolve(code)))
+      const rows = (from, to) => Array.from({ length: to - from }, (_, i) => `${from + i},v\n`).join('')
+      child.stdin.write(rows(0, 500))
+      await until(async () => (await c.exists('rp:449')) === 1)
+      await c.config('SET', 'requirepass', 'new-password-acl')
+      await c.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes')
+      const t0 = Date.now()
+      child.stdin.end(rows(500, 1000))
+      const code = await closed
+      const stderr = Buffer.concat(err).toString()
+      expect(code, stderr).toBe(4)
+      expect(Date.now() - t0).toBeLessThan(RETRY_MS / 2)
+      expect(stderr).toMatch(/authentication to Redis at 127\.0\.0\.1:\d+ failed: WRONGPASS/)
+      expect(stderr).not.toMatch(/could not reconnect within|old-password-acl|new-password-acl/)
+    } finally {
+      await c.quit().catch(() => {})
+      await own.stop()
+    }
   })
 })

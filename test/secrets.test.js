@@ -20,7 +20,14 @@ const { load, bench } = require('..')
 
 const PW = 'Pw-' + crypto.randomBytes(9).toString('hex')
 const WRONG = 'Wr-' + crypto.randomBytes(9).toString('hex')
-const SECRETS = [PW, WRONG]
+// Passwords with the characters a URL gives a meaning to, written raw (not %-encoded).
+// Each piece between them carries its own random token, so a piece printed on its own
+// (a split at the wrong "@" once showed `***@ss:w/rd#%&"x@…`) is caught too.
+const tokens = Array.from({ length: 12 }, (_, i) => `T${i}x${crypto.randomBytes(6).toString('hex')}`)
+const RAW = `${tokens[0]}@${tokens[1]}:${tokens[2]}/${tokens[3]}#${tokens[4]}&"${tokens[5]}?${tokens[6]}` // valid: no %
+const BAD_ESCAPE = `${tokens[7]}%zz${tokens[8]}@${tokens[9]}` // "%zz" does not decode
+const ISSUE_FORM = `${tokens[10]}@${tokens[11]}:w/rd#%&"x` // the issue's example, with tokens
+const SECRETS = [PW, WRONG, ...tokens]
 
 let srv
 let admin
@@ -32,6 +39,7 @@ const seen = [] // every run checked, for the count at the end
 beforeAll(async () => {
   srv = await startRedis({ password: PW })
   admin = srv.client()
+  await admin.call('ACL', 'SETUSER', 'rawuser', 'on', `>${RAW}`, '~*', '&*', '+@all')
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-secrets-'))
   csv = path.join(tmp, 'users.csv')
   fs.writeFileSync(csv, 'id,name\n1,ada\n2,grace\n3,edsger\n')
@@ -76,7 +84,10 @@ describe('secrets: the CLI never prints a password', () => {
     ['URL password beats a wrong REDIS_PASSWORD', () => importArgs('pre2', '-u', url()), () => ({ REDIS_PASSWORD: WRONG })],
     ['REDISCLI_AUTH beats a wrong password in $REDIS_URL', () => importArgs('pre3'), () => ({ REDIS_URL: url(WRONG), REDISCLI_AUTH: PW })],
     ['dry run with a password in the URL', () => importArgs('d', '-u', url(), '--dry-run', 'text'), {}],
-    ['dry run resp', () => importArgs('d', '-u', url(), '--dry-run', 'resp'), {}]
+    ['dry run resp', () => importArgs('d', '-u', url(), '--dry-run', 'resp'), {}],
+    ['raw @ : / # & " ? in a URL password (split at the last @)', () => importArgs('raw', '-u', `redis://rawuser:${RAW}@127.0.0.1:${srv.port}`, '--json'), {}],
+    ['raw reserved characters in $REDIS_URL', () => importArgs('raw2'), () => ({ REDIS_URL: `redis://rawuser:${RAW}@127.0.0.1:${srv.port}/0` })],
+    ['bench, raw reserved characters in the URL password', () => ['bench', '--workload', 'set', '--count', '20', '--batch-sizes', '10', '--json', '-u', `redis://rawuser:${RAW}@127.0.0.1:${srv.port}`], {}]
   ]
   for (const [name, args, env] of ok) {
     it(`succeeds: ${name}`, async () => {
@@ -100,12 +111,25 @@ describe('secrets: the CLI never prints a password', () => {
     ['TLS to a plain port, password in the URL', () => importArgs('x', '-u', `rediss://:${PW}@127.0.0.1:${srv.port}`), {}],
     ['sentinel URL, no sentinel there', () => importArgs('x', '-u', `redis-sentinel://u:${PW}@127.0.0.1:1/m`), {}],
     ['sentinel URL that does not parse', () => importArgs('x', '-u', `redis-sentinel://u:${PW}@127.0.0.1:1`), {}],
-    ['bench, wrong password', () => ['bench', '--workload', 'ping', '--count', '10', '--batch-sizes', '10', '-u', url(WRONG)], {}]
+    ['bench, wrong password', () => ['bench', '--workload', 'ping', '--count', '10', '--batch-sizes', '10', '-u', url(WRONG)], {}],
+    ['raw reserved characters, refused (default user)', () => importArgs('x', '-u', `redis://:${RAW}@127.0.0.1:${srv.port}`), {}],
+    ['raw reserved characters, unreachable, --json', () => importArgs('x', '-u', `redis://rawuser:${RAW}@127.0.0.1:1`, '--json'), {}],
+    ['raw reserved characters, rediss:// to a plain port', () => importArgs('x', '-u', `rediss://rawuser:${RAW}@127.0.0.1:${srv.port}`, '--connect-timeout', '1s'), {}],
+    ['raw reserved characters, sentinel URL, no sentinel there', () => importArgs('x', '-u', `redis-sentinel://rawuser:${RAW}@127.0.0.1:1/m`), {}],
+    ['raw reserved characters, sentinel URL with a / after the master name', () => importArgs('x', '-u', `redis-sentinel://:${RAW}@127.0.0.1:1/m/x/y`), {}],
+    ['a bad %-escape in the password', () => importArgs('x', '-u', `redis://rawuser:${BAD_ESCAPE}@127.0.0.1:${srv.port}`), {}],
+    ['a bad %-escape in the user name', () => importArgs('x', '-u', `redis://${BAD_ESCAPE}:x@127.0.0.1:${srv.port}`), {}],
+    ['a bad %-escape, rediss://', () => importArgs('x', '-u', `rediss://:${BAD_ESCAPE}@127.0.0.1:${srv.port}`), {}],
+    ['a bad %-escape, sentinel URL', () => importArgs('x', '-u', `redis-sentinel://u:${BAD_ESCAPE}@127.0.0.1:1/m`), {}],
+    ['a bad %-escape in $REDIS_URL, --json', () => importArgs('x', '--json'), () => ({ REDIS_URL: `redis://:${BAD_ESCAPE}@127.0.0.1:${srv.port}` })],
+    ['the issue\'s form: raw @ : / # % & " in the password', () => importArgs('x', '-u', `redis://:${ISSUE_FORM}@127.0.0.1:${srv.port}`), {}],
+    ['bench, a bad %-escape', () => ['bench', '--workload', 'ping', '--count', '10', '--batch-sizes', '10', '-u', `redis://:${BAD_ESCAPE}@127.0.0.1:${srv.port}`], {}],
+    ['bench, raw reserved characters, refused', () => ['bench', '--workload', 'ping', '--count', '10', '--batch-sizes', '10', '-u', `redis://:${RAW}@127.0.0.1:${srv.port}`], {}]
   ]
   for (const [name, args, env] of refused) {
     it(`fails cleanly: ${name}`, async () => {
       const res = await runCli(args(), { env: typeof env === 'function' ? env() : env })
-      expect([2, 4], res.stderr).toContain(res.code)
+      expect(/%-escape|issue's form/.test(name) ? [2] : [2, 4], res.stderr).toContain(res.code)
       expect(res.stderr).not.toMatch(/\n\s+at |internal error/)
       expectNoSecret(name, res)
     })
@@ -190,7 +214,13 @@ describe('secrets: library errors', () => {
     ['bad URL', () => load({ url: `redis://:${PW}@h:bad`, input: [{ id: 1 }], command: 'SET k {id}' })],
     ['password option, unreachable', () => load({ port: 1, password: PW, input: [{ id: 1 }], command: 'SET k {id}' })],
     ['record failure under abort', () => load({ url: url(), input: [{ id: 2 }], key: 'bad:{id}' })],
-    ['bench, wrong password', () => bench({ url: url(WRONG), workload: 'ping', count: 10, batchSizes: [10] })]
+    ['bench, wrong password', () => bench({ url: url(WRONG), workload: 'ping', count: 10, batchSizes: [10] })],
+    ['a bad %-escape in the URL password', () => load({ url: `redis://:${BAD_ESCAPE}@127.0.0.1:1`, input: [{ id: 1 }], command: 'SET k {id}' })],
+    ['raw reserved characters, unreachable', () => load({ url: `redis://u:${RAW}@127.0.0.1:1`, input: [{ id: 1 }], command: 'SET k {id}' })],
+    ['raw reserved characters, refused', () => load({ url: `redis://:${RAW}@127.0.0.1:${srv.port}`, input: [{ id: 1 }], command: 'SET k {id}' })],
+    ['the issue\'s form', () => load({ url: `redis://:${ISSUE_FORM}@127.0.0.1:${srv.port}`, input: [{ id: 1 }], command: 'SET k {id}' })],
+    ['sentinel URL, a bad %-escape', () => load({ url: `redis-sentinel://:${BAD_ESCAPE}@127.0.0.1:1/m`, input: [{ id: 1 }], command: 'SET k {id}' })],
+    ['bench, a bad %-escape', () => bench({ url: `redis://:${BAD_ESCAPE}@127.0.0.1:${srv.port}`, workload: 'ping', count: 10, batchSizes: [10] })]
   ]
   for (const [name, fn] of cases) {
     it(name, async () => {
@@ -209,4 +239,27 @@ describe('secrets: library errors', () => {
     expect(JSON.stringify(summary)).not.toContain(PW)
     expect(seen.length).toBeGreaterThan(30)
   })
+})
+
+describe('secrets: URLs are split at the last @', () => {
+  const { redactUrl } = require('../lib/connection')
+
+  it('redactUrl hides everything between // and the last @, whatever it holds', () => {
+    expect(redactUrl(`redis://:${ISSUE_FORM}@127.0.0.1:6379`)).toBe('redis://***@127.0.0.1:6379')
+    expect(redactUrl(`rediss://user:${RAW}@h:1/2`)).toBe('rediss://***@h:1/2')
+    expect(redactUrl(`redis-sentinel://u:${RAW}@a:1,b:2/m`)).toBe('redis-sentinel://***@a:1,b:2/m')
+    expect(redactUrl(`:${RAW}@h:1`)).toBe('***@h:1')
+    expect(redactUrl(`redis://h:1/0?password=${PW}&x=1`)).toBe('redis://h:1/0?password=***&x=1')
+  })
+
+  for (const form of ['redis', 'rediss', 'redis-sentinel']) {
+    it(`${form}://: a bad %-escape is PIPELOAD_OPTION_INVALID, not a URIError`, async () => {
+      for (const userinfo of [`:${BAD_ESCAPE}`, `${BAD_ESCAPE}:x`, `u:${BAD_ESCAPE}`]) {
+        const err = await load({ url: `${form}://${userinfo}@127.0.0.1:1/${form === 'redis-sentinel' ? 'm' : '0'}`, input: [{ id: 1 }], command: 'SET k {id}' }).catch(e => e)
+        expect(err.code, String(err.stack)).toBe('PIPELOAD_OPTION_INVALID')
+        expect(err.exitCode).toBe(2)
+        for (const t of tokens) expect(err.message).not.toContain(t)
+      }
+    })
+  }
 })

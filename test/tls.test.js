@@ -17,6 +17,7 @@ let tmp
 let certs
 let srv // tls-auth-clients no
 let mtls // tls-auth-clients yes
+let plain // no TLS at all
 let csv
 
 beforeAll(async () => {
@@ -25,6 +26,7 @@ beforeAll(async () => {
   const files = { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca }
   srv = await startRedis({ tls: files })
   mtls = await startRedis({ tls: { ...files, authClients: 'yes', clientCert: certs.clientCert, clientKey: certs.clientKey } })
+  plain = await startRedis()
   csv = path.join(tmp, 'users.csv')
   fs.writeFileSync(csv, 'id,name\n1,ada\n2,grace\n3,edsger\n')
 })
@@ -32,6 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await srv?.stop()
   await mtls?.stop()
+  await plain?.stop()
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -99,6 +102,22 @@ describe('tls: server certificate', () => {
   it('plain redis:// to a TLS port fails with exit 4 and a hint', async () => {
     const res = await runCli(importArgs('plain', '-p', String(srv.port)))
     expectRefused(res, /^pipeload: cannot connect to Redis at 127\.0\.0\.1:\d+: .*(TLS|tls)/)
+  })
+
+  // A plain server reads the ClientHello as the start of an inline command and waits for
+  // its end: the handshake never finishes. It ends at --connect-timeout, naming the cause.
+  it('--tls to a plain port fails within --connect-timeout, exit 4, naming the likely cause', async () => {
+    const t0 = Date.now()
+    const res = await runCli(importArgs('tlsplain', '-p', String(plain.port), '--tls', '--tls-ca', certs.ca, '--connect-timeout', '1s'))
+    expect(Date.now() - t0).toBeLessThan(1000 + 5000)
+    expectRefused(res, new RegExp(`127\\.0\\.0\\.1:${plain.port}.*the server may not speak TLS on this port: drop --tls / use redis://`))
+  })
+
+  it('library: tls: true to a plain port rejects within connectTimeout, naming the likely cause', async () => {
+    const err = await load({ port: plain.port, tls: { ca: fs.readFileSync(certs.ca) }, connectTimeout: '1s', input: [{ id: 1 }], command: 'SET k {id}' }).catch(e => e)
+    expect(['PIPELOAD_TIMEOUT', 'PIPELOAD_TLS_FAILED']).toContain(err.code)
+    expect(err.exitCode).toBe(4)
+    expect(err.message).toMatch(/may not speak TLS on this port/)
   })
 
   it('bench over TLS', async () => {

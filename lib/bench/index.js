@@ -4,7 +4,8 @@ const crypto = require('node:crypto')
 const tls = require('node:tls')
 const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('../errors')
-const { openControl, openData, describeTarget } = require('../connection')
+const { openControl, openData, describeTarget, ask, bounded, scrub } = require('../connection')
+const { DEFAULTS: LOAD_DEFAULTS } = require('../options')
 const { encodeCommand } = require('../resp')
 const { Pipe } = require('../pipe')
 const { load } = require('../load')
@@ -46,12 +47,13 @@ async function bench (options) {
   try {
     // A cluster: rows send through the cluster sink (commands routed by slot); checks and
     // cleanup read through an ioredis Cluster; the server-side memory columns are n/a.
-    if (await isCluster(control)) {
+    const bound = { ms: o.connectTimeout, signal: o.signal }
+    if (await isCluster(control, bound)) {
       if (o.rttMs > 0) throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'rtt: the delay proxy cannot stand in front of a cluster (its nodes redirect to each other)', { option: 'rtt' })
-      ctx.cluster = await openClusterClient(control)
+      ctx.cluster = await openClusterClient(control, bound)
     }
     if (o.rttMs > 0) await routeThroughProxy(ctx)
-    const pingMs = await measurePing(ctx.via)
+    const pingMs = await measurePing(ctx.via, bound)
     const plan = [{ mode: 'in-a-row', batchSize: 1, window: 1 }]
     for (const b of o.batchSizes) plan.push({ mode: 'pipeline', batchSize: b, window: o.window })
     const rows = []
@@ -65,8 +67,8 @@ async function bench (options) {
     }
     return result(ctx, rows, pingMs)
   } catch (err) {
-    failed = err
-    throw err
+    failed = asPipeloadError(err, control, o.connectTimeout)
+    throw failed
   } finally {
     await cleanUp(ctx, failed)
     if (ctx.cluster && ctx.cluster !== control) ctx.cluster.disconnect()
@@ -92,15 +94,16 @@ async function routeThroughProxy (ctx) {
     // The proxy is on loopback: the certificate is still checked against the real server's
     // name (SNI only for a host name: an IP address there is against RFC 6066).
     tls: c.tls ? { ...(c.tls === true ? {} : c.tls), checkServerIdentity: (_, cert) => tls.checkServerIdentity(c.tls.servername || c.host, cert) } : undefined,
-    connectTimeout: o.connectTimeout
+    connectTimeout: o.connectTimeout,
+    signal: o.signal
   })
 }
 
-async function measurePing (client) {
+async function measurePing (client, bound) {
   const times = []
   for (let i = 0; i < PING_SAMPLES; i++) {
     const t0 = performance.now()
-    await client.ping()
+    await ask(client, 'while measuring the round trip (PING)', () => client.ping(), bound)
     times.push(performance.now() - t0)
   }
   times.sort((a, b) => a - b)
@@ -121,15 +124,18 @@ async function syntheticRow (ctx, step, rowPrefix) {
   const { o, control } = ctx
   const wl = WORKLOADS[o.workload].create(rowPrefix)
   if (ctx.cluster) return clusterSyntheticRow(ctx, step, rowPrefix, wl)
-  const conn = await openData(ctx.via)
+  const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal })
   let sent = 0
   let capped = false
   let pipe
   let mem
   let durationMs
   try {
-    const id = await clientId(conn)
-    pipe = new Pipe({ conn, window: step.window, file: o.workload, onFailure: () => {} })
+    const id = await bounded(() => clientId(conn), {
+      ms: o.connectTimeout, signal: o.signal, target: conn.target, stage: 'while asking for the data connection\'s CLIENT ID', cancel: () => conn.close()
+    })
+    // A server that stops answering mid-row ends the row (no reconnect in timing mode).
+    pipe = new Pipe({ conn, window: step.window, timeout: LOAD_DEFAULTS.timeout, signal: o.signal, file: o.workload, onFailure: () => {} })
     const sampler = new MemorySampler({
       control, id, enabled: id !== null, match: c => c.id === String(id), intervalMs: o.sampleIntervalMs
     }).start()
@@ -161,7 +167,7 @@ async function syntheticRow (ctx, step, rowPrefix) {
 /** One row of a synthetic workload against a cluster: the import's cluster sink. */
 async function clusterSyntheticRow (ctx, step, rowPrefix, wl) {
   const { o } = ctx
-  const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, file: o.workload })
+  const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, signal: o.signal, file: o.workload })
   let sent = 0
   let capped = false
   let durationMs
@@ -320,6 +326,21 @@ async function cleanUp (ctx, failed) {
     if (!failed) throw e
     failed.cleanupError = e
   }
+}
+
+/**
+ * A failure of the control client (a reply error, "Connection is closed", a command
+ * timeout) as a PipeloadError naming the server: those are not bugs, and get exit 4.
+ */
+function asPipeloadError (err, control, connectTimeout) {
+  if (err instanceof PipeloadError || !err || !/^(ReplyError|AbortError|MaxRetriesPerRequestError|Error)$/.test(err.name) ||
+    !/Connection is closed|Command timed out|Stream isn't writeable/.test(err.message)) return err
+  const c = control.options || {}
+  const target = describeTarget({ host: control.stream?.remoteAddress || c.host, port: control.stream?.remotePort || c.port, db: c.db, path: c.path })
+  if (/Command timed out/.test(err.message)) {
+    return new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${target} did not answer a command of the benchmark within ${connectTimeout} ms (connect timeout)`, { target })
+  }
+  return new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target}: ${scrub(err.message, [c.password, c.sentinelPassword])}`, { target })
 }
 
 /** Repeated runs of one row: the median run by ops/s, the spread, the worst memory. */

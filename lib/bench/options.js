@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration } = require('../options')
+const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration } = require('../options')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
 const BENCH_DEFAULTS = Object.freeze({
@@ -78,7 +78,7 @@ function normalizeBenchOptions (o = {}) {
     jitterMs,
     maxRowTimeMs: maxRowTime === undefined ? BENCH_DEFAULTS.maxRowTimeMs : parseDuration(maxRowTime, 'maxRowTime'),
     sampleIntervalMs: positiveInt(o.sampleIntervalMs, 'sampleIntervalMs', BENCH_DEFAULTS.sampleIntervalMs),
-    connectTimeout: positiveInt(o.connectTimeout, 'connectTimeout', BENCH_DEFAULTS.connectTimeout)
+    connectTimeout: positiveDuration(o.connectTimeout, 'connectTimeout', BENCH_DEFAULTS.connectTimeout)
   })
 }
 

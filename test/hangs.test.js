@@ -1,0 +1,284 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll, afterEach */ // vitest globals (see vitest.config.js)
+
+// No hang: a server that accepts and never answers (or answers a few commands and then
+// goes silent, or starts a bulk reply that never ends) ends every stage of a run within
+// the timeouts given, with exit 4 and a message naming the target and the stage; the first
+// Ctrl-C / SIGTERM ends any stage at once. Fake servers (test/helpers/fake-redis.js) stand
+// in for the misbehaving Redis; bounds are generous (the timeouts plus 5 s), not speed checks.
+
+const fs = require('node:fs')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { startFakeRedis, ordinaryReply, bulk } = require('./helpers/fake-redis')
+const { runCli, BIN, ROOT, BASE_ENV } = require('./helpers/run-cli')
+const { load, bench } = require('..')
+
+const SLACK_MS = 5000
+const FAST = ['--connect-timeout', '1s', '--timeout', '1s', '--retry-timeout', '1s']
+
+let tmp
+let csv
+const fakes = []
+
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-hangs-'))
+  csv = path.join(tmp, 'rows.csv')
+  fs.writeFileSync(csv, 'id,name\n1,ada\n2,grace\n')
+})
+
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+afterEach(async () => {
+  while (fakes.length) await fakes.pop().close()
+})
+
+async function fake (answer) {
+  const f = await startFakeRedis(answer)
+  fakes.push(f)
+  return f
+}
+
+const name = args => args.join(' ').toUpperCase()
+const silent = () => null
+// Answers the handshake and INFO (not a cluster), then nothing: the load's batches hang.
+const handshakeOnly = args => /^(CLIENT|INFO|AUTH|SELECT)/.test(name(args)) ? ordinaryReply(args) : null
+// The control connection (the first) works; every later one (the data plane) is silent.
+const controlOnly = (args, conn) => conn.index === 0 ? ordinaryReply(args) : null
+// A cluster node that never answers CLUSTER SLOTS.
+const clusterNoSlots = args => /^CLIENT/.test(name(args)) ? '+OK\r\n' : /^INFO/.test(name(args)) ? bulk('cluster_enabled:1\r\n') : null
+// A one-node cluster (all slots on itself) that answers setup and CLUSTER SLOTS, never a batch.
+const silentClusterNode = port => args => {
+  const n = name(args)
+  if (/^(CLIENT|AUTH|SELECT)/.test(n)) return '+OK\r\n'
+  if (/^INFO/.test(n)) return bulk('cluster_enabled:1\r\n')
+  if (/^CLUSTER SLOTS/.test(n)) return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n${bulk('127.0.0.1')}:${port}\r\n`
+  return null
+}
+// The first command's reply is a bulk string of almost 1 GB that never comes.
+const endlessBulk = (args, conn) => conn.commands.length === 1 ? '$999999999\r\nonly a few bytes' : null
+const endlessBulkAfterHandshake = args => /^(CLIENT|INFO)/.test(name(args)) ? ordinaryReply(args) : '$999999999\r\nonly a few bytes'
+
+// [what, answer, extra args, stage in the message, code in the message or exit]
+const STAGES = [
+  ['never answers: the control handshake', silent, [], /while sending CLIENT SETNAME/],
+  ['never answers AUTH', silent, ['--user', 'u'], /while sending AUTH/, { REDISCLI_AUTH: 'not-printed' }],
+  ['never answers SELECT', silent, ['-n', '3'], /while sending SELECT/],
+  ['answers with a bulk header that never ends', endlessBulk, [], /while sending CLIENT SETNAME/],
+  ['answers CLIENT SETNAME, never INFO cluster', args => /^CLIENT/.test(name(args)) ? '+OK\r\n' : null, [], /while asking INFO cluster/],
+  ['the data connection never answers its handshake', controlOnly, [], /while sending CLIENT SETNAME/],
+  ['the data connection never answers AUTH', controlOnly, [], /while sending AUTH/, { REDISCLI_AUTH: 'not-printed' }],
+  ['a cluster node that never answers CLUSTER SLOTS', clusterNoSlots, [], /while asking for the cluster's slots \(CLUSTER SLOTS\)/],
+  ['--tls to a server that does not speak it', silent, ['--tls'], /during the TLS handshake.*may not speak TLS on this port: drop --tls/],
+  ['a sentinel that never answers', silent, 'sentinel', /while asking the sentinels where master "m" is/]
+]
+
+function cliArgs (f, extra) {
+  if (extra === 'sentinel') return ['import', csv, '--key', 'k:{id}', '--sentinel', `${f.host}:${f.port}`, '--master-name', 'm']
+  return ['import', csv, '--key', 'k:{id}', '-h', f.host, '-p', String(f.port), ...extra]
+}
+
+describe('hangs: every setup stage ends within --connect-timeout, exit 4, naming target and stage', () => {
+  for (const [what, answer, extra, stage, env] of STAGES) {
+    it(what, async () => {
+      const f = await fake(answer)
+      const t0 = Date.now()
+      const res = await runCli([...cliArgs(f, extra), ...FAST], { env, timeoutMs: 1000 + SLACK_MS })
+      expect(Date.now() - t0).toBeLessThan(1000 + SLACK_MS)
+      expect(res.code, res.stderr).toBe(4)
+      expect(res.stderr).toMatch(extra === 'sentinel' ? `sentinel ${f.host}:${f.port}` : `${f.host}:${f.port}`)
+      expect(res.stderr).toMatch(stage)
+      expect(res.stderr).toMatch(/within 1 s/)
+      expect(res.stderr).not.toMatch(/\n\s+at |internal error|not-printed/)
+      expect(f.state.connections).toBeGreaterThan(0)
+    })
+  }
+
+  it('bench: a server that never answers', async () => {
+    const f = await fake(silent)
+    const res = await runCli(['bench', '-h', f.host, '-p', String(f.port), '--connect-timeout', '1s'], { timeoutMs: 1000 + SLACK_MS })
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr).toMatch(`${f.host}:${f.port} did not answer within 1 s while sending CLIENT SETNAME`)
+  })
+
+  it('bench: a data connection that never answers', async () => {
+    const f = await fake(controlOnly)
+    const res = await runCli(['bench', '-h', f.host, '-p', String(f.port), '--connect-timeout', '1s'], { timeoutMs: 1000 + SLACK_MS })
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr).toMatch(`${f.host}:${f.port} did not answer within 1 s while sending CLIENT SETNAME`)
+    expect(f.state.connections).toBeGreaterThan(1)
+  })
+
+  it('bench: a server that stops answering the checks (GET) ends: exit 4', async () => {
+    const f = await fake(args => /^(GET|HGET|MGET)$/i.test(args[0]) ? null : /^INCR$/i.test(args[0]) ? ':1\r\n' : ordinaryReply(args))
+    const res = await runCli(['bench', '-h', f.host, '-p', String(f.port), '--count', '10', '--batch-sizes', '10', '--connect-timeout', '1s'], { timeoutMs: 2000 + SLACK_MS })
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr).toMatch(`Redis at ${f.host}:${f.port} did not answer a command of the benchmark within 1000 ms`)
+    expect(res.stderr).not.toMatch(/\n\s+at |internal error/)
+  })
+
+  it('--connect-timeout must be a duration over 0', async () => {
+    const res = await runCli(['import', csv, '--key', 'k:{id}', '--connect-timeout', '0'])
+    expect(res.code).toBe(2)
+    expect(res.stderr).toMatch(/--connect-timeout must be a duration/)
+  })
+})
+
+describe('hangs: a server that goes silent mid-load hits --timeout and ends', () => {
+  it('a cluster node that answers setup and CLUSTER SLOTS, never a batch', async () => {
+    let port
+    const f = await fake((args, conn) => silentClusterNode(port)(args, conn))
+    port = f.port
+    const t0 = Date.now()
+    const res = await runCli([...cliArgs(f, []), ...FAST], { timeoutMs: 3000 + SLACK_MS })
+    expect(Date.now() - t0).toBeLessThan(3000 + SLACK_MS)
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr).toMatch(`Redis at ${f.host}:${f.port} sent no reply for 1000 ms; still no reply after reconnecting for 1000 ms`)
+    expect(f.sent('HSET')).toBe(true)
+  })
+
+  // Each reconnect succeeds (the handshake is answered) but brings no reply: the retry
+  // time runs from the last reply, not from the last reconnect.
+  for (const [what, answer] of [['answers the handshake, never a batch', handshakeOnly], ['answers a batch with a bulk header that never ends', endlessBulkAfterHandshake]]) {
+    it(what, async () => {
+      const f = await fake(answer)
+      const t0 = Date.now()
+      const res = await runCli([...cliArgs(f, []), ...FAST], { timeoutMs: 3000 + SLACK_MS })
+      expect(Date.now() - t0).toBeLessThan(3000 + SLACK_MS)
+      expect(res.code, res.stderr).toBe(4)
+      expect(res.stderr).toMatch(`Redis at ${f.host}:${f.port} sent no reply for 1000 ms; still no reply after reconnecting for 1000 ms`)
+      expect(f.sent('HSET')).toBe(true)
+    })
+  }
+})
+
+/** Spawn the CLI; resolves `exited` with { code, stderr, at } (at: when it exited). */
+function startCli (args, env = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...BASE_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const err = []
+  child.stderr.on('data', d => err.push(d))
+  child.stdout.resume()
+  const exited = new Promise(resolve => child.on('close', code => resolve({ code, stderr: Buffer.concat(err).toString(), at: Date.now() })))
+  return { child, exited }
+}
+
+describe('hangs: the first Ctrl-C or SIGTERM ends any stage at once', () => {
+  // Default timeouts (10 s to connect, 30 s without a reply): an exit within 5 s of the
+  // signal is the signal's doing. Each waits for the fake server to see the stage begin.
+  const cases = [
+    ['the control handshake', silent, [], f => f.sent('CLIENT SETNAME')],
+    ['INFO cluster', args => /^CLIENT/.test(name(args)) ? '+OK\r\n' : null, [], f => f.sent('INFO')],
+    ['the data connection handshake', controlOnly, [], f => f.state.commands.some(c => c.conn === 1)],
+    ['CLUSTER SLOTS', clusterNoSlots, [], f => f.sent('CLUSTER')],
+    ['the TLS handshake', silent, ['--tls'], f => f.state.connections > 0],
+    ['the sentinel lookup', silent, 'sentinel', f => f.state.commands.length > 0],
+    ['mid-load, waiting for replies', handshakeOnly, [], f => f.sent('HSET')],
+    ['mid-load on a cluster, waiting for replies', 'cluster', [], f => f.sent('HSET')]
+  ]
+  for (const [stage, answer, extra, began] of cases) {
+    it(`SIGINT during ${stage}: exit 130`, async () => {
+      let port
+      const f = await fake(answer === 'cluster' ? (args, conn) => silentClusterNode(port)(args, conn) : answer)
+      port = f.port
+      const { child, exited } = startCli(cliArgs(f, extra))
+      await f.until(() => began(f))
+      const t0 = Date.now()
+      child.kill('SIGINT')
+      const res = await exited
+      expect(res.at - t0).toBeLessThan(SLACK_MS)
+      expect(res.code, res.stderr).toBe(130)
+      expect(res.stderr).toMatch(/aborted/)
+      expect(res.stderr).not.toMatch(/\n\s+at |internal error/)
+    })
+  }
+
+  it('SIGTERM during the control handshake: exit 143', async () => {
+    const f = await fake(silent)
+    const { child, exited } = startCli(cliArgs(f, []))
+    await f.until(() => f.sent('CLIENT SETNAME'))
+    const t0 = Date.now()
+    child.kill('SIGTERM')
+    const res = await exited
+    expect(res.at - t0).toBeLessThan(SLACK_MS)
+    expect(res.code, res.stderr).toBe(143)
+  })
+
+  it('SIGINT during bench setup: exit 130', async () => {
+    const f = await fake(silent)
+    const { child, exited } = startCli(['bench', '-h', f.host, '-p', String(f.port)])
+    await f.until(() => f.sent('CLIENT SETNAME'))
+    const t0 = Date.now()
+    child.kill('SIGINT')
+    const res = await exited
+    expect(res.at - t0).toBeLessThan(SLACK_MS)
+    expect(res.code, res.stderr).toBe(130)
+  })
+})
+
+/** Resolves once the fake server has taken one connection of ours: any earlier one shows. */
+async function probe (f) {
+  const s = net.connect(f.port, f.host, () => s.write('*1\r\n$4\r\nPING\r\n'))
+  s.on('error', () => {})
+  await f.until(st => st.commands.some(c => c.args[0] === 'PING'))
+  s.destroy()
+}
+
+describe('hangs: the library honours signal and connectTimeout during setup', () => {
+  const rec = [{ id: 1 }]
+
+  it('load() with an already-aborted signal opens no connection at all', async () => {
+    const f = await fake(ordinaryReply)
+    const err = await load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', signal: AbortSignal.abort() }).catch(e => e)
+    expect(err.code).toBe('PIPELOAD_ABORTED')
+    await probe(f)
+    expect(f.state.connections).toBe(1) // the probe's
+  })
+
+  it('bench() with an already-aborted signal opens no connection at all', async () => {
+    const f = await fake(ordinaryReply)
+    const err = await bench({ host: f.host, port: f.port, count: 10, batchSizes: [10], signal: AbortSignal.abort() }).catch(e => e)
+    expect(err.code).toBe('PIPELOAD_ABORTED')
+    await probe(f)
+    expect(f.state.connections).toBe(1)
+  })
+
+  it('aborting during the handshake rejects with PIPELOAD_ABORTED', async () => {
+    const f = await fake(silent)
+    const ac = new AbortController()
+    const run = load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', signal: ac.signal }).catch(e => e)
+    await f.until(() => f.sent('CLIENT SETNAME'))
+    ac.abort()
+    const err = await run
+    expect(err.code).toBe('PIPELOAD_ABORTED')
+    expect(err.message).toMatch(/while sending CLIENT SETNAME/)
+  })
+
+  it('aborting while the data connection waits for its handshake', async () => {
+    const f = await fake(controlOnly)
+    const ac = new AbortController()
+    const run = load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', signal: ac.signal }).catch(e => e)
+    await f.until(st => st.commands.some(c => c.conn === 1))
+    ac.abort()
+    expect((await run).code).toBe('PIPELOAD_ABORTED')
+  })
+
+  it('connectTimeout takes a duration; the error names target and stage', async () => {
+    const f = await fake(silent)
+    const err = await load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', connectTimeout: '300ms' }).catch(e => e)
+    expect(err.code).toBe('PIPELOAD_TIMEOUT')
+    expect(err.exitCode).toBe(4)
+    expect(err.message).toBe(`Redis at ${f.host}:${f.port} did not answer within 300 ms while sending CLIENT SETNAME (connect timeout)`)
+    expect(err.target).toBe(`${f.host}:${f.port}`)
+  })
+
+  it('bench() on a server that never answers: PIPELOAD_TIMEOUT', async () => {
+    const f = await fake(silent)
+    const err = await bench({ host: f.host, port: f.port, count: 10, batchSizes: [10], connectTimeout: 300 }).catch(e => e)
+    expect(err.code).toBe('PIPELOAD_TIMEOUT')
+    expect(err.message).toMatch(`${f.host}:${f.port} did not answer within 300 ms`)
+  })
+})
