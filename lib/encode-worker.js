@@ -27,7 +27,7 @@ function parentStream () {
 }
 
 function serializeError (err) {
-  return { name: err.name, code: err.code, message: err.message, file: err.file, line: err.line, offset: err.offset, raw: err.raw, stack: err.stack }
+  return { name: err.name, code: err.code, message: err.message, file: err.file, line: err.line, offset: err.offset, compressedOffset: err.compressedOffset, raw: err.raw, stack: err.stack }
 }
 
 async function main () {

@@ -25,8 +25,10 @@ function workerEligible (desc, o) {
 
 function reviveError (e) {
   if (e.code && e.code.startsWith('PIPELOAD_')) {
-    const err = new PipeloadError(e.code, e.message, { file: e.file, line: e.line, offset: e.offset, raw: e.raw })
-    return err
+    const context = { file: e.file, line: e.line, offset: e.offset, raw: e.raw }
+    // A gzip error names its compressed offset in the message: keep the property too.
+    if (e.compressedOffset !== undefined) context.compressedOffset = e.compressedOffset
+    return new PipeloadError(e.code, e.message, context)
   }
   const err = new Error(e.message)
   err.stack = e.stack

@@ -111,7 +111,11 @@ for (const worker of [false, true]) {
         expect(err.code).toBe(c.code)
         expect(err.exitCode).toBe(c.exit)
         expectWhere(err.message, s.file, c.message)
-        expect(err.stack).toBeDefined()
+        // The position rides along as properties, the same as the message says (a caller
+        // should not have to parse the text).
+        expect(err.file).toBe(s.file)
+        if (c.gzip) expect(err.message.startsWith(`${s.file}@${err.compressedOffset}: `), err.message).toBe(true)
+        else if (!c.whole) expect(err.message.startsWith(`${s.file}:${err.line}: `), `${err.line} ${err.message}`).toBe(true)
         const sum = err.summary
         if (c.gzip) return expectGzipPrefix(s.prefix, sum)
         if (c.whole) return expect(sum).toMatchObject({ records: 0, loaded: 0, errors: 0, failures: [] })

@@ -6,6 +6,7 @@
 
 const { startRedis } = require('./helpers/redis-server')
 const { runCli: pipeload } = require('./helpers/run-cli')
+const { monitorCommands } = require('./helpers/bench-spy')
 
 let srv
 let redis
@@ -20,12 +21,45 @@ afterAll(async () => {
 })
 
 const SMALL = ['--count', '200', '--batch-sizes', '1,20,200']
+const ROW_KEY = /^pipeload:bench:[0-9a-f]{12}:(\d+):(.*)$/
+const READS = new Set(['get', 'hget', 'scan', 'type', 'ping', 'echo', 'client', 'info', 'dbsize', 'hello', 'select', 'auth', 'unlink', 'monitor', 'config', 'command', 'cluster'])
+
+/**
+ * What a bench process sent, from the server's MONITOR feed (bench's own `correct` flag is
+ * not the proof): per row number, the writes in order as [command, key without the row
+ * prefix, ...args]; every key written is unlinked after its writes; no other key is touched.
+ */
+function rowsFromMonitor (commands) {
+  const rows = new Map()
+  const written = new Map() // full key -> index of its last write
+  const unlinked = new Map()
+  commands.forEach(([name, ...args], i) => {
+    name = name.toLowerCase()
+    if (name === 'unlink') { for (const k of args) unlinked.set(k, i); return }
+    if (READS.has(name)) return
+    const m = ROW_KEY.exec(args[0])
+    expect(m, `a write outside bench's prefix: ${name} ${args.join(' ')}`).not.toBe(null)
+    written.set(args[0], i)
+    const n = Number(m[1])
+    if (!rows.has(n)) rows.set(n, [])
+    rows.get(n).push([name, m[2], ...args.slice(1)])
+  })
+  for (const [key, at] of written) expect(unlinked.get(key), `${key} unlinked after its last write`).toBeGreaterThan(at)
+  return rows
+}
 
 describe('pipeload bench', () => {
   it('--json: the documented shape on stdout, exit 0, nothing left behind', async () => {
     await redis.set('mine', 'keep')
     const before = await redis.dbsize()
+    const monitor = await monitorCommands(srv)
     const r = await pipeload(['bench', '-u', srv.url, ...SMALL, '--json'])
+    await monitor.flush()
+    monitor.stop()
+    // In a row, 1, 20, 200: each row 200 INCRs of its own counter, then deleted.
+    const rows = rowsFromMonitor(monitor.commands)
+    expect([...rows.keys()]).toEqual([1, 2, 3, 4])
+    for (const cmds of rows.values()) expect(cmds).toEqual(Array(200).fill(['incr', 'counter']))
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     const res = JSON.parse(r.stdout)
@@ -42,8 +76,15 @@ describe('pipeload bench', () => {
   })
 
   it('--csv: a header line and one line per row', async () => {
+    const monitor = await monitorCommands(srv)
     const r = await pipeload(['bench', '-u', srv.url, ...SMALL, '--workload', 'set', '--csv'])
     expect(r.code).toBe(0)
+    await monitor.flush()
+    monitor.stop()
+    const rows = rowsFromMonitor(monitor.commands)
+    expect([...rows.keys()]).toEqual([1, 2, 3, 4])
+    const want = Array.from({ length: 200 }, (_, i) => ['set', `set:${i}`, `value-${i}`])
+    for (const cmds of rows.values()) expect(cmds).toEqual(want)
     const lines = r.stdout.trim().split('\n')
     expect(lines[0]).toMatch(/^mode,batchSize,window,ops,durationMs,opsPerSec,speedup,/)
     expect(lines.slice(1).map(l => l.split(',').slice(0, 2).join(','))).toEqual(['in-a-row,1', 'pipeline,1', 'pipeline,20', 'pipeline,200'])

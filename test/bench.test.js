@@ -4,12 +4,17 @@
 // Timing mode as a library: rows, correctness checks, cleanup, the delay proxy. Counts stay
 // small; these tests check what bench reports and what it leaves behind, never how fast
 // anything is (timing assertions are limited to the delay the proxy must add).
+//
+// bench's own `correct` flag is its self-check; the tests do not take its word for it:
+// benchSpy (test/helpers/bench-spy.js) reads every key bench deletes just before it is
+// deleted, so each row's keyspace is compared with what the workload must have written.
 
 const fs = require('node:fs')
 const net = require('node:net')
 const path = require('node:path')
 const { performance } = require('node:perf_hooks')
 const { useServer } = require('./helpers/redis-server')
+const { benchSpy } = require('./helpers/bench-spy')
 const { bench } = require('../lib/bench')
 const { startDelayProxy } = require('../lib/bench/delay-proxy')
 const { prefixTemplate } = require('../lib/bench/file')
@@ -25,6 +30,26 @@ async function seedForeignKeys () {
   await redis.set('mine', 'keep')
   await redis.hset('user:1', 'name', 'someone else')
   await redis.set('pipeload:bench:otherrun:1:counter', '7')
+}
+
+/** The keys a synthetic workload must leave in each row (without the row prefix) and their values. */
+function expectedRow (workload, count) {
+  const out = {}
+  if (workload === 'incr') out.counter = String(count)
+  for (let i = 0; i < count; i++) {
+    if (workload === 'set') out[`set:${i}`] = `value-${i}`
+    if (workload === 'hset') out[`hset:${i}`] = { name: `user ${i}`, email: `user${i}@example.com`, n: String(i) }
+  }
+  return out
+}
+
+/** Rows 1..n of one run, each holding exactly `expected` when bench deleted it. */
+function expectRows (spy, n, expected) {
+  const { runs, rows, other } = spy.rows()
+  expect(other, 'keys bench deleted outside its prefix').toEqual([])
+  expect(runs).toHaveLength(1)
+  expect([...rows.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1))
+  for (const [row, keys] of rows) expect(keys, `row ${row}`).toEqual(typeof expected === 'function' ? expected(row) : expected)
 }
 
 async function expectForeignKeysIntact (dbsizeBefore) {
@@ -56,7 +81,12 @@ describe('bench() synthetic workloads', () => {
   it('INCR: an in-a-row row and one per batch size, each counting every command, keys deleted', async () => {
     await seedForeignKeys()
     const before = await redis.dbsize()
-    const res = await bench({ url: srv.url, count: 500, batchSizes: [1000, 1, 10, 100] })
+    const spy = benchSpy(srv)
+    await redis.config('RESETSTAT')
+    const res = await bench({ redis: spy.redis, count: 500, batchSizes: [1000, 1, 10, 100] })
+    // The server's own count: 5 rows x 500 INCRs, on a counter that held 500 in each row.
+    expect((await redis.info('commandstats')).match(/^cmdstat_incr:calls=(\d+),/m)?.[1]).toBe('2500')
+    expectRows(spy, 5, { counter: '500' })
     expectShape(res)
     expect(res.workload).toBe('incr')
     expect(res.count).toBe(500)
@@ -77,33 +107,48 @@ describe('bench() synthetic workloads', () => {
     await expectForeignKeysIntact(before)
   })
 
-  it.each(['set', 'hset', 'ping'])('%s: correct rows and nothing left behind', async (workload) => {
+  it.each(['set', 'hset', 'ping'])('%s: each row writes every key with its value, nothing left behind', async (workload) => {
     const before = await redis.dbsize()
-    const res = await bench({ url: srv.url, workload, count: 300, batchSizes: [7, 300] })
+    const spy = benchSpy(srv)
+    await redis.config('RESETSTAT')
+    const res = await bench({ redis: spy.redis, workload, count: 300, batchSizes: [7, 300] })
     expect(res.workload).toBe(workload)
     expect(res.rows).toHaveLength(3)
     for (const r of res.rows) expect([r.ops, r.correct]).toEqual([300, true])
+    if (workload === 'ping') {
+      // Nothing to read back: the server counts the PINGs (3 rows x 300, and bench's 5 to
+      // measure the round trip), and bench deleted nothing.
+      expect((await redis.info('commandstats')).match(/^cmdstat_ping:calls=(\d+),/m)?.[1]).toBe(String(3 * 300 + 5))
+      expect(spy.keys()).toEqual([])
+    } else {
+      expectRows(spy, 3, expectedRow(workload, 300))
+    }
     expect(await redis.dbsize()).toBe(before)
   })
 
   it('repeat: the median run, the spread and the run count per row', async () => {
-    const res = await bench({ url: srv.url, count: 200, batchSizes: [50], repeat: 3 })
+    const spy = benchSpy(srv)
+    const res = await bench({ redis: spy.redis, count: 200, batchSizes: [50], repeat: 3 })
     for (const r of res.rows) {
       expect(r.runs).toBe(3)
       expect(r.opsPerSecMin).toBeLessThanOrEqual(r.opsPerSec)
       expect(r.opsPerSecMax).toBeGreaterThanOrEqual(r.opsPerSec)
       expect(r.correct).toBe(true)
     }
+    // 2 rows x 3 runs, each run on its own counter.
+    expectRows(spy, 6, { counter: '200' })
   })
 
   it('reports server memory as null (n/a) when the user may not run CLIENT', async () => {
     await redis.call('ACL', 'SETUSER', 'noclient', 'on', '>pw', '~*', '+@all', '-client')
     const before = await redis.dbsize()
-    const res = await bench({ host: srv.host, port: srv.port, username: 'noclient', password: 'pw', count: 100, batchSizes: [10] })
+    const spy = benchSpy(srv, { username: 'noclient', password: 'pw' })
+    const res = await bench({ redis: spy.redis, count: 100, batchSizes: [10] })
     for (const r of res.rows) {
       expect(r.serverReplyPeakBytes).toBe(null)
       expect(r.correct).toBe(true)
     }
+    expectRows(spy, 2, { counter: '100' })
     expect(formatTable(res)).toContain('n/a')
     expect(await redis.dbsize()).toBe(before)
   })
@@ -111,10 +156,17 @@ describe('bench() synthetic workloads', () => {
   it('keeps to a --db', async () => {
     const other = srv.client({ db: 3 })
     await other.set('in-db-3', 'x')
-    const res = await bench({ url: srv.url, db: 3, count: 100, batchSizes: [10] })
+    const before = await redis.dbsize()
+    await redis.config('RESETSTAT')
+    const spy = benchSpy(srv, { db: 3 })
+    const res = await bench({ redis: spy.redis, count: 100, batchSizes: [10] })
     expect(res.target).toMatch(/\/3$/)
     expect(res.rows.every(r => r.correct)).toBe(true)
+    // The spy reads db 3: the counters were there, 200 INCRs in all.
+    expectRows(spy, 2, { counter: '100' })
+    expect((await redis.info('commandstats')).match(/^cmdstat_incr:calls=(\d+),/m)?.[1]).toBe('200')
     expect(await other.dbsize()).toBe(1)
+    expect(await redis.dbsize()).toBe(before)
   })
 
   it('Ctrl-C (an aborted signal) stops the run, rejects with PIPELOAD_ABORTED and deletes its keys', async () => {
@@ -146,7 +198,16 @@ describe('bench() with a file', () => {
     fs.writeFileSync(file, lines.join('\n') + '\n')
     await seedForeignKeys()
     const before = await redis.dbsize()
-    const res = await bench({ url: srv.url, input: file, key: 'user:{id}', command: 'SADD users:{country} {id}', batchSizes: [1, 16, 1000] })
+    const spy = benchSpy(srv)
+    const res = await bench({ redis: spy.redis, input: file, key: 'user:{id}', command: 'SADD users:{country} {id}', batchSizes: [1, 16, 1000] })
+    // Each row (in a row, 1, 16, 1000) held the whole file when bench deleted it.
+    const want = {}
+    for (let i = 1; i <= 60; i++) {
+      want[`user:${i}`] = { id: String(i), name: `user ${i}`, country: String(i % 3) }
+      ;(want[`users:${i % 3}`] ??= []).push(String(i))
+    }
+    for (const c of [0, 1, 2]) want[`users:${c}`].sort()
+    expectRows(spy, 4, want)
     expectShape(res)
     expect(res.workload).toBe('file')
     expect(res.count).toBe(60)
@@ -161,8 +222,11 @@ describe('bench() with a file', () => {
   it('says a row is not correct when records fail', async () => {
     const file = path.join(tmp, 'clash.csv')
     fs.writeFileSync(file, 'id\n1\n2\n')
-    const res = await bench({ url: srv.url, input: file, command: ['SET u:{id} x', 'HSET u:{id} a b'], batchSizes: [10] })
+    const spy = benchSpy(srv)
+    const res = await bench({ redis: spy.redis, input: file, command: ['SET u:{id} x', 'HSET u:{id} a b'], batchSizes: [10] })
     expect(res.rows.map(r => r.correct)).toEqual([false, false])
+    // What the server held: the SETs, each HSET refused (WRONGTYPE).
+    expectRows(spy, 2, { 'u:1': 'x', 'u:2': 'x' })
   })
 
   it('prefixes only the key of each template', () => {
@@ -227,7 +291,8 @@ describe('delay proxy', () => {
 
   it('bench --rtt: in a row pays one RTT per command; the header says it was simulated; rows are capped by time', async () => {
     const before = await redis.dbsize()
-    const res = await bench({ url: srv.url, rtt: '20ms', count: 400, batchSizes: [400], maxRowTime: '300ms' })
+    const spy = benchSpy(srv)
+    const res = await bench({ redis: spy.redis, rtt: '20ms', count: 400, batchSizes: [400], maxRowTime: '300ms' })
     expect(res.rttMs).toBe(20)
     expect(res.rttSimulated).toBe(true)
     expect(res.pingMs).toBeGreaterThanOrEqual(19)
@@ -240,6 +305,8 @@ describe('delay proxy', () => {
     expect(whole.capped).toBe(false)
     expect(whole.ops).toBe(400)
     expect(whole.latencyMs.p50).toBeGreaterThanOrEqual(19)
+    // The ops each row reports are the INCRs its counter got.
+    expectRows(spy, 2, row => ({ counter: String([inARow, whole][row - 1].ops) }))
     expect(formatTable(res)).toMatch(/RTT 20\.0 ms SIMULATED/)
     expect(formatTable(res)).toMatch(/stopped after/)
     expect(await redis.dbsize()).toBe(before)

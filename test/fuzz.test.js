@@ -7,7 +7,8 @@
 // starts with `name:line` / `name@offset` (input) — any other throw, a hang (per-case
 // timeout) or a crash fails. Invariants checked on the way: positions only move forward,
 // whole-buffer and chunked reads agree, and skip mode yields exactly the records abort
-// mode yields before its first error.
+// mode yields before its first error, the row fast paths load() uses (rows: true) give
+// what csv-parse / JSON.parse give, and an unmutated input gives the rows it was made from.
 //
 // Fixed seed by default (printed); FUZZ_SEED=<n> FUZZ_CASES=<n> npx vitest run test/fuzz.test.js
 // to explore more, FUZZ_ONLY=<case> to replay one failing case of a seed.
@@ -21,7 +22,8 @@ const { openReader, Rejected } = require('../lib/readers')
 const { parseTemplate } = require('../lib/template')
 const { createMapper } = require('../lib/mapper')
 const { ByteWriter } = require('../lib/writer')
-const { FlatScanner } = require('../lib/readers/json-row')
+const { FlatScanner, JsonRow } = require('../lib/readers/json-row')
+const { CsvRow } = require('../lib/readers/csv-row')
 const { parseRecord } = require('../lib/readers/json-value')
 
 const SEED = Number(process.env.FUZZ_SEED || 20260522)
@@ -42,6 +44,13 @@ const SEEDS = [
   { format: 'ndjson', text: rows.map(r => JSON.stringify(r)).join('\n') + '\n' },
   { format: 'ndjson', text: rows.map(r => JSON.stringify(r)).join('\r\n') }
 ]
+
+/** The model: what a reader must give for an unmutated seed, worked out from `rows`, not by a reader. */
+function modelRecords (seed) {
+  if (seed.format === 'json' || seed.format === 'ndjson') return rows.map(r => ({ ...r }))
+  const arrays = rows.map(r => [r.id, r.name, String(r.n)])
+  return seed.header === false ? [['id', 'name', 'n'], ...arrays] : arrays
+}
 
 const SPECIAL = [0x22, 0x2c, 0x0a, 0x0d, 0x09, 0x5b, 0x5d, 0x7b, 0x7d, 0x3a, 0x5c, 0x00, 0xff, 0xc3, 0xe2, 0x80, 0xf0]
 
@@ -108,7 +117,7 @@ async function readCase (buf, options, size) {
           out.records.push({ line, offset, rejected: rec.code })
         } else {
           if (options.raw && typeof batch.raws[i] !== 'string') throw new Error(`no raw text for the record at line ${line}`)
-          out.records.push({ line, offset, record: rec })
+          out.records.push({ line, offset, record: rec instanceof CsvRow ? rec.toArray() : rec instanceof JsonRow ? rec.toObject() : rec })
         }
       }
     }
@@ -131,14 +140,16 @@ describe(`fuzz (seed ${SEED}, ${CASES} cases; FUZZ_SEED / FUZZ_CASES to change)`
   it('readers: mutated inputs end in records or a coded, positioned error', async () => {
     console.log(`fuzz seed ${SEED}, ${CASES} reader cases`)
     const r = prng(SEED)
+    let modeled = 0
     for (let c = 0; c < CASES; c++) {
       const seed = r.pick(SEEDS)
       let { buf, log } = r.chance(0.1) ? { buf: Buffer.from(seed.text), log: 'none' } : mutate(Buffer.from(seed.text), r)
       let gz = false
+      let damagedGz = false
       if (r.chance(0.15)) {
         gz = true
         buf = zlib.gzipSync(buf)
-        if (r.chance(0.6)) ({ buf } = mutate(buf, r)) // damage the compressed bytes
+        if (r.chance(0.6)) { ({ buf } = mutate(buf, r)); damagedGz = true } // damage the compressed bytes
       }
       const options = {
         format: seed.format,
@@ -150,8 +161,6 @@ describe(`fuzz (seed ${SEED}, ${CASES} cases; FUZZ_SEED / FUZZ_CASES to change)`
         raw: r.chance(0.5)
       }
       const size = r.pick([0, 1, 3, 64, 1 + r.int(500)])
-      // (not for gzip: how much of a damaged stream zlib inflates before failing depends on the chunks)
-      const compare = size !== 0 && !gz && r.chance(0.3)
       const what = `case ${c}: ${seed.format}${gz ? '.gz' : ''} mutations ${log}, chunks of ${size || 'all'}, seed ${SEED}`
       if (ONLY !== null && c !== ONLY) continue
       if (ONLY !== null && process.env.FUZZ_DUMP) require('node:fs').writeFileSync(process.env.FUZZ_DUMP, JSON.stringify({ buf: buf.toString('base64'), options, size }))
@@ -167,15 +176,32 @@ describe(`fuzz (seed ${SEED}, ${CASES} cases; FUZZ_SEED / FUZZ_CASES to change)`
         } else {
           expect(skipBefore.slice(0, abort.records.length), what).toEqual(abort.records)
         }
-        if (compare) {
-          const whole = await withTimeout(readCase(buf, { ...options, onError: 'skip' }, 0), what)
-          expect(whole, `${what}: whole vs chunked`).toEqual(skip)
+        // Every case whole and chunked. A damaged gzip stream is the exception: how much
+        // zlib inflates before it fails depends on the chunks, so there the records before
+        // the error must agree as far as both got.
+        const agree = (a, b, label) => {
+          if (!damagedGz) return expect(a, `${what}: ${label}`).toEqual(b)
+          const n = Math.min(a.records.length, b.records.length)
+          expect(a.records.slice(0, n), `${what}: ${label}`).toEqual(b.records.slice(0, n))
+        }
+        const whole = size === 0 ? skip : await withTimeout(readCase(buf, { ...options, onError: 'skip' }, 0), what)
+        agree(whole, skip, 'whole vs chunked')
+        // The row fast paths that load() takes (CsvRow, JsonRow) against csv-parse / JSON.parse
+        // (damaged gzip: how far each path reads before zlib fails differs too).
+        const fast = await withTimeout(readCase(buf, { ...options, onError: 'skip', rows: true }, size), what)
+        agree(fast, skip, 'rows: true vs rows: false')
+        // An unmutated input (no record-size limit): the rows it was written from.
+        if (log === 'none' && !damagedGz && options.maxRecordSize === undefined) {
+          expect(skip.error, what).toBe(null)
+          expect(skip.records.map(x => x.record ?? x), what).toEqual(modelRecords(seed))
+          modeled++
         }
       } catch (err) {
         err.message = `${what}\n${err.message}`
         throw err
       }
     }
+    if (ONLY === null && CASES >= 100) expect(modeled).toBeGreaterThan(0)
   }, 120_000)
 
   it('template compiler and mapper: random templates and records end in commands or a coded error', () => {

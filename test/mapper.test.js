@@ -4,6 +4,8 @@
 const { parseTemplate } = require('../lib/template')
 const { createMapper } = require('../lib/mapper')
 const { encodeCommand, quoteArg, bulk } = require('../lib/resp')
+// Expected bytes come from this model of RESP, not from lib/resp.js.
+const { respCommands } = require('./helpers/resp-model')
 const { ByteWriter } = require('../lib/writer')
 
 /** What the mapper writes for one record, as text. */
@@ -93,17 +95,28 @@ describe('mapping records to commands', () => {
     expect(m.args({ id: 'x' })).toEqual([['HSET', 'u:x', 'id', 'x'], ['SADD', 'users', 'x'], ['EXPIRE', 'u:x', '60']])
   })
 
-  it('writes the same bytes through the fast path as encoding its args', () => {
+  it('writes the commands the templates say, as RESP, on the fast path and in args()', () => {
     const long = 'x'.repeat(70000) + 'é'
+    // [shape, record, the commands by hand (README: numbers and booleans as JSON prints
+    // them, nested values as JSON text, --ttl expires the first command's key)]
     const shapes = [
-      [csv(['id', 'name', 'bio']), ['1', 'Zoë', 'multi\r\nline "q"']],
-      [csv(['id', 'name', 'bio']), ['ü' + long, '', long]],
-      [objects, { id: 'é', name: '😀', bio: '', n: 12, deep: { a: ['\u2028'] } }],
-      [objects, { id: 0, name: 9007199254740991, bio: 10, neg: -5, zero: -0, f: 1.5, big: 1e21, t: true }]
+      [csv(['id', 'name', 'bio']), ['1', 'Zoë', 'multi\r\nline "q"'], [
+        ['HSET', 'p:1', 'id', '1', 'name', 'Zoë', 'bio', 'multi\r\nline "q"'], ['SET', 'n:1:x', 'Zoë'], ['SET', 'multi\r\nline "q"', 'x'], ['EXPIRE', 'p:1', '5']]],
+      [csv(['id', 'name', 'bio']), ['ü' + long, '', long], [
+        ['HSET', 'p:ü' + long, 'id', 'ü' + long, 'name', '', 'bio', long], ['SET', `n:ü${long}:x`, ''], ['SET', long, 'x'], ['EXPIRE', 'p:ü' + long, '5']]],
+      [objects, { id: 'é', name: '😀', bio: '', n: 12, deep: { a: ['\u2028'] } }, [
+        ['HSET', 'p:é', 'id', 'é', 'name', '😀', 'bio', '', 'n', '12', 'deep', '{"a":["\u2028"]}'], ['SET', 'n:é:x', '😀'], ['SET', '', 'x'], ['EXPIRE', 'p:é', '5']]],
+      [objects, { id: 0, name: 9007199254740991, bio: 10, neg: -5, zero: -0, f: 1.5, big: 1e21, t: true }, [
+        ['HSET', 'p:0', 'id', '0', 'name', '9007199254740991', 'bio', '10', 'neg', '-5', 'zero', '0', 'f', '1.5', 'big', '1e+21', 't', 'true'],
+        ['SET', 'n:0:x', '9007199254740991'], ['SET', '10', 'x'], ['EXPIRE', 'p:0', '5']]]
     ]
-    for (const [shape, rec] of shapes) {
+    for (const [shape, rec, commands] of shapes) {
       const m = createMapper({ templates: ['HSET p:{id} *', 'SET n:{id}:x {name}', 'SET {bio} x'], ttl: 5, shape })
-      expect(written(m, rec).bytes.equals(Buffer.from(m.args(rec).map(encodeCommand).join('')))).toBe(true)
+      const out = written(m, rec)
+      expect(out.count).toBe(commands.length)
+      expect(out.text).toBe(respCommands(commands).toString())
+      expect(out.bytes.equals(respCommands(commands))).toBe(true)
+      expect(m.args(rec)).toEqual(commands)
     }
   })
 
@@ -117,23 +130,23 @@ describe('mapping records to commands', () => {
     }
     const star = createMapper({ templates: ['HSET k *'], shape: objects })
     expect(() => written(star, { ['k\ud800']: 'v' })).toThrow(expect.objectContaining({ code: 'PIPELOAD_RECORD_INVALID' }))
-    expect(written(star, { k: '😀' }).text).toBe(encodeCommand(['HSET', 'k', 'k', '😀']))
+    expect(written(star, { k: '😀' }).text).toBe(respCommands([['HSET', 'k', 'k', '😀']]).toString())
   })
 
   it('gives map() a CSV row with a header as an object (own properties), a headerless one as an array', () => {
     const seen = []
     const withHeader = createMapper({ map: r => { seen.push(r); return [['SET', `k:${r.id}`, r.__proto__]] }, shape: { columns: ['id', '__proto__'], file: 'f.csv' } })
-    expect(written(withHeader, ['7', 'p']).text).toBe(encodeCommand(['SET', 'k:7', 'p']))
+    expect(written(withHeader, ['7', 'p']).text).toBe(respCommands([['SET', 'k:7', 'p']]).toString())
     expect(Object.keys(seen[0])).toEqual(['id', '__proto__'])
     const headerless = createMapper({ map: r => { seen.push(r); return [['SET', `k:${r[0]}`, r[1]]] }, shape: { columns: null, file: 'f.csv' } })
-    expect(written(headerless, ['8', 'q']).text).toBe(encodeCommand(['SET', 'k:8', 'q']))
+    expect(written(headerless, ['8', 'q']).text).toBe(respCommands([['SET', 'k:8', 'q']]).toString())
     expect(Array.isArray(seen[1])).toBe(true)
   })
 
   it('accepts a map function and counts its commands per record', () => {
     const m = createMapper({ map: r => [['SET', `k:${r.id}`, r.v], ['INCR', 'n']], shape: objects })
     const { text, count } = written(m, { id: 1, v: 2 })
-    expect({ text, count }).toEqual({ text: encodeCommand(['SET', 'k:1', '2']) + encodeCommand(['INCR', 'n']), count: 2 })
+    expect({ text, count }).toEqual({ text: respCommands([['SET', 'k:1', '2'], ['INCR', 'n']]).toString(), count: 2 })
     expect(() => written(m, { id: 1 })).toThrow(/missing/)
   })
 })

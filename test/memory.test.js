@@ -24,23 +24,40 @@ function writeCsv (file, rows) {
   fs.closeSync(fd)
 }
 
-/** Run the CLI; meanwhile sample the server's output buffer for the data connection. */
+// The loader's batching, given explicitly so the bound below follows from it.
+const BATCH = 5000
+const WINDOW = 4
+// Each command is an HSET of 5 new fields: its reply is ":5\r\n".
+const REPLY_BYTES = Buffer.byteLength(':5\r\n')
+// omem counts the server's reply list in whole blocks (16 KiB of payload each, plus the
+// allocator's rounding): allow one block more than the replies fill, at 20 KiB a block.
+const BLOCK = 16 * 1024
+const SERVER_REPLY_BOUND = (Math.ceil(WINDOW * BATCH * REPLY_BYTES / BLOCK) + 1) * 20 * 1024
+
+/**
+ * Run the CLI; meanwhile sample the server's output buffer (CLIENT LIST omem, as
+ * lib/bench/sampler.js reads it) for the data connection. dataSamples counts the samples
+ * that found it, so a peak of 0 cannot come from never seeing it.
+ */
 async function importWithSampling (file, extra = []) {
   const admin = server.client()
   let peakOmem = 0
+  let dataSamples = 0
   let sampling = true
   const sampler = (async () => {
     while (sampling) {
       const list = await admin.call('CLIENT', 'LIST')
       for (const line of String(list).split('\n')) {
         if (!line.includes('name=pipeload-data')) continue
+        dataSamples++
         const omem = Number(/ omem=(\d+)/.exec(line)[1])
         if (omem > peakOmem) peakOmem = omem
       }
-      await new Promise(resolve => setTimeout(resolve, 10))
+      await new Promise(resolve => setTimeout(resolve, 10)) // the sampling interval, not a wait for an outcome
     }
   })()
-  const child = spawn(process.execPath, [BIN, 'import', file, '--key', 'm:{id}', '--json', '-u', server.url, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BIN, 'import', file, '--key', 'm:{id}', '--json', '-u', server.url,
+    '--batch-size', String(BATCH), '--window', String(WINDOW), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout.on('data', d => { out += d })
@@ -50,7 +67,7 @@ async function importWithSampling (file, extra = []) {
   await sampler
   expect(err).toBe('')
   expect(code).toBe(0)
-  return { summary: JSON.parse(out), peakOmem }
+  return { summary: JSON.parse(out), peakOmem, dataSamples }
 }
 
 /** A TCP proxy to `port` that withholds server replies on the connection named pipeload-data. */
@@ -116,9 +133,15 @@ describe('bounded memory', () => {
     expect(b.summary.records).toBe(1_000_000)
 
     const mb = n => (n / 1048576).toFixed(1)
-    console.log(`peak RSS: 200k rows ${mb(a.summary.peakRssBytes)} MB, 1M rows ${mb(b.summary.peakRssBytes)} MB; peak server omem ${b.peakOmem} B`)
+    console.log(`peak RSS: 200k rows ${mb(a.summary.peakRssBytes)} MB, 1M rows ${mb(b.summary.peakRssBytes)} MB; ` +
+      `peak server omem ${a.peakOmem} / ${b.peakOmem} B (${a.dataSamples} / ${b.dataSamples} samples; bound ${SERVER_REPLY_BOUND} B)`)
     expect(b.summary.peakRssBytes).toBeLessThan(200 * 1048576)
     expect(b.summary.peakRssBytes).toBeLessThan(a.summary.peakRssBytes * 1.5)
+    // The server's queue of replies for the loader: never more than window x batch replies.
+    for (const run of [a, b]) {
+      expect(run.dataSamples).toBeGreaterThan(0)
+      expect(run.peakOmem).toBeLessThanOrEqual(SERVER_REPLY_BOUND)
+    }
   }, 180_000)
 
   it('stops sending when window x batch commands await replies, so the server queue is bounded', async () => {

@@ -1,15 +1,25 @@
 'use strict'
-/* global describe, it, expect */ // vitest globals (see vitest.config.js)
+/* global describe, it, expect, vi, afterEach */ // vitest globals (see vitest.config.js)
 
 const os = require('node:os')
 const { normalizeLoadOptions } = require('../lib/options')
 
 describe('load options: worker', () => {
   const base = { input: 'x.csv', key: 'k:{id}' }
-  it('is off by default, on when asked, and "auto" means more than 2 cores', () => {
+  afterEach(() => vi.restoreAllMocks())
+
+  it('is off by default, on when asked', () => {
     expect(normalizeLoadOptions(base).worker).toBe(false)
     expect(normalizeLoadOptions({ ...base, worker: true }).worker).toBe(true)
-    expect(normalizeLoadOptions({ ...base, worker: 'auto' }).worker).toBe(os.availableParallelism() > 2)
+    expect(normalizeLoadOptions({ ...base, worker: false }).worker).toBe(false)
+  })
+
+  // The machine's own core count would make this test pass or fail by where it runs: the
+  // count is stubbed, and each case says what "auto" must decide for it.
+  it.each([[1, false], [2, false], [3, true], [16, true]])('"auto" with %i cores: worker %s (more than 2 cores)', (cores, want) => {
+    const spy = vi.spyOn(os, 'availableParallelism').mockReturnValue(cores)
+    expect(normalizeLoadOptions({ ...base, worker: 'auto' }).worker).toBe(want)
+    expect(spy).toHaveBeenCalled()
   })
 })
 

@@ -12,6 +12,118 @@ const { startRedis } = require('./helpers/redis-server')
 const ROOT = path.join(__dirname, '..')
 const BIN = path.join(ROOT, 'bin', 'pipeload.js')
 const run = promisify(execFile)
+const DATA = path.join(ROOT, 'examples', 'data')
+
+/**
+ * The example files read by the test itself (not by lib/readers): a small RFC 4180 CSV
+ * reader (quotes, "" inside them, newlines in quoted fields) and JSON.parse. Records as
+ * objects of column -> text.
+ */
+function csvRecords (file, d) {
+  const text = fs.readFileSync(path.join(DATA, file), 'utf8')
+  const rows = []
+  let row = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++ } else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"') quoted = true
+    else if (c === d) { row.push(field); field = '' } else if (c === '\n') { row.push(field); rows.push(row); row = []; field = '' } else field += c
+  }
+  if (field !== '' || row.length) { row.push(field); rows.push(row) }
+  const [head, ...body] = rows
+  return body.map(r => Object.fromEntries(head.map((h, i) => [h, r[i]])))
+}
+const cities = csvRecords('cities.csv', ',')
+const users = fs.readFileSync(path.join(DATA, 'users.ndjson'), 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l))
+const countries = JSON.parse(fs.readFileSync(path.join(DATA, 'countries.json'), 'utf8')).features
+// README: strings as they are, numbers and booleans as JSON prints them, nested values as JSON text.
+const asHash = rec => Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))
+const cityHashes = records => records.map(c => [`city:${c.id}`, c])
+const hsetCalls = async redis => Number((await redis.info('commandstats')).match(/^cmdstat_hset:calls=(\d+),/m)?.[1] ?? 0)
+
+/**
+ * What each README command must leave on the server, worked out from the example files:
+ * `keys` are deleted before it runs (so the check sees this command's writes, not an
+ * earlier one's), then `check` reads them back. Bench commands must leave the keyspace as
+ * they found it.
+ */
+function expectationsFor (command) {
+  const hashes = pairs => ({
+    keys: pairs.map(([k]) => k),
+    async check (redis) {
+      for (const [k, v] of pairs) expect(await redis.hgetall(k), k).toEqual(v)
+    }
+  })
+  if (/^npx pipeload bench/.test(command)) return { bench: true }
+  if (/--checkpoint \S+ --resume$/.test(command)) {
+    // The checkpoint of the run before counts every record: resuming sends nothing again.
+    return {
+      keys: [],
+      before: hsetCalls,
+      async check (redis, stdout, callsBefore) {
+        expect(await hsetCalls(redis), 'HSETs sent by --resume after a finished run').toBe(callsBefore)
+        await hashes(cityHashes(cities)).check(redis)
+      }
+    }
+  }
+  if (/--dry-run text/.test(command)) {
+    const keys = cities.map(c => `city:${c.id}`)
+    return {
+      keys,
+      async check (redis, stdout) {
+        expect(await redis.exists(...keys), 'a dry run writes nothing').toBe(0)
+        expect(stdout.split('\n').filter(l => l.startsWith('HSET city:'))).toHaveLength(cities.length)
+      }
+    }
+  }
+  if (/cities\.csv -c 'SET city:\{id\}:name \{name\}' -c 'SADD cities:\{country\} \{id\}' --ttl 3600$/.test(command)) {
+    const countries = [...new Set(cities.map(c => c.country))]
+    return {
+      keys: [...cities.map(c => `city:${c.id}:name`), ...countries.map(c => `cities:${c}`)],
+      async check (redis) {
+        for (const c of cities) {
+          expect(await redis.get(`city:${c.id}:name`)).toBe(c.name)
+          const ttl = await redis.ttl(`city:${c.id}:name`)
+          expect(ttl > 3500 && ttl <= 3600, `ttl ${ttl}`).toBe(true)
+        }
+        for (const k of countries) {
+          expect((await redis.smembers(`cities:${k}`)).sort()).toEqual(cities.filter(c => c.country === k).map(c => c.id).sort())
+          expect(await redis.ttl(`cities:${k}`), 'only the first command\'s key expires').toBe(-1)
+        }
+      }
+    }
+  }
+  if (/-c 'SET city:\{0\}:pop \{3\}'$/.test(command)) {
+    return {
+      keys: cities.map(c => `city:${c.id}:pop`),
+      async check (redis) {
+        for (const c of cities) expect(await redis.get(`city:${c.id}:pop`)).toBe(c.population)
+      }
+    }
+  }
+  if (/cities\.tsv/.test(command)) return hashes(cityHashes(csvRecords('cities.tsv', '\t')))
+  if (/cities-semicolon\.csv/.test(command)) return hashes(cityHashes(csvRecords('cities-semicolon.csv', ';')))
+  if (/cities\.csv.* --key 'city:\{id\}'/.test(command)) return hashes(cityHashes(cities))
+  if (/users\.ndjson -c 'HSET user:\{id\} \*' -c 'SADD users \{id\}' --ttl 3600$/.test(command)) {
+    return {
+      keys: [...users.map(u => `user:${u.id}`), 'users'],
+      async check (redis) {
+        for (const u of users) {
+          expect(await redis.hgetall(`user:${u.id}`)).toEqual(asHash(u))
+          const ttl = await redis.ttl(`user:${u.id}`)
+          expect(ttl > 3500 && ttl <= 3600, `ttl ${ttl}`).toBe(true)
+        }
+        expect((await redis.smembers('users')).sort()).toEqual(users.map(u => u.id).sort())
+      }
+    }
+  }
+  if (/countries\.json --json-path features --key 'country:\{id\}'$/.test(command)) return hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))
+  return null
+}
 
 /** The commands of every ```sh block, without comments and the commands tests cannot nest. */
 function readmeCommands () {
@@ -36,7 +148,19 @@ describe('README examples', () => {
     expect(commands[0]).toMatch(/^npx pipeload import examples\/data\/cities\.csv/)
   })
 
+  it('knows what every example must write', () => {
+    for (const c of commands) expect(expectationsFor(c), c).not.toBe(null)
+    expect(cities).toHaveLength(50)
+    expect(cities.find(c => c.id === '4').note).toBe('Name has a "tilde"')
+  })
+
   it.each(commands)('%s', async (command) => {
+    const redis = server.client()
+    const want = expectationsFor(command)
+    if (want.keys?.length) await redis.del(...want.keys)
+    await redis.set('readme:bystander', 'keep')
+    const before = await redis.dbsize()
+    const measured = want.before && await want.before(redis)
     const shell = command
       .replaceAll('npx pipeload', `"${process.execPath}" "${BIN}"`)
       .replaceAll('redis-cli', `redis-cli -p ${server.port}`)
@@ -45,7 +169,10 @@ describe('README examples', () => {
     })
     expect(stderr).not.toMatch(/\n\s+at /)
     if (/--dry-run resp \| redis-cli/.test(command)) expect(stdout).toMatch(/errors: 0, replies: 50/)
-    if (/--json$/.test(command)) expect(JSON.parse(stdout).errors).toBe(0)
+    if (/--json$/.test(command)) expect(JSON.parse(stdout)).toMatchObject({ errors: 0, records: cities.length, loaded: cities.length })
+    if (want.bench) expect(await redis.dbsize(), 'bench leaves the keyspace as it found it').toBe(before)
+    else await want.check(redis, stdout, measured)
+    expect(await redis.get('readme:bystander')).toBe('keep')
   })
 
   it('left the data the examples describe', async () => {
