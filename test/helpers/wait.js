@@ -13,8 +13,9 @@ const pause = ms => new Promise(resolve => setTimeout(resolve, ms))
 /**
  * Poll `check` (sync or async) until it returns a truthy value, and resolve with that value.
  * A check that throws counts as not yet; its last error is in the timeout's message.
+ * pollMs: for checks that cost something (a connection to every node of a cluster).
  */
-async function waitFor (what, check, timeoutMs = 20_000) {
+async function waitFor (what, check, timeoutMs = 20_000, pollMs = POLL_MS) {
   const deadline = Date.now() + timeoutMs
   let last
   for (;;) {
@@ -25,7 +26,7 @@ async function waitFor (what, check, timeoutMs = 20_000) {
       last = err
     }
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ': ' + last.message : ''}`)
-    await pause(POLL_MS)
+    await pause(pollMs)
   }
 }
 
