@@ -131,7 +131,7 @@ describe('bounded memory', () => {
       '--batch-size', '500', '--window', '3'], { stdio: 'ignore' })
     try {
       await waitUntil(() => proxy.dataCommands >= 3 * 500)
-      // The one timed wait left in the suite, on purpose: "sends nothing more" is an absence,
+      // A timed wait, on purpose: "sends nothing more" is an absence,
       // and the loader gives no event when it blocks, so it is watched for a while. This wait
       // cannot fail a correct loader on a slow machine (nothing it does later can add a
       // command); a slow machine can only make it miss a loader that ignores the window.
