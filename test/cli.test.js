@@ -9,7 +9,7 @@ const { spawn } = require('node:child_process')
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const { startRedis, freePort, useServer } = require('./helpers/redis-server')
+const { startRedis, withDeadPort, useServer } = require('./helpers/redis-server')
 const ds = require('./helpers/datasets')
 const { runCli: pipeload, ROOT, BIN, BASE_ENV } = require('./helpers/run-cli')
 const { version } = require('../package.json')
@@ -258,13 +258,12 @@ describe('cli: connection flags and environment', () => {
     expect(await redis.exists('cli:env:1')).toBe(0)
   })
 
-  it('-u wins over REDIS_URL', async () => {
-    const dead = await freePort()
+  it('-u wins over REDIS_URL', () => withDeadPort(async dead => {
     const res = await pipeload(['import', writeTmp('envu.csv', 'id,v\n1,x\n'), '-k', 'cli:envu:{id}', '-u', srv.url, '-q'],
       { env: { REDIS_URL: `redis://127.0.0.1:${dead}` } })
     expect(res.code, res.stderr).toBe(0)
     expect(await redis.hgetall('cli:envu:1')).toEqual({ id: '1', v: 'x' })
-  })
+  }))
 })
 
 describe('cli: authentication never shows the password', () => {
@@ -364,9 +363,8 @@ describe('cli: output modes', () => {
     expect(await redis.hget('cli:q:1', 'name')).toBe('Tokyo')
   })
 
-  it('--dry-run text: one command per line, quoted as redis-cli reads it, no server needed', async () => {
+  it('--dry-run text: one command per line, quoted as redis-cli reads it, no server needed', () => withDeadPort(async dead => { // nothing listens: a dry run must not connect
     const file = writeTmp('dry.csv', 'id,name\n1,Ann\n2,"B ""q"" c"\n3,"a\nb"\n4,ü\n5,\n')
-    const dead = await freePort() // nothing listens: a dry run must not connect
     const res = await pipeload(['import', file, '-c', 'HSET cli:dry:{id} name {name}', '-c', 'SADD cli:dry:all {id}',
       '--dry-run', 'text', '-u', `redis://127.0.0.1:${dead}`, '-q'])
     expect(res.code, res.stderr).toBe(0)
@@ -378,7 +376,7 @@ describe('cli: output modes', () => {
       'HSET cli:dry:4 name "ü"', 'SADD cli:dry:all 4',
       'HSET cli:dry:5 name ""', 'SADD cli:dry:all 5'
     ])
-  })
+  }))
 
   it('--dry-run resp | redis-cli --pipe loads what a direct run loads', async () => {
     const records = ds.generateRecords({ count: 300, seed: 202, extraIds: ['😀', 'id with space', '007'] })
@@ -506,20 +504,18 @@ describe('cli: exit codes', () => {
     expect(await redis.exists('cli:badnd:4')).toBe(0)
   })
 
-  it('4: an unreachable server, one line naming host:port (-u and -h/-p)', async () => {
-    const dead = await freePort()
+  it('4: an unreachable server, one line naming host:port (-u and -h/-p)', () => withDeadPort(async dead => {
     for (const flags of [['-u', `redis://127.0.0.1:${dead}`], ['-h', '127.0.0.1', '-p', String(dead)]]) {
       const res = await pipeload(['import', CITIES, '-k', 'cli:dead:{id}', ...flags])
       expectUserError(res, 4, `127.0.0.1:${dead}`)
       expect(lines(res.stderr), res.stderr).toHaveLength(1)
     }
-  })
+  }))
 
-  it('4: an unreachable server given by a URL with a password: the password is not shown', async () => {
-    const dead = await freePort()
+  it('4: an unreachable server given by a URL with a password: the password is not shown', () => withDeadPort(async dead => {
     const secret = 'hidden-' + crypto.randomBytes(6).toString('hex')
     const res = await pipeload(['import', CITIES, '-k', 'cli:dead:{id}', '-u', `redis://someone:${secret}@127.0.0.1:${dead}`])
     expectUserError(res, 4, `127.0.0.1:${dead}`)
     expect(res.stderr).not.toContain(secret)
-  })
+  }))
 })

@@ -273,7 +273,14 @@ describeEachServer('cluster', server => {
         } finally {
           c.disconnect()
         }
-        await sleep(300) // let the loader meet the new topology while records keep coming
+        // Records keep coming until the loader has met the new topology: the old master has
+        // answered it MOVED (Redis and Valkey count each error reply by its code).
+        const old = cluster.nodeAt(master).client()
+        try {
+          await waitFor('the old master to answer MOVED', async () => /^errorstat_MOVED:count=[1-9]/m.test(await old.info('errorstats')))
+        } finally {
+          old.disconnect()
+        }
       }
       const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, failover), commands: ['SET k:{id} {v}'] })
       expectCounts(summary, ROWS)
@@ -287,8 +294,26 @@ describeEachServer('cluster', server => {
     it('a master killed: its replica takes over, the commands for it are re-routed, nothing lost', async () => {
       const [, master] = await cluster.masterPorts()
       const kill = async () => {
-        await sleep(300) // the input pauses: what the master acknowledged has reached its replica
+        // Replication is asynchronous: a master killed at a random moment takes with it the
+        // writes it acknowledged and its replica had not yet received, and "nothing lost" would
+        // fail for no fault of the loader. So the master stops executing writes first (the
+        // loader's commands then wait there, unanswered, and must be re-routed after the kill),
+        // and is killed once its replica has everything the master wrote.
+        const replica = await replicaOf(master)
         const node = cluster.nodeAt(master)
+        const c = node.client()
+        const r = replica.client()
+        try {
+          await c.call('CLIENT', 'PAUSE', '60000', 'WRITE')
+          const written = Number(/^master_repl_offset:(\d+)/m.exec(await c.info('replication'))[1])
+          await waitFor('the replica to have all the master wrote', async () =>
+            Number(/^slave_repl_offset:(\d+)/m.exec(await r.info('replication'))[1]) >= written)
+          await waitFor('loader commands held by the pause', async () =>
+            String(await c.call('CLIENT', 'LIST')).split('\n').some(l => / name=pipeload-data /.test(l) && (/ flags=\w*b/.test(l) || / qbuf=[1-9]/.test(l))))
+        } finally {
+          c.disconnect()
+          r.disconnect()
+        }
         node.alive = false
         await node.kill('SIGKILL')
       }

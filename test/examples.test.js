@@ -10,7 +10,7 @@ const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { startRedis, freePort } = require('./helpers/redis-server')
+const { startRedis, withDeadPort } = require('./helpers/redis-server')
 
 const ROOT = path.resolve(__dirname, '..')
 const EXAMPLES = path.join(ROOT, 'examples')
@@ -81,8 +81,7 @@ describe('examples/', () => {
     })
   })
 
-  it('exit 1 with a one-line message when Redis is not there', async () => {
-    const dead = await freePort()
+  it('exit 1 with a one-line message when Redis is not there', () => withDeadPort(async dead => {
     for (const name of SCRIPTS) {
       const res = await runExample(name, `redis://127.0.0.1:${dead}`)
       expect(res.code, `${name}: ${res.stdout}${res.stderr}`).toBe(1)
@@ -90,5 +89,5 @@ describe('examples/', () => {
       expect(res.stderr.trim().split('\n'), `${name}: ${res.stderr}`).toHaveLength(1)
       expect(res.stderr).toContain(`127.0.0.1:${dead}`)
     }
-  })
+  }))
 })

@@ -1,7 +1,8 @@
 'use strict'
 
 /* global describe, it, expect, beforeAll, afterAll */ // vitest globals (see vitest.config.js)
-const { startRedis, isPortFree, ping } = require('./helpers/redis-server')
+const net = require('node:net')
+const { startRedis, deadPort, isPortFree, ping } = require('./helpers/redis-server')
 
 describe('test harness: private redis-server', () => {
   let srv
@@ -75,6 +76,25 @@ describe('test harness: private redis-server', () => {
       expect(await ping(other.port)).toBe(false)
     } finally {
       await other.stop()
+    }
+  })
+})
+
+describe('test harness: deadPort()', () => {
+  it('refuses connections, and no server can take the port while it is held', async () => {
+    const dead = await deadPort()
+    try {
+      const err = await new Promise((resolve, reject) => {
+        const s = net.connect(dead.port, '127.0.0.1')
+        s.on('connect', () => { s.destroy(); reject(new Error('connected to a dead port')) })
+        s.on('error', resolve)
+      })
+      expect(err.code).toBe('ECONNREFUSED')
+      expect(await isPortFree(dead.port)).toBe(false)
+      // A redis-server (which sets SO_REUSEADDR) cannot bind it either.
+      await expect(startRedis({ args: ['--port', String(dead.port)] })).rejects.toThrow(/address already in use/i)
+    } finally {
+      await dead.close()
     }
   })
 })

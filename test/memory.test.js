@@ -154,6 +154,10 @@ describe('bounded memory', () => {
       '--batch-size', '500', '--window', '3'], { stdio: 'ignore' })
     try {
       await waitUntil(() => proxy.dataCommands >= 3 * 500)
+      // A timed wait, on purpose: "sends nothing more" is an absence,
+      // and the loader gives no event when it blocks, so it is watched for a while. This wait
+      // cannot fail a correct loader on a slow machine (nothing it does later can add a
+      // command); a slow machine can only make it miss a loader that ignores the window.
       await new Promise(resolve => setTimeout(resolve, 1000))
       // The handshake's CLIENT SETNAME, then exactly three batches of 500, and nothing more.
       expect(proxy.dataCommands).toBe(1 + 3 * 500)

@@ -9,29 +9,18 @@ const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
 const Redis = require('ioredis')
 const { startRedis, REDIS } = require('./redis-server')
+const wait = require('./wait')
 
 const run = promisify(execFile)
-const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms)) // pacing input in cluster.test.js, not waiting
+// Cluster checks open a client per node: poll them every 100 ms.
+const waitFor = (what, check, timeoutMs = 20_000) => wait.waitFor(what, check, timeoutMs, 100)
 const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000']
 
 /** redis-cli (or `cli`, e.g. valkey-cli) with args; resolves with stdout. */
 async function redisCli (args, timeout = 60_000, cli = 'redis-cli') {
   const { stdout } = await run(cli, args, { timeout, maxBuffer: 64 * 1024 * 1024 })
   return stdout
-}
-
-async function waitFor (what, check, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs
-  let last
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return
-    } catch (err) {
-      last = err
-    }
-    await sleep(100)
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ': ' + last.message : ''}`)
 }
 
 /**

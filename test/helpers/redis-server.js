@@ -51,6 +51,43 @@ function freePort () {
   })
 }
 
+/**
+ * A port where nothing listens, for as long as the test holds it: connecting gets
+ * ECONNREFUSED, and no other process (a server another test starts) can bind it meanwhile.
+ * freePort() cannot give that: the port it returns is free again at once, and the next
+ * server any test file starts may take it. Here the port is the local end of a TCP
+ * connection this process keeps open: bound, so bind() elsewhere fails with EADDRINUSE
+ * (servers set SO_REUSEADDR, but the kernel lets two sockets share a port only when both
+ * set it, and this one does not), and not listening, so a SYN to it is answered with RST.
+ * @returns {Promise<{ port: number, close(): Promise<void> }>}
+ */
+async function deadPort () {
+  const accepted = []
+  const peer = net.createServer(s => accepted.push(s))
+  await new Promise((resolve, reject) => { peer.once('error', reject); peer.listen(0, HOST, resolve) })
+  const holder = net.connect(peer.address().port, HOST)
+  await new Promise((resolve, reject) => { holder.once('error', reject); holder.once('connect', resolve) })
+  holder.on('error', () => {})
+  return {
+    port: holder.localPort,
+    async close () {
+      holder.destroy()
+      for (const s of accepted) s.destroy()
+      await new Promise(resolve => peer.close(() => resolve()))
+    }
+  }
+}
+
+/** Run `fn(port)` with a deadPort() held, released after. */
+async function withDeadPort (fn) {
+  const dead = await deadPort()
+  try {
+    return await fn(dead.port)
+  } finally {
+    await dead.close()
+  }
+}
+
 function isPortFree (port) {
   return new Promise((resolve) => {
     const srv = net.createServer()
@@ -312,4 +349,4 @@ function useServer (tmpPrefix, assign, { server } = {}) {
   })
 }
 
-module.exports = { startRedis, useServer, freePort, isPortFree, ping, REDIS, serverKinds, describeEachServer }
+module.exports = { startRedis, useServer, freePort, deadPort, withDeadPort, isPortFree, ping, REDIS, serverKinds, describeEachServer }
