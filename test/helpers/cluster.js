@@ -35,14 +35,17 @@ async function waitFor (what, check, timeoutMs = 20_000) {
 }
 
 /**
- * @param {{ masters?: number, replicas?: number, server?: object }} [o] server: the kind of
- *   every node, from serverKinds() (default redis-server)
+ * @param {{ masters?: number, replicas?: number, server?: object, password?: string }} [o] server:
+ *   the kind of every node, from serverKinds() (default redis-server); password: requirepass
+ *   and masterauth on every node (the helper's own clients and cli calls authenticate)
  * @returns cluster: { nodes, url, client(), cli(args), slots(), masterPorts(), stop(), … }
  */
-async function startCluster ({ masters = 3, replicas = 0, server = REDIS } = {}) {
+async function startCluster ({ masters = 3, replicas = 0, server = REDIS, password } = {}) {
   const count = masters * (1 + replicas)
-  const nodes = await Promise.all(Array.from({ length: count }, () => startRedis({ args: NODE_ARGS, server })))
-  const cli = (args, timeout) => redisCli(args, timeout, server.cli)
+  const args = password ? [...NODE_ARGS, '--masterauth', password] : NODE_ARGS
+  const nodes = await Promise.all(Array.from({ length: count }, () => startRedis({ args, server, password })))
+  const auth = password ? ['-a', password, '--no-auth-warning'] : []
+  const cli = (args, timeout) => redisCli([...auth, ...args], timeout, server.cli)
   const cluster = {
     nodes,
     server,
@@ -52,7 +55,7 @@ async function startCluster ({ masters = 3, replicas = 0, server = REDIS } = {})
     /** An ioredis Cluster client (closed by stop()). */
     client () {
       const c = new Redis.Cluster(nodes.filter(n => n.alive !== false).map(n => ({ host: n.host, port: n.port })), {
-        redisOptions: { protocol: 2 }
+        redisOptions: { protocol: 2, ...(password ? { password } : {}) }
       })
       c.on('error', () => {})
       clients.push(c)
