@@ -50,15 +50,18 @@ async function counts (prefix) {
 }
 
 describe('SIGKILL while the checkpoint is written, then --resume', () => {
+  // The worker thread skips the checkpointed records with its own copy of the loop.
   const cases = [
-    ['half-way through writing it', 'write'],
-    ['after writing it, before the rename', 'rename']
+    ['half-way through writing it', 'write', []],
+    ['after writing it, before the rename', 'rename', []],
+    ['half-way through writing it, resumed with --worker', 'write', ['--worker']]
   ]
-  for (const [when, at] of cases) {
+  for (const [when, at, resumeWith] of cases) {
     it(`killed ${when}: the checkpoint on disk is the previous one, whole; the resumed run loads every record, the checkpointed ones exactly once`, async () => {
-      const cp = path.join(dir, `${at}.checkpoint`)
-      const log = path.join(dir, `${at}.log`)
-      const prefix = `${at}:`
+      const name = at + resumeWith.join('')
+      const cp = path.join(dir, `${name}.checkpoint`)
+      const log = path.join(dir, `${name}.log`)
+      const prefix = `${name}:`
       // Batches of 100 with window 1: the first checkpoint comes after the first batch, so
       // the second (the one killed) is never the first and always has one before it.
       const args = ['-c', `INCR ${prefix}{id}`, '--checkpoint', cp, '--batch-size', '100', '--window', '1', '--json']
@@ -83,7 +86,7 @@ describe('SIGKILL while the checkpoint is written, then --resume', () => {
       const before = await counts(prefix)
       for (let i = 0; i < previous.records; i++) if (before[i] !== 1) expect.fail(`record ${i} ran ${before[i]} times before the resume`)
 
-      const second = await pipeload([...args, '--resume'])
+      const second = await pipeload([...args, '--resume', ...resumeWith])
       expect(second.err).toBe('')
       expect(second.code).toBe(0)
       expect(JSON.parse(second.out)).toMatchObject({ resumedFrom: previous.records, records: ROWS, loaded: ROWS, errors: 0 })
