@@ -25,6 +25,15 @@ function setsReceived () {
   return seen
 }
 
+/** Exit 4; the last error names the server, the bad reply and the retry time; the summary; no stack. */
+function expectGaveUp (r, port) {
+  expect(r.code).toBe(4)
+  expect(r.stdout).toBe('')
+  expect(r.stderr).toMatch(new RegExp(`^pipeload: bad reply from 127\\.0\\.0\\.1:${port}: Protocol error[^\\n]*(retry timeout|within 1000 ms)`, 'm'))
+  expect(r.stderr).toMatch(/loaded 0 of \d+ records/)
+  expect(r.stderr).not.toMatch(/\n\s+at |internal error/)
+}
+
 describe('protocol errors: a server that sends a reply that is not RESP', () => {
   it('one malformed reply mid-load: the connection is dropped, unacknowledged batches are re-sent, every record loaded', async () => {
     let data = 0
@@ -49,10 +58,21 @@ describe('protocol errors: a server that sends a reply that is not RESP', () => 
       const r = await runCli([...ARGS, '-u', srv.url, '--retry-timeout', '1s'], { input: CSV, timeoutMs: 15_000 })
       expect(r.code).toBe(4)
       expect(r.stdout).toBe('')
-      const lines = r.stderr.trim().split('\n')
-      expect(lines[0]).toMatch(new RegExp(`^pipeload: bad reply from 127\\.0\\.0\\.1:${srv.port}: .*Protocol error`))
-      expect(r.stderr).toMatch(/loaded 0 of \d+ records/)
-      expect(r.stderr).not.toMatch(/\n\s+at |internal error/)
+      expectGaveUp(r, srv.port)
     }, 20_000)
   }
+
+  it('a cluster node (a scripted one-master cluster) whose every data reply is malformed: exit 4 after --retry-timeout, the same way', async () => {
+    let port
+    srv = await scriptedServer(args => {
+      const cmd = args[0].toUpperCase()
+      if (cmd === 'INFO') { const body = '# Cluster\r\ncluster_enabled:1\r\n'; return `$${body.length}\r\n${body}\r\n` }
+      if (cmd === 'CLUSTER') return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:${port}\r\n`
+      return usual(args) ?? '?what\r\n'
+    })
+    port = srv.port
+    const r = await runCli([...ARGS, '-u', srv.url, '--retry-timeout', '1s'], { input: CSV, timeoutMs: 15_000 })
+    expectGaveUp(r, srv.port)
+    expect(r.stderr).toMatch(/into cluster via 127\.0\.0\.1:\d+ \(1 masters\)/)
+  }, 20_000)
 })
