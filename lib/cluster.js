@@ -34,6 +34,29 @@ function fullAddr (addr, node) {
   return addr.startsWith(':') ? node.endpoint.host + addr : addr
 }
 
+/**
+ * An ioredis Cluster that is still connecting sends CLUSTER commands to any of its seeds
+ * at random, a dead one too ("Connection is closed"): wait until it has its slot map.
+ */
+function clusterReady (cluster, ms = 10000) {
+  if (cluster.status === 'ready') return Promise.resolve()
+  if (cluster.status === 'wait') return cluster.connect() // lazyConnect: resolves once ready
+  return new Promise((resolve, reject) => {
+    const done = err => {
+      clearTimeout(timer)
+      cluster.off('ready', ready)
+      cluster.off('end', ended)
+      if (err) reject(err)
+      else resolve()
+    }
+    const ready = () => done()
+    const ended = () => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', 'the ioredis Cluster given as redis closed before it was ready'))
+    const timer = setTimeout(() => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the ioredis Cluster given as redis was not ready within ${ms} ms (no seed node answered)`)), ms)
+    cluster.once('ready', ready)
+    cluster.once('end', ended)
+  })
+}
+
 /** One encoded batch and the state of each of its commands. */
 class Parent {
   constructor (encoded) {
@@ -104,6 +127,8 @@ class ClusterSink {
 
   /** Read the slot map; the cluster must answer. */
   async start () {
+    const { control, connectTimeout } = this.topology
+    if (control.isCluster) await clusterReady(control, connectTimeout)
     const ok = await this.refresh()
     if (!ok) throw this.lastRefreshError instanceof PipeloadError ? this.lastRefreshError : new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the cluster did not answer CLUSTER SLOTS: ${this.lastRefreshError.message}`, { cause: this.lastRefreshError })
     if (!this.masters().length) {
@@ -395,7 +420,7 @@ class Topology {
   }
 
   async slots () {
-    if (this.control.isCluster) return clusterReady(this.control, this.connectTimeout).then(() => this.control.cluster('SLOTS'))
+    if (this.control.isCluster) return this.control.cluster('SLOTS')
     let last = null
     if (this.control.status === 'ready') {
       const host = this.control.stream?.remoteAddress || this.control.options.host
@@ -450,29 +475,6 @@ class Topology {
     for (const c of this.clients.values()) c.disconnect()
     this.clients.clear()
   }
-}
-
-/**
- * An ioredis Cluster that is still connecting sends CLUSTER commands to any of its seeds
- * at random, a dead one too ("Connection is closed"): wait until it has its slot map.
- */
-function clusterReady (cluster, ms = 10000) {
-  if (cluster.status === 'ready') return Promise.resolve()
-  if (cluster.status === 'wait') return cluster.connect() // lazyConnect: resolves once ready
-  return new Promise((resolve, reject) => {
-    const done = err => {
-      clearTimeout(timer)
-      cluster.off('ready', ready)
-      cluster.off('end', ended)
-      if (err) reject(err)
-      else resolve()
-    }
-    const ready = () => done()
-    const ended = () => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', 'the ioredis Cluster given as redis closed before it was ready'))
-    const timer = setTimeout(() => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the ioredis Cluster given as redis was not ready within ${ms} ms (no seed node answered)`)), ms)
-    cluster.once('ready', ready)
-    cluster.once('end', ended)
-  })
 }
 
 /** Is the server behind this control client a cluster node? (INFO cluster; false when not allowed) */
