@@ -4,8 +4,8 @@
 // Cluster mode where things go wrong: error replies from masters (file:line attribution,
 // which the cluster sink does with its own record lookup, lib/cluster.js Parent.recordOf),
 // the abort policy's stop position, ASK redirections from a slot migrated by hand, a dead
-// seed node, a cluster with requirepass/masterauth on every node, and every master gone
-// (the --retry-timeout give-up). Keys are placed with cluster-key-slot (ioredis' own
+// seed node, a cluster with requirepass/masterauth on every node, a cluster over TLS, and
+// every master gone (the --retry-timeout give-up). Keys are placed with cluster-key-slot (ioredis' own
 // implementation, not pipeload's) and read back from the master that owns them.
 
 const fs = require('node:fs')
@@ -17,6 +17,7 @@ const { spawn } = require('node:child_process')
 const Redis = require('ioredis')
 const keySlot = require('cluster-key-slot')
 const { startCluster, waitFor } = require('./helpers/cluster')
+const { makeCerts } = require('./helpers/certs')
 const { runCli, BIN, BASE_ENV } = require('./helpers/run-cli')
 const { load } = require('..')
 
@@ -278,6 +279,37 @@ describe('a cluster with requirepass and masterauth on every node', () => {
     expect(r.stderr).toMatch(/^pipeload: authentication to Redis at 127\.0\.0\.1:\d+ failed: /)
     expect(r.stderr).not.toContain(PW)
     const got = await onOwners(['nope:0', 'nope:1', 'nope:2'], (p, k) => p.exists(k), secure)
+    for (const [, [, n]] of got) expect(n).toBe(0)
+  })
+})
+
+describe('a cluster over TLS (TLS ports only; cluster bus and replication over TLS)', () => {
+  let tlsCluster
+  let certs
+  beforeAll(async () => {
+    certs = makeCerts(path.join(dir, 'pki'))
+    tlsCluster = await startCluster({ masters: 3, tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca, clientCert: certs.clientCert, clientKey: certs.clientKey } })
+  }, 60_000)
+  afterAll(async () => { await tlsCluster?.stop() })
+
+  it('rediss:// with --tls-ca: every record on its master, over TLS to every master', async () => {
+    expect(tlsCluster.url).toMatch(/^rediss:/)
+    const r = await runCli(['import', csv, '-u', tlsCluster.url, '--tls-ca', certs.ca, '-c', 'SET tls:{id} {v}', '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const s = JSON.parse(r.stdout)
+    expect(s).toMatchObject({ records: N, loaded: N, errors: 0 })
+    expect(s.cluster.masters).toBe(3)
+    const ids = Array.from({ length: N }, (_, i) => i)
+    const got = await onOwners(ids.map(i => `tls:${i}`), (p, k) => p.get(k), tlsCluster)
+    for (const i of ids) if (got.get(`tls:${i}`)[1] !== `v${i}`) expect.fail(`tls:${i} is ${got.get(`tls:${i}`)}`)
+  })
+
+  it('without the CA: exit 4, the certificate is not trusted, nothing written', async () => {
+    const r = await runCli(['import', csv, '-u', tlsCluster.url, '-c', 'SET untrusted:{id} {v}'])
+    expect(r.code).toBe(4)
+    expect(r.stderr).toMatch(/^pipeload: cannot connect to Redis at 127\.0\.0\.1:\d+: the server's TLS certificate is not trusted/)
+    const got = await onOwners(['untrusted:0', 'untrusted:1', 'untrusted:2'], (p, k) => p.exists(k), tlsCluster)
     for (const [, [, n]] of got) expect(n).toBe(0)
   })
 })
