@@ -9,6 +9,7 @@ const { connectData, dataEndpoint } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('./cluster-slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
+const { scrub } = require('./connection')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
 // cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
@@ -40,7 +41,11 @@ function fullAddr (addr, node) {
  */
 function clusterReady (cluster, ms = 10000) {
   if (cluster.status === 'ready') return Promise.resolve()
-  if (cluster.status === 'wait') return cluster.connect() // lazyConnect: resolves once ready
+  if (cluster.status === 'wait') { // lazyConnect: resolves once ready
+    return cluster.connect().catch(err => {
+      throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the ioredis Cluster given as redis could not connect: ${err.message}`)
+    })
+  }
   return new Promise((resolve, reject) => {
     const done = err => {
       clearTimeout(timer)
@@ -130,7 +135,7 @@ class ClusterSink {
     const { control, connectTimeout } = this.topology
     if (control.isCluster) await clusterReady(control, connectTimeout)
     const ok = await this.refresh()
-    if (!ok) throw this.lastRefreshError instanceof PipeloadError ? this.lastRefreshError : new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the cluster did not answer CLUSTER SLOTS: ${this.lastRefreshError.message}`, { cause: this.lastRefreshError })
+    if (!ok) throw this.lastRefreshError instanceof PipeloadError ? this.lastRefreshError : new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the cluster did not answer CLUSTER SLOTS: ${scrub(this.lastRefreshError.message, [this.endpoint.password])}`)
     if (!this.masters().length) {
       throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', 'the cluster has no slots assigned (CLUSTER SLOTS is empty)')
     }

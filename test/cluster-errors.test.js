@@ -241,15 +241,34 @@ describe('seed nodes', () => {
     await cluster.flushall()
   })
 
-  it('an ioredis Cluster with no seed up: PIPELOAD_CONNECTION_FAILED (exit 4) within connectTimeout, not a bare ioredis error', async () => {
-    const redis = new Redis.Cluster(dead.map(s => ({ host: '127.0.0.1', port: s.address().port })), { redisOptions: { protocol: 2 } })
+  for (const lazyConnect of [false, true]) {
+    it(`an ioredis Cluster${lazyConnect ? ' (lazyConnect)' : ''} with no seed up: PIPELOAD_CONNECTION_FAILED (exit 4), not a bare ioredis error`, async () => {
+      const redis = new Redis.Cluster(dead.map(s => ({ host: '127.0.0.1', port: s.address().port })), { lazyConnect, redisOptions: { protocol: 2 } })
+      redis.on('error', () => {})
+      try {
+        const err = await load({ redis, input: [{ id: 1 }], command: 'SET never:{id} 1', connectTimeout: 1000 }).catch(e => e)
+        expect(err.code).toBe('PIPELOAD_CONNECTION_FAILED')
+        expect(err.exitCode).toBe(4)
+        expect(err.message).toMatch(/ioredis Cluster given as redis/)
+      } finally {
+        redis.disconnect()
+      }
+    })
+  }
+
+  it('an ioredis Cluster made with lazyConnect, not connected yet: pipeload connects it and loads', async () => {
+    const [live] = await cluster.masterPorts()
+    const redis = new Redis.Cluster([{ host: '127.0.0.1', port: live }], { lazyConnect: true, redisOptions: { protocol: 2 } })
     redis.on('error', () => {})
     try {
-      const err = await load({ redis, input: [{ id: 1 }], command: 'SET never:{id} 1', connectTimeout: 1000 }).catch(e => e)
-      expect(err.code).toBe('PIPELOAD_CONNECTION_FAILED')
-      expect(err.exitCode).toBe(4)
+      expect(redis.status).toBe('wait')
+      const rows = Array.from({ length: 500 }, (_, i) => ({ id: i, v: `v${i}` }))
+      expect(await load({ redis, input: rows, command: 'SET lazy:{id} {v}' })).toMatchObject({ records: 500, loaded: 500 })
+      const got = await onOwners(rows.map(r => `lazy:${r.id}`), (p, k) => p.get(k))
+      for (const r of rows) expect(got.get(`lazy:${r.id}`)).toEqual([null, `v${r.id}`])
     } finally {
       redis.disconnect()
+      await cluster.flushall()
     }
   })
 })
