@@ -88,6 +88,24 @@ describe('the scrubber: a server that echoes the password in its error reply', (
     expect(r.stderr).not.toMatch(/\n\s+at /)
   })
 
+  it('CLI, cluster mode: a master (a scripted one-master cluster) that echoes the password on its data connection', async () => {
+    let port
+    srv = await scriptedServer((args, conn) => {
+      const cmd = args[0].toUpperCase()
+      if (cmd === 'AUTH') return conn.id >= 2 ? echo(args) : '+OK\r\n'
+      if (cmd === 'INFO') { const body = '# Cluster\r\ncluster_enabled:1\r\n'; return `$${body.length}\r\n${body}\r\n` }
+      if (cmd === 'CLUSTER') return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:${port}\r\n`
+      return usual(args) ?? '+OK\r\n'
+    })
+    port = srv.port
+    const r = await runCli(['import', '-', '--format', 'csv', '-c', 'SET a:{id} {v}', '-u', srv.url, '--json'], { input: CSV, env: { REDISCLI_AUTH: PW } })
+    expect(r.code).toBe(4)
+    expectNoPassword('cluster', r.stdout, r.stderr)
+    expect(r.stderr).toMatch(new RegExp(`^pipeload: [^\\n]*authentication to Redis at 127\\.0\\.0\\.1:${port} failed: `))
+    expectScrubbedEcho(r.stderr)
+    expect(srv.connections.some(c => c.id >= 2 && c.commands[0][0] === 'AUTH')).toBe(true)
+  })
+
   for (const [where, echoFrom] of [['control', 1], ['data', 2]]) {
     it(`library, ${where} connection: the error as message, stack, inspected and serialized holds no password`, async () => {
       await echoingServer({ echoFrom })
