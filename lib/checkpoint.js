@@ -80,11 +80,18 @@ function readCheckpoint (file) {
   return state
 }
 
-/** Refuse to resume over a different input: same file, same size, same mtime. */
+/**
+ * Refuse to resume over a different input: same file, same size, same mtime; a stream or an
+ * iterable (no path) only over one of the same name, and never a file's checkpoint over a
+ * stream or the other way round.
+ */
 function checkResumable (file, state, identity) {
   const was = state.input || {}
   if (was.path && identity.path && (was.path !== identity.path || was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
     throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input ${identity.path} is not the same file any more (${identity.size} bytes): remove the checkpoint to start over`)
+  }
+  if (!(was.path && identity.path) && (Boolean(was.path) !== Boolean(identity.path) || was.name !== identity.name)) {
+    throw checkpointError(file, `it was written for ${was.path || was.name}; the input is ${identity.path || identity.name}: remove the checkpoint to start over`)
   }
 }
 

@@ -9,6 +9,7 @@ const { connectData, dataEndpoint, ask, bounded } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('./cluster-slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
+const { scrub } = require('./connection')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
 // cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
@@ -33,6 +34,33 @@ const ABORT_GRACE = 1000
 /** A redirect's "host:port"; Redis 7 may leave the host out when it is the same ("":port"). */
 function fullAddr (addr, node) {
   return addr.startsWith(':') ? node.endpoint.host + addr : addr
+}
+
+/**
+ * An ioredis Cluster that is still connecting sends CLUSTER commands to any of its seeds
+ * at random, a dead one too ("Connection is closed"): wait until it has its slot map.
+ */
+function clusterReady (cluster, ms = 10000) {
+  if (cluster.status === 'ready') return Promise.resolve()
+  if (cluster.status === 'wait') { // lazyConnect: resolves once ready
+    return cluster.connect().catch(err => {
+      throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the ioredis Cluster given as redis could not connect: ${err.message}`)
+    })
+  }
+  return new Promise((resolve, reject) => {
+    const done = err => {
+      clearTimeout(timer)
+      cluster.off('ready', ready)
+      cluster.off('end', ended)
+      if (err) reject(err)
+      else resolve()
+    }
+    const ready = () => done()
+    const ended = () => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', 'the ioredis Cluster given as redis closed before it was ready'))
+    const timer = setTimeout(() => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the ioredis Cluster given as redis was not ready within ${ms} ms (no seed node answered)`)), ms)
+    cluster.once('ready', ready)
+    cluster.once('end', ended)
+  })
 }
 
 /** One encoded batch and the state of each of its commands. */
@@ -111,8 +139,10 @@ class ClusterSink {
 
   /** Read the slot map; the cluster must answer. */
   async start () {
+    const { control, connectTimeout } = this.topology
+    if (control.isCluster) await clusterReady(control, connectTimeout)
     const ok = await this.refresh()
-    if (!ok) throw this.lastRefreshError
+    if (!ok) throw this.lastRefreshError instanceof PipeloadError ? this.lastRefreshError : new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the cluster did not answer CLUSTER SLOTS: ${scrub(this.lastRefreshError.message, [this.endpoint.password])}`)
     if (!this.masters().length) {
       throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', 'the cluster has no slots assigned (CLUSTER SLOTS is empty)')
     }

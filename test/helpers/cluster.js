@@ -6,6 +6,7 @@
 // joined with `redis-cli --cluster create` (valkey-cli for Valkey nodes).
 
 const { execFile } = require('node:child_process')
+const fs = require('node:fs')
 const { promisify } = require('node:util')
 const Redis = require('ioredis')
 const { startRedis, REDIS } = require('./redis-server')
@@ -24,14 +25,22 @@ async function redisCli (args, timeout = 60_000, cli = 'redis-cli') {
 }
 
 /**
- * @param {{ masters?: number, replicas?: number, server?: object }} [o] server: the kind of
- *   every node, from serverKinds() (default redis-server)
+ * @param {{ masters?: number, replicas?: number, server?: object, password?: string, tls?: object }} [o]
+ *   server: the kind of every node, from serverKinds() (default redis-server); password:
+ *   requirepass and masterauth on every node (the helper's own clients and cli calls
+ *   authenticate); tls: { cert, key, ca, clientCert, clientKey } (paths, as makeCerts()
+ *   names them), every node on a TLS port only, with the cluster bus and replication over
+ *   TLS too (the bus wants client certificates: clientCert/clientKey)
  * @returns cluster: { nodes, url, client(), cli(args), slots(), masterPorts(), stop(), … }
  */
-async function startCluster ({ masters = 3, replicas = 0, server = REDIS } = {}) {
+async function startCluster ({ masters = 3, replicas = 0, server = REDIS, password, tls } = {}) {
   const count = masters * (1 + replicas)
-  const nodes = await Promise.all(Array.from({ length: count }, () => startRedis({ args: NODE_ARGS, server })))
-  const cli = (args, timeout) => redisCli(args, timeout, server.cli)
+  const args = [...NODE_ARGS, ...(password ? ['--masterauth', password] : [])]
+  if (tls) args.push('--tls-cluster', 'yes', '--tls-replication', 'yes', '--tls-client-cert-file', tls.clientCert, '--tls-client-key-file', tls.clientKey)
+  const serverTls = tls && { cert: tls.cert, key: tls.key, ca: tls.ca }
+  const nodes = await Promise.all(Array.from({ length: count }, () => startRedis({ args, server, password, tls: serverTls })))
+  const auth = [...(password ? ['-a', password, '--no-auth-warning'] : []), ...(tls ? ['--tls', '--cacert', tls.ca] : [])]
+  const cli = (args, timeout) => redisCli([...auth, ...args], timeout, server.cli)
   const cluster = {
     nodes,
     server,
@@ -41,7 +50,7 @@ async function startCluster ({ masters = 3, replicas = 0, server = REDIS } = {})
     /** An ioredis Cluster client (closed by stop()). */
     client () {
       const c = new Redis.Cluster(nodes.filter(n => n.alive !== false).map(n => ({ host: n.host, port: n.port })), {
-        redisOptions: { protocol: 2 }
+        redisOptions: { protocol: 2, ...(password ? { password } : {}), ...(tls ? { tls: { ca: fs.readFileSync(tls.ca) } } : {}) }
       })
       c.on('error', () => {})
       clients.push(c)
