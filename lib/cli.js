@@ -199,7 +199,7 @@ async function runImport (input, flags, io) {
     retryTimeout: flags.retryTimeout,
     checkpoint: flags.checkpoint,
     resume: flags.resume,
-    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${e.resentBatches} unacknowledged batches\n`),
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,
@@ -235,8 +235,8 @@ function writeOut (io, text) {
 async function report (summary, flags, io) {
   const failures = summary.failures.slice(0, MAX_PRINTED_FAILURES)
   for (const f of failures) io.stderr.write(formatFailure(f) + '\n')
-  if (summary.errors > failures.length) io.stderr.write(`… and ${summary.errors - failures.length} more failed records\n`)
-  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${summary.rejects.records} failed records written to ${summary.rejects.file}\n`)
+  if (summary.errors > failures.length) io.stderr.write(`… and ${int(summary.errors - failures.length)} more failed records\n`)
+  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${int(summary.rejects.records)} failed records written to ${summary.rejects.file}\n`)
   if (flags.json) await writeOut(io, JSON.stringify(summary) + '\n')
   else if (!flags.quiet) io.stderr.write(formatSummary(summary) + '\n')
 }
@@ -351,18 +351,25 @@ function failure (err, io) {
     if (err.code === 'PIPELOAD_CHECKPOINT_INVALID') return err.exitCode
     if (err.summary && err.summary.records > 0) {
       const s = err.summary
-      // The stopping failure is the message; others (error replies of batches in flight) follow.
-      const others = (s.failures || []).filter(f => formatFailure(f) !== formatFailure(err.failure || err)).slice(0, MAX_PRINTED_FAILURES)
-      for (const f of others) io.stderr.write(formatFailure(f) + '\n')
+      if (err.code === 'PIPELOAD_RECORD_FAILED') {
+        // The stopping failure is the message. How many records of the batches already in
+        // flight failed as well depends on timing, so they are counted, not listed: the
+        // same lines whatever arrived first (each is in --json's failures and --rejects).
+        const n = err.alsoFailed || 0
+        if (n > 0) io.stderr.write(`pipeload: and ${int(n)} more record${n === 1 ? '' : 's'} in the batches already sent failed too\n`)
+      } else {
+        const others = (s.failures || []).filter(f => formatFailure(f) !== formatFailure(err.failure || err)).slice(0, MAX_PRINTED_FAILURES)
+        for (const f of others) io.stderr.write(formatFailure(f) + '\n')
+      }
       io.stderr.write(formatSummary(s) + '\n')
-      io.stderr.write(`pipeload: stopped after ${s.records} records: ${s.loaded} loaded and acknowledged, ${s.errors} failed\n`)
+      io.stderr.write(`pipeload: stopped after ${int(s.records)} records: ${int(s.loaded)} loaded and acknowledged, ${int(s.errors)} failed\n`)
       if (s.checkpoint && err.output !== 'checkpoint') io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
     if (err.summary && err.summary.stoppedAt) {
       const at = err.summary.stoppedAt
       io.stderr.write(`pipeload: nothing from ${where(at.file, at.line)}${at.offset != null ? ` (byte ${at.offset})` : ''} on was sent\n`)
     }
-    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${err.summary.rejects.records} failed records written to ${err.summary.rejects.file}\n`)
+    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${int(err.summary.rejects.records)} failed records written to ${err.summary.rejects.file}\n`)
     return err.exitCode
   }
   io.stderr.write(`pipeload: internal error, please report it:\n${err && err.stack ? err.stack : err}\n`)
