@@ -362,7 +362,7 @@ function failure (err, io) {
         for (const f of others) io.stderr.write(formatFailure(f) + '\n')
       }
       io.stderr.write(formatSummary(s) + '\n')
-      io.stderr.write(`pipeload: stopped after ${int(s.records)} records: ${int(s.loaded)} loaded and acknowledged, ${int(s.errors)} failed\n`)
+      io.stderr.write(`pipeload: stopped after ${int(s.records)} record${s.records === 1 ? '' : 's'}: ${int(s.loaded)} loaded and acknowledged, ${int(s.errors)} failed\n`)
       if (s.checkpoint && err.output !== 'checkpoint') io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
     if (err.summary && err.summary.stoppedAt) {

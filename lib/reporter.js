@@ -48,7 +48,7 @@ function formatProgress (p) {
   if (share !== null) s += ` of ${bytes(p.totalBytes)} (${(100 * share).toFixed(1)}%)`
   if (p.errors) s += ` · ${int(p.errors)} errors`
   if (p.elapsedMs != null) {
-    s += ` · ${clock(p.elapsedMs)}`
+    s += ` · ${clock(p.elapsedMs)} elapsed`
     if (share > 0) s += ` · ETA ${clock((p.elapsedMs * (1 - share)) / share)}`
   }
   return s
