@@ -30,7 +30,7 @@ Templates (-c, --key): a Redis command whose arguments may name the record's fie
 `
 const ENV_HELP = `
 Environment:
-  REDIS_URL       the server when -u is not given (redis://[user:password@]host:port[/db])
+  REDIS_URL       the server when -u is not given; -h, -p, -n override its parts
   REDISCLI_AUTH   the password, as for redis-cli (-a or a password in -u wins)
   REDIS_PASSWORD  the password when REDISCLI_AUTH is not set
 `

@@ -262,7 +262,7 @@ class Run {
       return new PipeloadError('PIPELOAD_RECORD_FAILED', `${formatFailure(f)} (stopped: on-error abort)`,
         { file: f.file, line: f.line, offset: f.offset, failure: f, alsoFailed: Math.max(0, this.errorCount() - 1) })
     }
-    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors} records failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
+    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors.toLocaleString('en-US')} records failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
       { file: f.file, line: f.line, offset: f.offset, failure: f })
   }
 
