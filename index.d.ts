@@ -127,10 +127,10 @@ export interface LoadOptions extends ConnectionOptions {
   batchSize?: number
   /** Batches awaiting replies at most. Default 4. */
   window?: number
-  /** Close a batch early once it holds this many bytes. Default 8 MiB. */
-  maxBatchBytes?: number
-  /** Refuse records larger than this many bytes. Default 64 MiB. */
-  maxRecordSize?: number
+  /** Close a batch early once it holds this many bytes (or a size such as "8MiB"). Default 8 MiB. */
+  maxBatchBytes?: number | string
+  /** Refuse records larger than this many bytes (or a size such as "64MiB", "512KiB"). Default 64 MiB. */
+  maxRecordSize?: number | string
   /**
    * Parse and encode files and byte streams in a worker thread; the main thread then only
    * writes batches and reads replies. Default false (one thread outpaces one server and a
@@ -258,6 +258,10 @@ export class PipeloadError extends Error {
   output?: string
   /** The underlying error, e.g. what an input iterable threw (PIPELOAD_INPUT_FAILED). */
   cause?: unknown
+  /** PIPELOAD_RECORD_FAILED / PIPELOAD_TOO_MANY_ERRORS: the failure that stopped the run. */
+  failure?: Failure
+  /** PIPELOAD_RECORD_FAILED: how many more records of the batches already sent failed. */
+  alsoFailed?: number
 }
 
 export function load (options: LoadOptions): Promise<Summary>
@@ -291,7 +295,7 @@ export interface BenchOptions extends ConnectionOptions {
   header?: boolean
   delimiter?: string
   jsonPath?: string
-  maxRecordSize?: number
+  maxRecordSize?: number | string
   key?: string
   command?: string | string[]
   commands?: string[]

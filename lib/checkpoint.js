@@ -166,7 +166,7 @@ async function * skipRecords (batches, n, file) {
     yield { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k), raws: batch.raws?.slice(k) }
   }
   if (left > 0) {
-    throw checkpointError(file, `it says ${n} records were loaded, but the input has only ${n - left}: it was not written for this input; remove it to start over`)
+    throw checkpointError(file, `it says ${n.toLocaleString('en-US')} records were loaded, but the input has only ${(n - left).toLocaleString('en-US')}: it was not written for this input; remove it to start over`)
   }
 }
 

@@ -4,7 +4,7 @@ const { Command, Option, CommanderError } = require('commander')
 const { load } = require('./load')
 const { PipeloadError, EXIT, where } = require('./errors')
 const { DEFAULTS } = require('./options')
-const { formatProgress, formatSummary, formatFailure } = require('./reporter')
+const { formatProgress, formatSummary, formatFailure, int } = require('./reporter')
 const { version } = require('../package.json')
 const { benchCommand } = require('./bench/cli')
 const { tlsFromFlags } = require('./tls')
@@ -17,6 +17,35 @@ const { urlHasPassword } = require('./connection')
 const MAX_PRINTED_FAILURES = 20
 const PASSWORD_WARNING = "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
 
+// The sections `--help` prints after the options (README "The CLI" says the same at length).
+const TEMPLATE_HELP = `
+Templates (-c, --key): a Redis command whose arguments may name the record's fields
+  {field}       the field "field": a CSV column, a JSON property
+  {a.b}         a nested JSON field
+  {0}, {1}      a column by position (--no-header, JSON arrays)
+  *             every field/value pair of the record: HSET user:{id} *
+  "two words"   quotes make one argument of text with spaces
+  {{ and }}     literal braces, e.g. a cluster hash tag: SET {{user}}:{id} {name}
+  --key 'user:{id}' is -c 'HSET user:{id} *'. A missing or null field fails its record.
+`
+const ENV_HELP = `
+Environment:
+  REDIS_URL       the server when -u is not given; -h, -p, -n override its parts
+  REDISCLI_AUTH   the password, as for redis-cli (-a or a password in -u wins)
+  REDIS_PASSWORD  the password when REDISCLI_AUTH is not set
+`
+const EXIT_HELP = `
+Exit codes:
+  0        every record loaded
+  1        some records failed (an error reply, a missing field; --on-error skip: a bad row)
+  2        bad usage: an unknown option, an invalid value or template
+  3        bad input that stopped the run: unreadable file, malformed row, oversized record
+  4        no connection: unreachable, timed out, authentication failed, connection lost
+  74       an output could not be written: stdout, --rejects, --checkpoint
+  70       an internal error (a bug: please report it with the printed stack)
+  130/143  interrupted by Ctrl-C / SIGTERM
+`
+
 function collect (value, previous) {
   return previous.concat([value])
 }
@@ -25,7 +54,7 @@ function collect (value, previous) {
 function addConnectionOptions (cmd) {
   return cmd
     .option('-u, --url <url>', 'server URL, redis://[user:password@]host:port[/db] (default: $REDIS_URL or 127.0.0.1:6379)')
-    .option('-h, --host <host>', 'server host (redis-cli style)')
+    .option('-h, --host <host>', 'server host (redis-cli style); a bare -h shows this help')
     .option('-p, --port <port>', 'server port')
     .option('-a, --pass <password>', 'password (prefer $REDISCLI_AUTH or $REDIS_PASSWORD: the command line is visible to other users)')
     .option('--user <username>', 'ACL user name')
@@ -92,7 +121,7 @@ function importCommand (io) {
   const cmd = new Command('import')
     .description('stream a CSV, TSV, JSON or NDJSON file (or - for stdin) into Redis as pipelined commands')
     .argument('<input>', 'file to load, or - for stdin (gzip is detected)')
-    .helpOption('--help', 'display help for import')
+    .helpOption('--help', 'display help for import (so does -h without a host)')
     .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension)').choices(['csv', 'tsv', 'json', 'ndjson']))
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
     .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
@@ -100,9 +129,9 @@ function importCommand (io) {
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
     .option('--ttl <seconds>', 'EXPIRE the key of the first command after writing it')
-    .option('-b, --batch-size <n>', 'commands per pipelined batch', String(DEFAULTS.batchSize))
-    .option('-w, --window <n>', 'batches awaiting replies at most', String(DEFAULTS.window))
-    .option('--max-record-size <bytes>', 'refuse records larger than this', String(DEFAULTS.maxRecordSize))
+    .option('-b, --batch-size <n>', 'commands per pipelined batch', DEFAULTS.batchSize)
+    .option('-w, --window <n>', 'batches awaiting replies at most', DEFAULTS.window)
+    .addOption(new Option('--max-record-size <size>', 'refuse records larger than this: bytes, or with a unit (KiB, MiB, GiB)').default(DEFAULTS.maxRecordSize, `${DEFAULTS.maxRecordSize / 1024 / 1024} MiB`))
     .addOption(new Option('--on-error <policy>', 'a failed record (bad row, missing field, error reply): abort = stop there, skip = report it and go on').choices(['abort', 'skip']).default(DEFAULTS.onError))
     .option('--max-errors <n>', 'with --on-error skip: stop once more than n records failed')
     .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
@@ -122,8 +151,11 @@ function importCommand (io) {
 Examples:
   pipeload import users.csv --key 'user:{id}'
   pipeload import users.ndjson -c 'HSET user:{id} *' -c 'SADD users {id}' --ttl 3600
+  pipeload import cities.csv --delimiter ';' -c 'SET city:{id}:name {name}'
   zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
-  pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe`)
+  pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
+  pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
+${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
   cmd.action(async (input, flags) => {
     io.exitCode = await runImport(input, flags, io)
   })
@@ -167,7 +199,7 @@ async function runImport (input, flags, io) {
     retryTimeout: flags.retryTimeout,
     checkpoint: flags.checkpoint,
     resume: flags.resume,
-    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${e.resentBatches} unacknowledged batches\n`),
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,
@@ -203,34 +235,102 @@ function writeOut (io, text) {
 async function report (summary, flags, io) {
   const failures = summary.failures.slice(0, MAX_PRINTED_FAILURES)
   for (const f of failures) io.stderr.write(formatFailure(f) + '\n')
-  if (summary.errors > failures.length) io.stderr.write(`… and ${summary.errors - failures.length} more failed records\n`)
-  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${summary.rejects.records} failed records written to ${summary.rejects.file}\n`)
+  if (summary.errors > failures.length) io.stderr.write(`… and ${int(summary.errors - failures.length)} more failed records\n`)
+  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${int(summary.rejects.records)} failed records written to ${summary.rejects.file}\n`)
   if (flags.json) await writeOut(io, JSON.stringify(summary) + '\n')
   else if (!flags.quiet) io.stderr.write(formatSummary(summary) + '\n')
 }
+
+/**
+ * Option help as a person reads it: defaults as they are typed (5000, 30s, not "5000"),
+ * sizes with units (given as the default's description), no default for a repeatable
+ * option that starts empty, choices without JSON quotes.
+ */
+function optionDescription (option) {
+  const extra = []
+  if (option.argChoices) extra.push(`choices: ${option.argChoices.join(', ')}`)
+  const d = option.defaultValue
+  const takesValue = option.required || option.optional
+  if (option.defaultValueDescription) extra.push(`default: ${option.defaultValueDescription}`)
+  else if (takesValue && (typeof d === 'string' || typeof d === 'number')) extra.push(`default: ${d}`)
+  if (!extra.length) return option.description
+  return `${option.description} (${extra.join('; ')})`
+}
+
+const HELP_SETTINGS = { optionDescription }
 
 /** A fresh program; `io` = { stdout, stderr, env, signal } so tests can run it in-process. */
 function createProgram (io) {
   const program = new Command('pipeload')
     .description('Stream CSV, TSV, JSON and NDJSON datasets into Redis or Valkey as pipelined commands')
+    .usage('<command> [options]')
     .version(version, '-V, --version')
-    .helpOption('--help', 'display help')
+    .helpOption('-h, --help', 'display help')
+    .configureHelp(HELP_SETTINGS)
     .configureOutput({
       writeOut: s => io.stdout.write(s),
       writeErr: s => io.stderr.write(s),
       outputError: (s, write) => write(s)
     })
     .exitOverride()
-  program.addCommand(importCommand(io).exitOverride().configureOutput(program.configureOutput()))
-  program.addCommand(benchCommand(io).exitOverride().configureOutput(program.configureOutput()))
+  program.addHelpText('after', `
+Examples:
+  pipeload import users.csv --key 'user:{id}'        each row as the hash user:<id>
+  pipeload import users.ndjson -c 'SET user:{id}:name {name}' --ttl 3600
+  zcat big.csv.gz | pipeload import - --format csv --key 'row:{id}'
+  pipeload import users.csv --key 'user:{id}' -h redis.example.com -p 6380 -n 2
+  pipeload bench --rtt 50ms                          what pipelining gains on a 50 ms link
+  pipeload import --help                             every import option and the templates
+
+Connection flags are redis-cli's: -u URL, -h host, -p port, -a password, -n db, --tls.
+${ENV_HELP}${EXIT_HELP}`)
+  const settings = program.configureOutput()
+  program.addCommand(importCommand(io).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
+  // bench's own text (lib/bench/cli.js) says what it writes; the environment is the import's.
+  program.addCommand(benchCommand(io).addHelpText('after', ENV_HELP).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   return program
+}
+
+/**
+ * redis-cli's -h is the host; a bare -h, with no host after it (last, or followed by
+ * another flag: no host starts with "-"), asks for help as it does in most tools. Returns
+ * argv with such a -h replaced by --help. Tokens that are the value of another option
+ * (`-c -h`) and everything after `--` are left alone.
+ */
+function bareHelp (argv, program) {
+  const out = argv.slice()
+  let cmd = null
+  for (let i = 0; i < out.length; i++) {
+    const a = out[i]
+    if (a === '--') break
+    if (cmd === null) { // before the command name: the program's own -h, --help handles -h
+      cmd = program.commands.find(c => c.name() === a || c.aliases().includes(a)) || null
+      if (cmd === null && !a.startsWith('-')) break
+      continue
+    }
+    if (a === '-h') {
+      const next = out[i + 1]
+      if (next === undefined || next.startsWith('-')) out[i] = '--help'
+      else i++ // the host
+    } else if (takesValue(cmd, a)) {
+      i++
+    }
+  }
+  return out
+}
+
+/** Whether `arg` is an option of `cmd` whose value is the next token. */
+function takesValue (cmd, arg) {
+  if (!arg.startsWith('-') || arg.includes('=')) return false
+  const o = cmd.options.find(o => o.long === arg || o.short === arg)
+  return Boolean(o && (o.required || o.optional))
 }
 
 /** Run the CLI; resolves with the exit code. */
 async function run (argv, io) {
   const program = createProgram(io)
   try {
-    await program.parseAsync(argv, { from: 'user' })
+    await program.parseAsync(bareHelp(argv, program), { from: 'user' })
     return io.exitCode ?? EXIT.OK
   } catch (err) {
     return failure(err, io)
@@ -251,18 +351,25 @@ function failure (err, io) {
     if (err.code === 'PIPELOAD_CHECKPOINT_INVALID') return err.exitCode
     if (err.summary && err.summary.records > 0) {
       const s = err.summary
-      // The stopping failure is the message; others (error replies of batches in flight) follow.
-      const others = (s.failures || []).filter(f => formatFailure(f) !== formatFailure(err.failure || err)).slice(0, MAX_PRINTED_FAILURES)
-      for (const f of others) io.stderr.write(formatFailure(f) + '\n')
+      if (err.code === 'PIPELOAD_RECORD_FAILED') {
+        // The stopping failure is the message. How many records of the batches already in
+        // flight failed as well depends on timing, so they are counted, not listed: the
+        // same lines whatever arrived first (each is in --json's failures and --rejects).
+        const n = err.alsoFailed || 0
+        if (n > 0) io.stderr.write(`pipeload: and ${int(n)} more record${n === 1 ? '' : 's'} in the batches already sent failed too\n`)
+      } else {
+        const others = (s.failures || []).filter(f => formatFailure(f) !== formatFailure(err.failure || err)).slice(0, MAX_PRINTED_FAILURES)
+        for (const f of others) io.stderr.write(formatFailure(f) + '\n')
+      }
       io.stderr.write(formatSummary(s) + '\n')
-      io.stderr.write(`pipeload: stopped after ${s.records} records: ${s.loaded} loaded and acknowledged, ${s.errors} failed\n`)
+      io.stderr.write(`pipeload: stopped after ${int(s.records)} record${s.records === 1 ? '' : 's'}: ${int(s.loaded)} loaded and acknowledged, ${int(s.errors)} failed\n`)
       if (s.checkpoint && err.output !== 'checkpoint') io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
     if (err.summary && err.summary.stoppedAt) {
       const at = err.summary.stoppedAt
       io.stderr.write(`pipeload: nothing from ${where(at.file, at.line)}${at.offset != null ? ` (byte ${at.offset})` : ''} on was sent\n`)
     }
-    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${err.summary.rejects.records} failed records written to ${err.summary.rejects.file}\n`)
+    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${int(err.summary.rejects.records)} failed records written to ${err.summary.rejects.file}\n`)
     return err.exitCode
   }
   io.stderr.write(`pipeload: internal error, please report it:\n${err && err.stack ? err.stack : err}\n`)

@@ -258,10 +258,11 @@ class Run {
   stopError () {
     const f = this.stop
     if (this.o.onError === 'abort') {
+      // alsoFailed: records of the batches already in flight that failed after it (this run's).
       return new PipeloadError('PIPELOAD_RECORD_FAILED', `${formatFailure(f)} (stopped: on-error abort)`,
-        { file: f.file, line: f.line, offset: f.offset, failure: f })
+        { file: f.file, line: f.line, offset: f.offset, failure: f, alsoFailed: Math.max(0, this.errorCount() - 1) })
     }
-    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors} records failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
+    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors.toLocaleString('en-US')} records failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
       { file: f.file, line: f.line, offset: f.offset, failure: f })
   }
 
@@ -295,7 +296,13 @@ class Run {
           break
         }
         this.progress(sink, false)
-        if (signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
+        if (signal?.aborted) {
+          // An iterable's records are numbered: the first not sent is the next one. A file's
+          // next record starts at a position only reading it would tell (a quoted CSV field
+          // may span lines): left null.
+          if (this.input.kind === 'records') this.stopAt({ line: this.base.records + this.records + 1 })
+          throw new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
+        }
       }
     } catch (err) {
       this.inputFailed(err)

@@ -107,10 +107,25 @@ function columnIndex (name, shape, template) {
   if (idx === -1) {
     const known = columns ? `columns are: ${columns.join(', ')}` : 'the input has no header: use {0}, {1}, …'
     throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID',
-      `template "${template}" uses {${name}}, which is not a column of ${shape.file || 'the input'} (${known})`,
+      `template "${template}" uses {${name}}, which is not a column of ${shape.file || 'the input'} (${known})${delimiterHint(columns)}`,
       { template, field: name })
   }
   return idx
+}
+
+// Other delimiters a header read with the wrong one shows inside its column names.
+const DELIMITER_HINTS = [
+  [';', "; the header contains ';': try --delimiter ';'"],
+  ['\t', "; the header contains a tab: try --delimiter '\\t' or --format tsv"],
+  ['|', "; the header contains '|': try --delimiter '|'"],
+  [',', "; the header contains ',': try --delimiter ','"]
+]
+
+/** A hint when the header looks split on the wrong delimiter: a column name holds another one. */
+function delimiterHint (columns) {
+  if (!columns) return ''
+  for (const [d, hint] of DELIMITER_HINTS) if (columns.some(c => typeof c === 'string' && c.includes(d))) return hint
+  return ''
 }
 
 /**

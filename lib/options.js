@@ -122,6 +122,23 @@ function positiveInt (o, name) {
   return n
 }
 
+const SIZE_UNITS = { b: 1, kib: 1024, kb: 1024, mib: 1024 ** 2, mb: 1024 ** 2, gib: 1024 ** 3, gb: 1024 ** 3 }
+
+/**
+ * A size in bytes: a number, or text such as "1048576", "64MiB", "64 MiB", "512kb". KB, MB
+ * and GB are 1024-based, as in redis.conf; plain k/m/g are refused (redis.conf reads 1m as
+ * 1,000,000 bytes, so they would be ambiguous).
+ */
+function positiveSize (o, name) {
+  const v = o[name]
+  if (typeof v !== 'string') return positiveInt(o, name)
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v)
+  const unit = m ? SIZE_UNITS[(m[2] || 'b').toLowerCase()] : undefined
+  const n = unit ? Math.floor(Number(m[1]) * unit) : NaN
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a size in bytes ≥ 1, such as 1048576 or "64MiB"', v)
+  return n
+}
+
 function oneOf (o, name, allowed) {
   const v = o[name]
   if (v === undefined || v === null) return undefined
@@ -213,8 +230,8 @@ function normalizeLoadOptions (o = {}) {
     ttl: ttlOf(o),
     batchSize: positiveInt(o, 'batchSize'),
     window: positiveInt(o, 'window'),
-    maxBatchBytes: positiveInt(o, 'maxBatchBytes'),
-    maxRecordSize: positiveInt(o, 'maxRecordSize'),
+    maxBatchBytes: positiveSize(o, 'maxBatchBytes'),
+    maxRecordSize: positiveSize(o, 'maxRecordSize'),
     connectTimeout: positiveDuration(o.connectTimeout, 'connectTimeout', DEFAULTS.connectTimeout),
     timeout: durationOf(o, 'timeout'),
     retryTimeout: durationOf(o, 'retryTimeout'),

@@ -28,11 +28,29 @@ function ms (v) {
   return v == null ? 'n/a' : `${v < 10 ? v.toFixed(2) : v.toFixed(1)} ms`
 }
 
-/** One progress line (no newline): records, rate, bytes and % of the file. */
+/** A clock time as pv prints it: 0:07, 12:34, 1:02:03. */
+function clock (ms) {
+  const t = Math.max(0, Math.round(ms / 1000))
+  const h = Math.floor(t / 3600)
+  const m = Math.floor((t % 3600) / 60)
+  const sec = String(t % 60).padStart(2, '0')
+  return h ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`
+}
+
+/**
+ * One progress line (no newline): records, rate, bytes and % of the file, the time so far
+ * and, when the size of the input is known, the time left (from the share of its bytes read:
+ * for a gzip file, of the compressed bytes).
+ */
 function formatProgress (p) {
   let s = `${int(p.records)} records · ${int(p.recordsPerSec)} rows/s · ${bytes(p.bytesRead)}`
-  if (p.totalBytes) s += ` of ${bytes(p.totalBytes)} (${Math.min(100, (100 * p.bytesRead) / p.totalBytes).toFixed(1)}%)`
+  const share = p.totalBytes ? Math.min(1, p.bytesRead / p.totalBytes) : null
+  if (share !== null) s += ` of ${bytes(p.totalBytes)} (${(100 * share).toFixed(1)}%)`
   if (p.errors) s += ` · ${int(p.errors)} errors`
+  if (p.elapsedMs != null) {
+    s += ` · ${clock(p.elapsedMs)} elapsed`
+    if (share > 0) s += ` · ETA ${clock((p.elapsedMs * (1 - share)) / share)}`
+  }
   return s
 }
 
@@ -41,8 +59,10 @@ function formatSummary (s) {
   const verb = s.dryRun ? `wrote ${s.dryRun} for` : 'loaded'
   const into = s.dryRun ? '' : s.target ? ` into ${s.target}` : ''
   const resumed = s.resumedFrom != null ? ` (resumed after record ${int(s.resumedFrom)})` : ''
+  // No rate for a run that loaded nothing: "0 of 1 records … 4 rows/s" measures nothing.
+  const rate = s.loaded > 0 ? ` · ${int(s.recordsPerSec)} rows/s` : ''
   const lines = [
-    `${verb} ${int(s.loaded)} of ${int(s.records)} records${resumed} (${int(s.commands)} commands) from ${s.input}${into} in ${duration(s.durationMs)} · ${int(s.recordsPerSec)} rows/s`,
+    `${verb} ${int(s.loaded)} of ${int(s.records)} records${resumed} (${int(s.commands)} commands) from ${s.input}${into} in ${duration(s.durationMs)}${rate}`,
     `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${int(s.errorReplies)} error replies)` : '') +
       ` · batches: ${int(s.batches)}` +
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
@@ -63,4 +83,4 @@ function formatFailure (f) {
   return msg.startsWith(prefix) ? msg : prefix + msg
 }
 
-module.exports = { formatProgress, formatSummary, formatFailure, duration, bytes }
+module.exports = { formatProgress, formatSummary, formatFailure, duration, bytes, int, clock }

@@ -50,11 +50,29 @@ afterAll(() => {
 
 describe('npm pack', () => {
   it('holds only the allow-listed files', () => {
-    const allowed = (p) => /^(bin|lib)\//.test(p) ||
-      ['index.d.ts', 'index.mjs', 'README.md', 'package.json'].includes(p) ||
-      /^LICEN[CS]E(\.\w+)?$/i.test(p)
+    const allowed = (p) => /^(bin|lib|examples)\//.test(p) ||
+      ['index.d.ts', 'index.mjs', 'README.md', 'package.json', 'LICENSE'].includes(p)
     expect(packed.filter((p) => !allowed(p))).toEqual([])
-    expect(packed.filter((p) => /^(test|bench|examples|\.ci)\//.test(p))).toEqual([])
+    expect(packed.filter((p) => /^(test|bench|\.ci)\//.test(p))).toEqual([])
+  })
+
+  it('holds the MIT LICENSE package.json names, and says where the project lives', () => {
+    expect(PKG.license).toBe('MIT')
+    expect(packed).toContain('LICENSE')
+    const text = fs.readFileSync(path.join(ROOT, 'LICENSE'), 'utf8')
+    expect(text).toMatch(/^MIT License/)
+    expect(text).toMatch(/Copyright \(c\) 2026 pipeload contributors/)
+    expect(PKG.repository.url).toMatch(/^git\+https:\/\/github\.com\/[\w-]+\/[\w-]+\.git$/)
+    const home = PKG.repository.url.replace(/^git\+/, '').replace(/\.git$/, '')
+    expect(PKG.homepage).toBe(home + '#readme')
+    expect(PKG.bugs.url).toBe(home + '/issues')
+  })
+
+  it('holds every examples/ file the README names, so its commands run from an install', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+    const named = [...new Set(readme.match(/\bexamples\/[\w./-]*\w/g))]
+    expect(named).toEqual(expect.arrayContaining(['examples/data/cities.csv', 'examples/data/cities-semicolon.csv']))
+    expect(packed).toEqual(expect.arrayContaining(named))
   })
 
   it('holds everything a user needs: the bin, every lib file, the entries, the types', () => {

@@ -38,7 +38,7 @@ describe('progress', () => {
     // script(1) gives the CLI a pseudo-terminal, so stderr.isTTY is true.
     const cmd = `"${process.execPath}" "${BIN}" import "${csv}" -c 'SET t:{id} {v}' -u ${server.url} --batch-size 100`
     const { stdout } = await promisify(execFile)('script', ['-qfec', cmd, '/dev/null'], { encoding: 'utf8' })
-    expect(stdout).toMatch(/\r\x1b\[K[\d,]+ records · [\d,]+ rows\/s · [\d.]+ [KM]iB of [\d.]+ [KM]iB \([\d.]+%\)/)
+    expect(stdout).toMatch(/\r\x1b\[K[\d,]+ records · [\d,]+ rows\/s · [\d.]+ [KM]iB of [\d.]+ [KM]iB \([\d.]+%\) · \d+:\d\d elapsed · ETA \d+:\d\d/)
     expect(stdout).toMatch(/loaded 50,000 of 50,000 records/)
   })
 })
@@ -63,5 +63,7 @@ describe('abort', () => {
     const redis = server.client()
     const keys = await redis.keys('a:*')
     expect(keys.length).toBe(s.loaded)
+    // The first record not sent: an iterable's records are numbered from 1.
+    expect(s.stoppedAt).toEqual({ file: '<records>', line: s.records + 1, offset: null })
   })
 })

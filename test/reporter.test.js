@@ -32,6 +32,15 @@ describe('reporter', () => {
       .toBe('5,000 records · 2,500 rows/s · 512.0 KiB of 1.0 MiB (50.0%)')
   })
 
+  it('adds the elapsed time, and the time left when the size is known (pv-style clock)', () => {
+    const p = { records: 5000, recordsPerSec: 2500, bytesRead: 256 * 1024, totalBytes: 1024 * 1024, errors: 0, elapsedMs: 2000 }
+    expect(formatProgress(p)).toBe('5,000 records · 2,500 rows/s · 256.0 KiB of 1.0 MiB (25.0%) · 0:02 elapsed · ETA 0:06')
+    expect(formatProgress({ ...p, elapsedMs: 3_725_000 })).toMatch(/ · 1:02:05 elapsed · ETA 3:06:15$/)
+    // stdin: no size, no ETA; nothing read yet: no estimate either.
+    expect(formatProgress({ ...p, totalBytes: null })).toBe('5,000 records · 2,500 rows/s · 256.0 KiB · 0:02 elapsed')
+    expect(formatProgress({ ...p, bytesRead: 0 })).toMatch(/\(0\.0%\) · 0:02 elapsed$/)
+  })
+
   it('prefixes failures with file:line once', () => {
     expect(formatFailure({ file: 'a.csv', line: 3, message: 'WRONGTYPE Operation' })).toBe('a.csv:3: WRONGTYPE Operation')
     expect(formatFailure({ file: 'a.csv', line: 3, message: 'a.csv:3: bad row' })).toBe('a.csv:3: bad row')

@@ -248,7 +248,7 @@ describe('checkpoint and resume', () => {
       const child = start(['--key', 'beyond:{id}', '--checkpoint', cp, '--resume'])
       const { code } = await child.done
       expect(code).toBe(2)
-      expect(child.err).toMatch(/checkpoint .*beyond\.checkpoint: it says 500010 records were loaded, but the input has only 500000/)
+      expect(child.err).toMatch(/checkpoint .*beyond\.checkpoint: it says 500,010 records were loaded, but the input has only 500,000/)
       expect(child.err).not.toMatch(/NaN|--resume to continue|\n\s+at /)
     })
   })
