@@ -344,7 +344,7 @@ describe('bench rows that cannot measure a rate (issue 14, items 10-12)', () => 
     expect(text).toMatch(/batch sizes 1,000, 5,000 skipped: a row sends 400 commands, so they would send the same single batch as 400/)
     expect(text).toMatch(/^\s+400 .*† one round trip$/m)
     expect(text).toMatch(/^† one round trip: 400 — .*left out of "fastest"; a larger --count \(10 × window × batch size: 16,000 for 400\) measures it$/m)
-    expect(text).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 10 at [\d,]+ ops\/s: a good --batch-size here$/m)
+    expect(text).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 10 at [\d,]+ ops\/s: the best measured here$/m)
     expect(text).toMatch(/^how sure: 400 not measured \(†\): may be faster$/m)
     // No baseline: no in-a-row row and no speed-up column.
     expect(text).not.toMatch(/in a row|speed-up/)
@@ -492,6 +492,8 @@ describe('bench output formats', () => {
     const short = withRows([[10, 20000, { durationMs: 40 }], [100, 40000, { durationMs: 20 }]], { recommendedBatchSize: 100 })
     expect(formatTable(short)).toMatch(/^under 100 ms: 10, 100 — one stall changes such a row a lot; --repeat 5 \(or a larger --count\) steadies it$/m)
     expect(formatTable({ ...short, repeat: 3 })).toMatch(/^under 100 ms: 10, 100 — .*; a larger --count steadies it$/m)
+    // A file takes no --count.
+    expect(formatTable({ ...short, workload: 'file', input: 'x.csv' })).toMatch(/^under 100 ms: 10, 100 — .*; --repeat 5 \(or a larger file\) steadies it$/m)
     expect(formatTable(withRows([[10, 20000], [100, 40000]]))).not.toMatch(/under 100 ms/)
   })
 

@@ -144,16 +144,20 @@ function notes (res) {
       `(${single.length > 1 ? 'each' : 'it'} sent at most --window ${res.window} batches), so the row times one round trip, not a rate: ` +
       `left out of "fastest"; ${more} measures ${single.length > 1 ? 'them' : 'it'}`)
   }
+  const larger = res.workload === 'file' ? 'a larger file' : 'a larger --count'
   const short = res.rows.filter(r => !r.capped && !r.oneRoundTrip && r.durationMs < SHORT_ROW_MS)
   if (short.length) {
     out.push(`under ${SHORT_ROW_MS} ms: ${short.map(batchLabel).join(', ')} — one stall changes such a row a lot; ` +
-      (res.repeat > 1 ? 'a larger --count steadies it' : '--repeat 5 (or a larger --count) steadies it'))
+      (res.repeat > 1 ? `${larger} steadies it` : `--repeat 5 (or ${larger}) steadies it`))
   }
   out.push('batch p50/p99/max: time from writing a batch to its last reply; server replies: peak reply memory (CLIENT LIST omem) of the connection')
   const bad = res.rows.filter(r => !r.correct)
   if (bad.length) out.push(`NOT CORRECT: ${bad.map(batchLabel).join(', ')} — the server does not hold what was sent`)
   const fastest = res.rows.find(r => r.fastest)
   const rec = res.recommendedBatchSize
+  // Larger sizes that fit in one round trip were not measured: they may well be faster.
+  const above = rec != null ? single.filter(r => r.batchSize > rec) : []
+  const verdict = above.length ? 'the best measured here' : 'a good --batch-size here'
   if (fastest && fastest.mode === 'pipeline' && fastest.oneRoundTrip) {
     out.push(`no batch size to recommend: every batched row fit in one round trip (see †); fastest of them: ${int(fastest.batchSize)} ${speedText(fastest, res)}`)
   } else if (fastest && fastest.mode === 'in-a-row') {
@@ -161,15 +165,13 @@ function notes (res) {
   } else if (fastest) {
     const f = int(fastest.batchSize)
     if (rec === fastest.batchSize) {
-      out.push(`fastest, and no smaller batch within ${WITHIN} of it: batch size ${f} ${speedText(fastest, res)}: a good --batch-size here`)
+      out.push(`fastest, and no smaller batch within ${WITHIN} of it: batch size ${f} ${speedText(fastest, res)}: ${verdict}`)
     } else {
       out.push(`fastest: batch size ${f} ${speedText(fastest, res)}` +
-        (rec != null ? `; smallest batch within ${WITHIN} of it: ${int(rec)} (a good --batch-size here: as fast, less memory)` : ''))
+        (rec != null ? `; smallest batch within ${WITHIN} of it: ${int(rec)} (${verdict}: as fast, less memory)` : ''))
     }
   }
   const sure = rec != null ? sureness(res) : null
-  // Larger sizes that fit in one round trip were not measured: they may well be faster.
-  const above = rec != null ? single.filter(r => r.batchSize > rec) : []
   const unmeasured = above.length ? `${int(above[0].batchSize)}${above.length > 1 ? ' and up' : ''} not measured (†): may be faster` : ''
   if (sure || unmeasured) out.push(sure ? sure + (unmeasured ? `; ${unmeasured}` : '') : `how sure: ${unmeasured}`)
   return out
