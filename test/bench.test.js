@@ -345,7 +345,7 @@ describe('bench rows that cannot measure a rate (issue 14, items 10-12)', () => 
     expect(text).toMatch(/^\s+400 .*† one round trip$/m)
     expect(text).toMatch(/^† one round trip: 400 — .*left out of "fastest"; a larger --count \(10 × window × batch size: 16,000 for 400\) measures it$/m)
     expect(text).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 10 at [\d,]+ ops\/s: the best measured here$/m)
-    expect(text).toMatch(/^how sure: 400 not measured \(†\): may be faster$/m)
+    expect(text).toMatch(/^how sure: only batch size 10 measured a rate, nothing to compare it with; 400 not measured \(†\): may be faster$/m)
     // No baseline: no in-a-row row and no speed-up column.
     expect(text).not.toMatch(/in a row|speed-up/)
     expect(await redis.dbsize()).toBe(before)
@@ -486,6 +486,12 @@ describe('bench output formats', () => {
     expect(formatTable(overlap)).toMatch(/^how sure: not a clear winner: the runs of 100 ±10% and 10 ±22% overlap$/m)
     const apart = withRows([[10, 20000, { opsPerSecMin: 19000, opsPerSecMax: 21000, runs: 3 }], [100, 36000, { opsPerSecMin: 35000, opsPerSecMax: 37000, runs: 3 }]], { recommendedBatchSize: 100, repeat: 3 })
     expect(formatTable(apart)).toMatch(/^how sure: each of the 3 runs of 100 ±3% beat every run of 10 ±5%, the next fastest$/m)
+  })
+
+  it('in a row fastest: said so, with the smallest batch within 10% of it', () => {
+    const slow = withRows([[10, 4800], [100, 4000]], { recommendedBatchSize: 10 })
+    for (const r of slow.rows) r.fastest = r.mode === 'in-a-row'
+    expect(formatTable(slow)).toMatch(/^fastest: in a row at 5,000 ops\/s: batching did not help here; smallest batch within 10% of it: 10$/m)
   })
 
   it('rows under 100 ms get a hint at --repeat (or, when repeated, a larger --count)', () => {

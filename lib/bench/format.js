@@ -105,7 +105,8 @@ function speedText (r, res) {
 /** The fastest measured batched row against the next: how sure the recommendation is. */
 function sureness (res) {
   const ranked = res.rows.filter(r => r.mode === 'pipeline' && r.correct && !r.oneRoundTrip).sort((a, b) => b.opsPerSec - a.opsPerSec)
-  if (ranked.length < 2) return null
+  if (ranked.length === 0) return null
+  if (ranked.length === 1) return `how sure: only batch size ${int(ranked[0].batchSize)} measured a rate, nothing to compare it with`
   const [first, next] = ranked
   const a = int(first.batchSize)
   const b = int(next.batchSize)
@@ -161,7 +162,8 @@ function notes (res) {
   if (fastest && fastest.mode === 'pipeline' && fastest.oneRoundTrip) {
     out.push(`no batch size to recommend: every batched row fit in one round trip (see †); fastest of them: ${int(fastest.batchSize)} ${speedText(fastest, res)}`)
   } else if (fastest && fastest.mode === 'in-a-row') {
-    out.push(`fastest: in a row ${speedText(fastest, res)}: batching did not help here`)
+    out.push(`fastest: in a row ${speedText(fastest, res)}: batching did not help here` +
+      (rec != null ? `; smallest batch within ${WITHIN} of it: ${int(rec)}` : ''))
   } else if (fastest) {
     const f = int(fastest.batchSize)
     if (rec === fastest.batchSize) {
