@@ -274,12 +274,17 @@ export interface BenchOptions extends ConnectionOptions {
   workload?: BenchWorkload
   /** Commands per row for a synthetic workload. Default 100000. */
   count?: number
-  /** Default [1, 10, 100, 1000, 10000, 100000]; also "1,10,100". */
+  /**
+   * Default [1, 10, 100, 1000, 5000, 10000, 100000] (5000: the import's default batch size);
+   * also "1,10,100". Sizes above the count are skipped but the smallest of them.
+   */
   batchSizes?: number[] | string
   /** Batches in flight for the pipeline rows (in a row always uses 1). Default 4. */
   window?: number
   /** Runs per row; the row shows the median run and the spread. Default 1. */
   repeat?: number
+  /** false: skip the in-a-row row (speedup is then null). Default true. */
+  baseline?: boolean
   /** Simulated round-trip time through a delay proxy on loopback: ms, or "250ms", "0.25s". */
   rtt?: number | string
   rttMs?: number
@@ -304,18 +309,28 @@ export interface BenchOptions extends ConnectionOptions {
   sampleIntervalMs?: number
   /** Stops the run; its keys are deleted; bench() rejects with PIPELOAD_ABORTED. */
   signal?: AbortSignal
-  /** Called as each row (and each repeated run) starts. */
+  /** Called as each row (and each repeated run) starts, then about every 250 ms while it runs. */
   onProgress?: (p: BenchProgress) => void
 }
 
 export interface BenchProgress {
   row: number
+  /** Rows planned; with a file it can shrink once the file's size is known. */
   rows: number
   run: number
   runs: number
   mode: 'in-a-row' | 'pipeline'
   batchSize: number
   window: number
+  /** Commands sent so far in this run of the row. */
+  ops: number
+  /** File workload: records read so far; null for a synthetic workload. */
+  records: number | null
+  elapsedMs: number
+  /** Commands per row (synthetic workloads); null for a file. */
+  count: number | null
+  /** The row stops sending after this long; null: never. */
+  maxRowTimeMs: number | null
 }
 
 export interface BenchRow {
@@ -330,7 +345,9 @@ export interface BenchRow {
   batches: number
   durationMs: number
   opsPerSec: number
-  /** opsPerSec over the in-a-row row's. */
+  /** File workload: records a second, as the import's summary counts them (rows/s); null otherwise. */
+  recordsPerSec: number | null
+  /** opsPerSec over the in-a-row row's; null without the baseline. */
   speedup: number | null
   /** Batch round trip: from writing a batch to its last reply. */
   latencyMs: { p50: number | null, p99: number | null, max: number | null }
@@ -345,6 +362,11 @@ export interface BenchRow {
   correct: boolean
   /** Stopped by maxRowTime before sending everything. */
   capped: boolean
+  /**
+   * A pipeline row whose batches were all in flight at once (batches <= window): it timed
+   * one round trip, not a rate, and is never the fastest nor the recommendation.
+   */
+  oneRoundTrip: boolean
   runs: number
   opsPerSecMin: number
   opsPerSecMax: number
@@ -365,9 +387,14 @@ export interface BenchResult {
   target: string
   window: number
   repeat: number
+  /** false when the in-a-row row was skipped. */
+  baseline: boolean
   maxRowTimeMs: number | null
+  /** Batch sizes not run: above the commands of a row, they would send the same single batch as a smaller one. */
+  skippedBatchSizes: number[]
+  /** The fastest row that measured a rate (not one round trip); null when that is in a row. */
   fastestBatchSize: number | null
-  /** The smallest batch size within 10% of the fastest. */
+  /** The smallest batch size within 10% of the fastest, among rows that measured a rate. */
   recommendedBatchSize: number | null
   rows: BenchRow[]
 }

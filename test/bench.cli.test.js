@@ -4,8 +4,10 @@
 // `pipeload bench` as a user runs it: bin/pipeload.js spawned with process.execPath against
 // a private redis-server named with -u (the inherited REDIS_URL/REDISCLI_AUTH are removed).
 
+const { execFile } = require('node:child_process')
+const { promisify } = require('node:util')
 const { startRedis } = require('./helpers/redis-server')
-const { runCli: pipeload } = require('./helpers/run-cli')
+const { runCli: pipeload, BIN } = require('./helpers/run-cli')
 const { monitorCommands } = require('./helpers/bench-spy')
 
 let srv
@@ -94,7 +96,9 @@ describe('pipeload bench', () => {
     const r = await pipeload(['bench', '-u', srv.url, ...SMALL, '--markdown'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^\| batch \| commands \| time \| ops\/s \|/m)
-    expect(r.stdout.match(/^\| (in a row|1|20|200) \|/gm)).toHaveLength(4)
+    // 200 commands in one batch of 200: one round trip, marked †.
+    expect(r.stdout.match(/^\| (in a row|1|20|200)( †)? \|/gm)).toHaveLength(4)
+    expect(r.stdout).toMatch(/^\| 200 † \|/m)
   })
 
   it('default: the table, the fastest row marked, and the chart', async () => {
@@ -111,6 +115,43 @@ describe('pipeload bench', () => {
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/pipeload:bench:<random>:/)
     expect(r.stdout).toMatch(/never runs\s+FLUSHDB or FLUSHALL/)
+  })
+
+  it('--help: the default sizes include the import default (5000), --no-baseline, one round trip, rows/s, progress', async () => {
+    const r = await pipeload(['bench', '--help'])
+    expect(r.code).toBe(0)
+    const text = r.stdout.replace(/\s+/g, ' ')
+    expect(text).toContain('1,10,100,1000,5000,10000,100000')
+    expect(text).toMatch(/--no-baseline skip the "in a row" row/)
+    expect(text).toMatch(/count <= window x batch size\) times one round trip, not a rate: it is marked † and left out of "fastest"/)
+    expect(text).toMatch(/Batch sizes above --count are skipped but the smallest/)
+    expect(text).toMatch(/Rows under 100 ms are noisy: --repeat 5/)
+    expect(text).toMatch(/records \(rows\/s, as import counts them\) next to commands \(ops\/s\)/)
+    expect(text).toMatch(/On a terminal, stderr shows each row's progress/)
+    expect(text).toContain('pipeload bench --rtt 50ms --count 1000000 --no-baseline --repeat 3')
+  })
+
+  it('--no-baseline: no in-a-row row, no speed-up', async () => {
+    const json = await pipeload(['bench', '-u', srv.url, ...SMALL, '--no-baseline', '--json'])
+    expect(json.code).toBe(0)
+    const res = JSON.parse(json.stdout)
+    expect(res.baseline).toBe(false)
+    expect(res.rows.map(x => [x.mode, x.batchSize, x.speedup])).toEqual([['pipeline', 1, null], ['pipeline', 20, null], ['pipeline', 200, null]])
+    const table = await pipeload(['bench', '-u', srv.url, ...SMALL, '--no-baseline'])
+    expect(table.code).toBe(0)
+    expect(table.stdout).not.toMatch(/in a row|speed-up/)
+  })
+
+  it('on a terminal, stderr shows each row with the commands done and the elapsed time', async () => {
+    // script(1) gives the CLI a pseudo-terminal, so stderr.isTTY is true. In a row, 30
+    // commands at 20 ms each: over 500 ms, so the line is redrawn during the row.
+    const cmd = `"${process.execPath}" "${BIN}" bench -u ${srv.url} --rtt 20ms --count 30 --batch-sizes 30 --max-row-time 0`
+    const { stdout } = await promisify(execFile)('script', ['-qfec', cmd, '/dev/null'], { encoding: 'utf8' })
+    expect(stdout).toContain('\r\x1b[Krow 1/2: in a row · 0 of 30 commands · 0.0 s')
+    expect(stdout).toMatch(/\r\x1b\[Krow 1\/2: in a row · [1-9]\d* of 30 commands · \d+\.\d s/)
+    expect(stdout).toContain('\r\x1b[Krow 2/2: batch size 30 · 0 of 30 commands')
+    // The line is cleared before the table.
+    expect(stdout).toMatch(/\r\x1b\[Kpipeload bench · INCR one key × 30/)
   })
 
   it('bad usage exits 2 with one line', async () => {

@@ -19,7 +19,9 @@ const { waitFor } = require('./helpers/wait')
 const { bench } = require('../lib/bench')
 const { startDelayProxy } = require('../lib/bench/delay-proxy')
 const { prefixTemplate } = require('../lib/bench/file')
-const { formatTable, formatCsv, formatMarkdown, formatChart } = require('../lib/bench/format')
+const { formatTable, formatCsv, formatMarkdown, formatChart, formatProgress } = require('../lib/bench/format')
+const { BENCH_DEFAULTS } = require('../lib/bench/options')
+const { DEFAULTS } = require('../lib/options')
 
 let srv
 let redis
@@ -318,6 +320,94 @@ describe('delay proxy', () => {
   })
 })
 
+describe('bench rows that cannot measure a rate (issue 14, items 10-12)', () => {
+  it('a row whose batches all fit in the window is one round trip: marked, never fastest; sizes above the count skipped but the smallest; --no-baseline', async () => {
+    const before = await redis.dbsize()
+    const spy = benchSpy(srv)
+    // 400 commands, window 4, 20 ms round trips: batches of 10 take 40 batches (10 round
+    // trips); one batch of 400 is all in flight at once, and 1000 or 5000 would send the
+    // same single batch.
+    const res = await bench({ redis: spy.redis, rtt: '20ms', count: 400, batchSizes: [5000, 10, 400, 1000], baseline: false, maxRowTime: 0 })
+    expect(res.baseline).toBe(false)
+    expect(res.skippedBatchSizes).toEqual([1000, 5000])
+    expect(res.rows.map(r => [r.mode, r.batchSize, r.batches, r.oneRoundTrip])).toEqual([
+      ['pipeline', 10, 40, false], ['pipeline', 400, 1, true]
+    ])
+    // The one row that measured a rate is the fastest and the recommendation, whatever the
+    // one-round-trip row's ops/s.
+    expect(res.rows.map(r => r.fastest)).toEqual([true, false])
+    expect(res.fastestBatchSize).toBe(10)
+    expect(res.recommendedBatchSize).toBe(10)
+    for (const r of res.rows) expect([r.ops, r.correct, r.speedup]).toEqual([400, true, null])
+    expectRows(spy, 2, { counter: '400' })
+    const text = formatTable(res)
+    expect(text).toMatch(/batch sizes 1,000, 5,000 skipped: a row sends 400 commands, so they would send the same single batch as 400/)
+    expect(text).toMatch(/^\s+400 .*† one round trip$/m)
+    expect(text).toMatch(/^† one round trip: 400 — .*left out of "fastest"; a larger --count \(10 × window × batch size: 16,000 for 400\) measures it$/m)
+    expect(text).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 10 at [\d,]+ ops\/s: the best measured here$/m)
+    expect(text).toMatch(/^how sure: only batch size 10 measured a rate, nothing to compare it with; 400 not measured \(†\): may be faster$/m)
+    // No baseline: no in-a-row row and no speed-up column.
+    expect(text).not.toMatch(/in a row|speed-up/)
+    expect(await redis.dbsize()).toBe(before)
+  })
+
+  it('onProgress reports commands done and elapsed time while a row runs', async () => {
+    const seen = []
+    // In a row, 30 commands at 20 ms each: over 500 ms, so more than one report in the row.
+    const res = await bench({ url: srv.url, rtt: '20ms', count: 30, batchSizes: [30], maxRowTime: 0, onProgress: p => seen.push(p) })
+    expect(res.rows.map(r => r.ops)).toEqual([30, 30])
+    const first = seen.filter(p => p.row === 1)
+    expect(first[0]).toMatchObject({ row: 1, rows: 2, mode: 'in-a-row', ops: 0, elapsedMs: 0, count: 30, maxRowTimeMs: null })
+    const during = first.filter(p => p.ops > 0)
+    expect(during.length).toBeGreaterThan(0)
+    for (const p of during) {
+      expect(p.ops).toBeLessThanOrEqual(30)
+      expect(p.elapsedMs).toBeGreaterThan(0)
+    }
+    expect(seen.filter(p => p.row === 2)[0]).toMatchObject({ mode: 'pipeline', batchSize: 30, ops: 0 })
+  })
+
+  it('the default batch sizes include the import default batch size', () => {
+    expect(BENCH_DEFAULTS.batchSizes).toContain(DEFAULTS.batchSize)
+    expect(BENCH_DEFAULTS.batchSizes).toEqual([...BENCH_DEFAULTS.batchSizes].sort((a, b) => a - b))
+    expect(BENCH_DEFAULTS.batchSizes).toEqual(expect.arrayContaining([1, 10, 100, 1000, 10000, 100000]))
+  })
+
+  it('a file: rows/s and records next to ops/s; the file row that fits in one round trip is marked', async () => {
+    const file = path.join(tmp, 'rate.csv')
+    const lines = ['id,country']
+    for (let i = 1; i <= 40; i++) lines.push(`${i},${i % 2}`)
+    fs.writeFileSync(file, lines.join('\n') + '\n')
+    const spy = benchSpy(srv)
+    // 40 records, 2 commands each: 80 commands a row; 80 and 500 would both be one batch.
+    const res = await bench({ redis: spy.redis, input: file, key: 'c:{id}', command: 'SADD cs:{country} {id}', batchSizes: [4, 80, 500] })
+    expect(res.skippedBatchSizes).toEqual([500])
+    expect(res.rows.map(r => [r.batchSize, r.records, r.ops, r.oneRoundTrip])).toEqual([[1, 40, 80, false], [4, 40, 80, false], [80, 40, 80, true]])
+    for (const r of res.rows) expect(typeof r.recordsPerSec).toBe('number')
+    expectRows(spy, 3, row => expect.objectContaining({ 'c:1': { id: '1', country: '1' }, 'cs:0': expect.any(Array) }))
+    const text = formatTable(res)
+    expect(text).toMatch(/^\s*batch\s+commands\s+records\s+time\s+ops\/s\s+rows\/s\s+speed-up\s/m)
+    expect(text).toMatch(/^in a row\s+80\s+40\s/m)
+    expect(formatChart(res)).toMatch(/^rows\/s by batch size$/m)
+    expect(text).toMatch(/^(fastest|fastest, and no smaller batch within 10% of it): (in a row|batch size [\d,]+) at [\d,]+ rows\/s \([\d,]+ ops\/s/m)
+    const csv = formatCsv(res).trim().split('\n')
+    expect(csv[0]).toMatch(/,records,recordsPerSec,oneRoundTrip$/)
+    expect(csv[3]).toMatch(/,40,\d+,true$/)
+  })
+})
+
+describe('bench progress line', () => {
+  it('says the row, the commands done of the count, the elapsed time and the cap', () => {
+    expect(formatProgress({ row: 1, rows: 8, run: 1, runs: 1, mode: 'in-a-row', batchSize: 1, ops: 57, count: 20000, elapsedMs: 2870, maxRowTimeMs: 10000 }))
+      .toBe('row 1/8: in a row · 57 of 20,000 commands · 2.9 s (stops at 10 s)')
+    expect(formatProgress({ row: 3, rows: 4, run: 2, runs: 3, mode: 'pipeline', batchSize: 5000, ops: 0, count: 100, elapsedMs: 0, maxRowTimeMs: null }))
+      .toBe('row 3/4: batch size 5,000 (run 2/3) · 0 of 100 commands · 0.0 s')
+    // A file: records read and commands sent (the total is not known in advance).
+    expect(formatProgress({ row: 2, rows: 3, run: 1, runs: 1, mode: 'pipeline', batchSize: 10, ops: 240, records: 120, count: null, elapsedMs: 1234, maxRowTimeMs: 10000 }))
+      .toBe('row 2/3: batch size 10 · 120 records · 240 commands · 1.2 s (stops at 10 s)')
+  })
+})
+
 describe('bench output formats', () => {
   const res = {
     workload: 'incr', input: null, count: 10, rttMs: null, jitterMs: null, rttSimulated: false, pingMs: 0.1,
@@ -351,5 +441,75 @@ describe('bench output formats', () => {
     expect(md).toMatch(/^\| batch \| commands \|/m)
     expect(md).toMatch(/^\| ---: \|/m)
     expect(md).toContain('**20,000**')
+  })
+
+  it('the underline has one segment per titled column', () => {
+    const lines = formatTable(res).split('\n')
+    const at = lines.findIndex(l => /^─/.test(l.trim()))
+    const titles = lines[at - 1].trim().split(/\s{2,}/)
+    const segments = lines[at].trim().split(/\s+/)
+    expect(segments).toHaveLength(titles.length)
+    expect(titles).toEqual(['batch', 'commands', 'time', 'ops/s', 'speed-up', 'batch p50', 'p99', 'max', 'server replies', 'client RSS', 'ok'])
+  })
+
+  /** A result with pipeline rows of these ops/s (min and max per row for repeats). */
+  function withRows (specs, extra = {}) {
+    const rows = specs.map(([batchSize, opsPerSec, more = {}]) => ({
+      ...res.rows[1], batchSize, opsPerSec, opsPerSecMin: opsPerSec, opsPerSecMax: opsPerSec, durationMs: 500, fastest: false, oneRoundTrip: false, ...more
+    }))
+    rows.unshift({ ...res.rows[0], durationMs: 500 })
+    const best = rows.filter(r => r.mode === 'pipeline' && !r.oneRoundTrip).sort((a, b) => b.opsPerSec - a.opsPerSec)[0]
+    if (best) best.fastest = true
+    return { ...res, rows, fastestBatchSize: best ? best.batchSize : null, ...extra }
+  }
+
+  it('the fastest that is also the smallest within 10% is named once', () => {
+    const text = formatTable(withRows([[10, 20000], [100, 40000]], { recommendedBatchSize: 100 }))
+    expect(text).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 100 at 40,000 ops\/s \([\d.,]+x in a row\): a good --batch-size here$/m)
+    expect(text).not.toMatch(/smallest batch within 10% of it: 100/)
+  })
+
+  it('a smaller batch within 10% of the fastest is recommended as such', () => {
+    const text = formatTable(withRows([[10, 39000], [100, 40000]], { recommendedBatchSize: 10 }))
+    expect(text).toMatch(/^fastest: batch size 100 at 40,000 ops\/s .*; smallest batch within 10% of it: 10 \(a good --batch-size here: as fast, less memory\)$/m)
+  })
+
+  it('how sure: one run each, a clear gap or within 10% (not a clear winner)', () => {
+    expect(formatTable(withRows([[10, 20000], [100, 40000]], { recommendedBatchSize: 100 })))
+      .toMatch(/^how sure: 100 is 50% ahead of 10, the next fastest, in one run each \(--repeat 5 shows the spread\)$/m)
+    expect(formatTable(withRows([[10, 39000], [100, 40000]], { recommendedBatchSize: 10 })))
+      .toMatch(/^how sure: not a clear winner: 100 and 10 are within 3% of each other in one run each \(--repeat 5 shows the spread\)$/m)
+  })
+
+  it('how sure with repeats: runs that overlap are not a clear winner; runs apart are', () => {
+    const overlap = withRows([[10, 30000, { opsPerSecMin: 25000, opsPerSecMax: 38000, runs: 3 }], [100, 36000, { opsPerSecMin: 33000, opsPerSecMax: 40000, runs: 3 }]], { recommendedBatchSize: 100, repeat: 3 })
+    expect(formatTable(overlap)).toMatch(/^how sure: not a clear winner: the runs of 100 ±10% and 10 ±22% overlap$/m)
+    const apart = withRows([[10, 20000, { opsPerSecMin: 19000, opsPerSecMax: 21000, runs: 3 }], [100, 36000, { opsPerSecMin: 35000, opsPerSecMax: 37000, runs: 3 }]], { recommendedBatchSize: 100, repeat: 3 })
+    expect(formatTable(apart)).toMatch(/^how sure: each of the 3 runs of 100 ±3% beat every run of 10 ±5%, the next fastest$/m)
+  })
+
+  it('in a row fastest: said so, with the smallest batch within 10% of it', () => {
+    const slow = withRows([[10, 4800], [100, 4000]], { recommendedBatchSize: 10 })
+    for (const r of slow.rows) r.fastest = r.mode === 'in-a-row'
+    expect(formatTable(slow)).toMatch(/^fastest: in a row at 5,000 ops\/s: batching did not help here; smallest batch within 10% of it: 10$/m)
+  })
+
+  it('rows under 100 ms get a hint at --repeat (or, when repeated, a larger --count)', () => {
+    const short = withRows([[10, 20000, { durationMs: 40 }], [100, 40000, { durationMs: 20 }]], { recommendedBatchSize: 100 })
+    expect(formatTable(short)).toMatch(/^under 100 ms: 10, 100 — one stall changes such a row a lot; --repeat 5 \(or a larger --count\) steadies it$/m)
+    expect(formatTable({ ...short, repeat: 3 })).toMatch(/^under 100 ms: 10, 100 — .*; a larger --count steadies it$/m)
+    // A file takes no --count.
+    expect(formatTable({ ...short, workload: 'file', input: 'x.csv' })).toMatch(/^under 100 ms: 10, 100 — .*; --repeat 5 \(or a larger file\) steadies it$/m)
+    expect(formatTable(withRows([[10, 20000], [100, 40000]]))).not.toMatch(/under 100 ms/)
+  })
+
+  it('every batched row in one round trip: no recommendation, and the table says why', () => {
+    const all = withRows([[10, 20000, { oneRoundTrip: true }]], { recommendedBatchSize: null, fastestBatchSize: null })
+    all.rows[1].fastest = true
+    const text = formatTable(all)
+    expect(text).toMatch(/^no batch size to recommend: every batched row fit in one round trip \(see †\); fastest of them: 10 at 20,000 ops\/s/m)
+    expect(text).toMatch(/^† one round trip: 10 — /m)
+    expect(formatMarkdown(all)).toMatch(/^\| 10 † \|/m)
+    expect(formatChart(all)).toMatch(/20,000 †$/m)
   })
 })

@@ -4,7 +4,7 @@ const { Command, Option } = require('commander')
 const { PipeloadError, EXIT } = require('../errors')
 const { bench } = require('./index')
 const { BENCH_DEFAULTS, WORKLOADS } = require('./options')
-const { formatTable, formatChart, formatCsv, formatMarkdown } = require('./format')
+const { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress } = require('./format')
 
 // `pipeload bench`: argv -> bench() options -> a table (or JSON / CSV / Markdown).
 
@@ -25,6 +25,7 @@ function benchCommand (io) {
     .option('--batch-sizes <list>', 'comma-separated batch sizes', BENCH_DEFAULTS.batchSizes.join(','))
     .option('-w, --window <n>', 'batches awaiting replies at most (the in-a-row row always uses 1)', String(BENCH_DEFAULTS.window))
     .option('--repeat <n>', 'run every row n times; report the median and the spread', String(BENCH_DEFAULTS.repeat))
+    .option('--no-baseline', 'skip the "in a row" row (one command per round trip; up to --max-row-time long)')
     .option('--rtt <duration>', 'simulate a link with this round-trip time through a delay proxy on loopback, e.g. 50ms')
     .option('--jitter <duration>', 'with --rtt: vary each round trip by up to ± this much')
     .option('--max-row-time <duration>', 'stop sending in a row after this long (0: never); ops/s is over what was sent', `${BENCH_DEFAULTS.maxRowTimeMs / 1000}s`)
@@ -48,15 +49,21 @@ prefix at the end, also after an error or Ctrl-C (SCAN MATCH + UNLINK). It never
 FLUSHDB or FLUSHALL. With a file, each template's key (its first argument) gets the prefix;
 commands with other keys (MSET, RENAME, …) are refused.
 
-Rows: "in a row" sends one command and awaits its reply before the next; then one row per
-batch size with --window batches in flight. Server reply memory comes from CLIENT LIST
-(n/a when the user may not run it).
+Rows: "in a row" sends one command and awaits its reply before the next (--no-baseline
+skips it); then one row per batch size with --window batches in flight. Batch sizes above
+--count are skipped but the smallest of them (they all send the same single batch). A row
+whose batches all fit in the window at once (count <= window x batch size) times one round
+trip, not a rate: it is marked † and left out of "fastest"; use a larger --count. Rows under
+100 ms are noisy: --repeat 5 shows the spread. A file row shows records (rows/s, as import
+counts them) next to commands (ops/s). Server reply memory comes from CLIENT LIST (n/a
+when the user may not run it). On a terminal, stderr shows each row's progress.
 
 Examples:
   pipeload bench
   pipeload bench --workload set --count 1000000 --batch-sizes 100,1000,10000
   pipeload bench users.csv --key 'user:{id}'
   pipeload bench --rtt 250ms --count 2000
+  pipeload bench --rtt 50ms --count 1000000 --no-baseline --repeat 3
   pipeload bench --json > timing.json`)
   cmd.action(async (file, flags) => {
     const fromCli = name => cmd.getOptionValueSource(name) === 'cli'
@@ -72,6 +79,7 @@ async function runBench (file, flags, io, connectionOptions, fromCli) {
     batchSizes: flags.batchSizes,
     window: flags.window,
     repeat: flags.repeat,
+    baseline: flags.baseline,
     rtt: flags.rtt,
     jitter: flags.jitter,
     maxRowTime: flags.maxRowTime,
@@ -101,8 +109,8 @@ async function runBench (file, flags, io, connectionOptions, fromCli) {
   const machine = flags.json || flags.csv || flags.markdown
   const showProgress = !flags.quiet && io.stderr.isTTY
   if (showProgress) {
-    options.onProgress = p => io.stderr.write(`\r\x1b[Krow ${p.row}/${p.rows}: ${p.mode === 'in-a-row' ? 'in a row' : `batch size ${p.batchSize}`}` +
-      (p.runs > 1 ? ` (run ${p.run}/${p.runs})` : '') + ' …')
+    // Redrawn in place, as the import's progress line is.
+    options.onProgress = p => io.stderr.write('\r\x1b[K' + formatProgress(p))
   }
   let res
   try {

@@ -1,6 +1,7 @@
 'use strict'
 
 const { duration, bytes } = require('../reporter')
+const { GOOD_ENOUGH } = require('./options')
 
 // The bench result as text: an aligned table and a bar chart for people, CSV and Markdown
 // for machines and docs. Pure: returns strings.
@@ -54,52 +55,142 @@ function header (res) {
   ]
 }
 
+// A row shorter than this is at the mercy of one stall (a GC pause, a busy neighbour).
+const SHORT_ROW_MS = 100
+const WITHIN = `${Math.round(100 * (1 - GOOD_ENOUGH))}%`
+
 const COLUMNS = [
   { title: 'batch', right: true, cell: r => batchLabel(r) },
   { title: 'commands', right: true, cell: r => int(r.ops) + (r.capped ? '*' : '') },
+  { title: 'records', right: true, file: true, cell: r => r.records == null ? 'n/a' : int(r.records) },
   { title: 'time', right: true, cell: r => duration(r.durationMs) },
   { title: 'ops/s', right: true, cell: r => int(r.opsPerSec) + spread(r) },
-  { title: 'speed-up', right: true, cell: r => speedup(r) },
+  // Records a second, as the import's summary counts them: ops/s counts commands.
+  { title: 'rows/s', right: true, file: true, cell: r => r.recordsPerSec == null ? 'n/a' : int(r.recordsPerSec) },
+  { title: 'speed-up', right: true, baseline: true, cell: r => speedup(r) },
   { title: 'batch p50', right: true, cell: r => ms(r.latencyMs.p50) },
   { title: 'p99', right: true, cell: r => ms(r.latencyMs.p99) },
   { title: 'max', right: true, cell: r => ms(r.latencyMs.max) },
   { title: 'server replies', right: true, cell: r => mem(r.serverReplyPeakBytes) },
   { title: 'client RSS', right: true, cell: r => mem(r.clientRssPeakBytes) },
   { title: 'ok', right: false, cell: r => r.correct ? 'yes' : 'NO' },
-  { title: '', right: false, cell: r => r.fastest ? '◀ fastest' : '' }
+  { title: '', right: false, cell: r => [r.fastest ? '◀ fastest' : '', r.oneRoundTrip ? '† one round trip' : ''].filter(Boolean).join(', ') }
 ]
 
-function cells (res) {
-  return res.rows.map(r => COLUMNS.map(c => c.cell(r)))
+/** The columns for this result: records and rows/s for a file, speed-up with a baseline. */
+function columns (res) {
+  return COLUMNS.filter(c => (!c.file || res.workload === 'file') && (!c.baseline || res.baseline !== false))
+}
+
+function list (sizes) {
+  return sizes.map(int).join(', ')
+}
+
+/** The commands one row sends: the count, or for a file what a complete row sent. */
+function rowCommands (res) {
+  if (res.workload !== 'file') return res.count
+  const whole = res.rows.filter(r => !r.capped)
+  return whole.length ? Math.max(...whole.map(r => r.ops)) : null
+}
+
+/** "at 12,000 ops/s (40x in a row)"; a file: "at 6,000 rows/s (12,000 ops/s, 40x in a row)". */
+function speedText (r, res) {
+  const extra = []
+  if (res.workload === 'file' && r.recordsPerSec != null) extra.push(`${int(r.opsPerSec)} ops/s`)
+  if (res.baseline !== false && r.mode !== 'in-a-row') extra.push(`${speedup(r)} in a row`)
+  const main = res.workload === 'file' && r.recordsPerSec != null ? `${int(r.recordsPerSec)} rows/s` : `${int(r.opsPerSec)} ops/s`
+  return `at ${main}` + (extra.length ? ` (${extra.join(', ')})` : '')
+}
+
+/** The fastest measured batched row against the next: how sure the recommendation is. */
+function sureness (res) {
+  const ranked = res.rows.filter(r => r.mode === 'pipeline' && r.correct && !r.oneRoundTrip).sort((a, b) => b.opsPerSec - a.opsPerSec)
+  if (ranked.length === 0) return null
+  if (ranked.length === 1) return `how sure: only batch size ${int(ranked[0].batchSize)} measured a rate, nothing to compare it with`
+  const [first, next] = ranked
+  const a = int(first.batchSize)
+  const b = int(next.batchSize)
+  if (res.repeat > 1) {
+    if (next.opsPerSecMax >= first.opsPerSecMin) {
+      return `how sure: not a clear winner: the runs of ${a}${spread(first)} and ${b}${spread(next)} overlap`
+    }
+    return `how sure: each of the ${res.repeat} runs of ${a}${spread(first)} beat every run of ${b}${spread(next)}, the next fastest`
+  }
+  const gap = first.opsPerSec > 0 ? Math.round((100 * (first.opsPerSec - next.opsPerSec)) / first.opsPerSec) : 0
+  if (gap < 100 * (1 - GOOD_ENOUGH)) {
+    return `how sure: not a clear winner: ${a} and ${b} are within ${gap}% of each other in one run each (--repeat 5 shows the spread)`
+  }
+  return `how sure: ${a} is ${gap}% ahead of ${b}, the next fastest, in one run each (--repeat 5 shows the spread)`
 }
 
 function notes (res) {
   const out = []
+  const total = rowCommands(res)
   if (res.rows.some(r => r.capped)) {
     out.push(`* stopped after ${duration(res.maxRowTimeMs)} (--max-row-time); ops/s is over the commands sent`)
+  }
+  const skipped = res.skippedBatchSizes || []
+  if (skipped.length) {
+    const kept = res.rows.find(r => r.mode === 'pipeline' && total != null && r.batchSize >= total)
+    out.push(`batch size${skipped.length > 1 ? 's' : ''} ${list(skipped)} skipped: a row sends ${total == null ? 'fewer' : int(total)} commands, ` +
+      `so ${skipped.length > 1 ? 'they' : 'it'} would send the same single batch as ${kept ? int(kept.batchSize) : 'a smaller size'}`)
+  }
+  const single = res.rows.filter(r => r.oneRoundTrip)
+  if (single.length) {
+    const smallest = single[0].batchSize
+    const more = res.workload === 'file'
+      ? 'a larger file'
+      : `a larger --count (10 × window × batch size: ${int(10 * res.window * smallest)} for ${int(smallest)})`
+    out.push(`† one round trip: ${list(single.map(r => r.batchSize))} — every batch of the row was in flight at once ` +
+      `(${single.length > 1 ? 'each' : 'it'} sent at most --window ${res.window} batches), so the row times one round trip, not a rate: ` +
+      `left out of "fastest"; ${more} measures ${single.length > 1 ? 'them' : 'it'}`)
+  }
+  const larger = res.workload === 'file' ? 'a larger file' : 'a larger --count'
+  const short = res.rows.filter(r => !r.capped && !r.oneRoundTrip && r.durationMs < SHORT_ROW_MS)
+  if (short.length) {
+    out.push(`under ${SHORT_ROW_MS} ms: ${short.map(batchLabel).join(', ')} — one stall changes such a row a lot; ` +
+      (res.repeat > 1 ? `${larger} steadies it` : `--repeat 5 (or ${larger}) steadies it`))
   }
   out.push('batch p50/p99/max: time from writing a batch to its last reply; server replies: peak reply memory (CLIENT LIST omem) of the connection')
   const bad = res.rows.filter(r => !r.correct)
   if (bad.length) out.push(`NOT CORRECT: ${bad.map(batchLabel).join(', ')} — the server does not hold what was sent`)
   const fastest = res.rows.find(r => r.fastest)
-  if (fastest) {
-    const rec = res.recommendedBatchSize
-    out.push(`fastest: ${fastest.mode === 'in-a-row' ? 'in a row' : `batch size ${int(fastest.batchSize)}`} at ${int(fastest.opsPerSec)} ops/s (${speedup(fastest)} in a row)` +
-      (rec != null ? `; smallest batch within 10% of it: ${int(rec)} (a good --batch-size here: as fast, less memory)` : ''))
+  const rec = res.recommendedBatchSize
+  // Larger sizes that fit in one round trip were not measured: they may well be faster.
+  const above = rec != null ? single.filter(r => r.batchSize > rec) : []
+  const verdict = above.length ? 'the best measured here' : 'a good --batch-size here'
+  if (fastest && fastest.mode === 'pipeline' && fastest.oneRoundTrip) {
+    out.push(`no batch size to recommend: every batched row fit in one round trip (see †); fastest of them: ${int(fastest.batchSize)} ${speedText(fastest, res)}`)
+  } else if (fastest && fastest.mode === 'in-a-row') {
+    out.push(`fastest: in a row ${speedText(fastest, res)}: batching did not help here` +
+      (rec != null ? `; smallest batch within ${WITHIN} of it: ${int(rec)}` : ''))
+  } else if (fastest) {
+    const f = int(fastest.batchSize)
+    if (rec === fastest.batchSize) {
+      out.push(`fastest, and no smaller batch within ${WITHIN} of it: batch size ${f} ${speedText(fastest, res)}: ${verdict}`)
+    } else {
+      out.push(`fastest: batch size ${f} ${speedText(fastest, res)}` +
+        (rec != null ? `; smallest batch within ${WITHIN} of it: ${int(rec)} (${verdict}: as fast, less memory)` : ''))
+    }
   }
+  const sure = rec != null ? sureness(res) : null
+  const unmeasured = above.length ? `${int(above[0].batchSize)}${above.length > 1 ? ' and up' : ''} not measured (†): may be faster` : ''
+  if (sure || unmeasured) out.push(sure ? sure + (unmeasured ? `; ${unmeasured}` : '') : `how sure: ${unmeasured}`)
   return out
 }
 
 /** The aligned table with header and notes. */
 function formatTable (res) {
-  const rows = cells(res)
-  const widths = COLUMNS.map((c, i) => Math.max(c.title.length, ...rows.map(r => r[i].length)))
-  const line = vals => vals.map((v, i) => COLUMNS[i].right ? v.padStart(widths[i]) : v.padEnd(widths[i])).join('  ').trimEnd()
+  const cols = columns(res)
+  const rows = res.rows.map(r => cols.map(c => c.cell(r)))
+  const widths = cols.map((c, i) => Math.max(c.title.length, ...rows.map(r => r[i].length)))
+  const line = vals => vals.map((v, i) => cols[i].right ? v.padStart(widths[i]) : v.padEnd(widths[i])).join('  ').trimEnd()
   return [
     ...header(res),
     '',
-    line(COLUMNS.map(c => c.title)),
-    line(widths.map(w => '─'.repeat(w))),
+    line(cols.map(c => c.title)),
+    // An untitled column (the marks) gets no underline either.
+    line(cols.map((c, i) => c.title ? '─'.repeat(widths[i]) : '')),
     ...rows.map(line),
     '',
     ...notes(res)
@@ -108,16 +199,18 @@ function formatTable (res) {
 
 const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉']
 
-/** A horizontal bar per row: ops/s against batch size, linear so the plateau shows. */
+/** A horizontal bar per row: ops/s (a file: rows/s) against batch size, linear so the plateau shows. */
 function formatChart (res, width = 50) {
-  const max = Math.max(1, ...res.rows.map(r => r.opsPerSec))
+  const file = res.workload === 'file'
+  const value = r => file && r.recordsPerSec != null ? r.recordsPerSec : r.opsPerSec
+  const max = Math.max(1, ...res.rows.map(value))
   const labels = res.rows.map(batchLabel)
   const lw = Math.max(...labels.map(l => l.length))
-  const lines = ['ops/s by batch size']
+  const lines = [`${file ? 'rows/s' : 'ops/s'} by batch size`]
   res.rows.forEach((r, i) => {
-    const units = Math.round((r.opsPerSec / max) * width * 8)
+    const units = Math.round((value(r) / max) * width * 8)
     const bar = '█'.repeat(units >> 3) + EIGHTHS[units & 7]
-    lines.push(`${labels[i].padStart(lw)} │${bar} ${int(r.opsPerSec)}`)
+    lines.push(`${labels[i].padStart(lw)} │${bar} ${int(value(r))}${r.oneRoundTrip ? ' †' : ''}`)
   })
   return lines.join('\n') + '\n'
 }
@@ -128,7 +221,8 @@ const CSV_FIELDS = [
   ['latencyP50Ms', r => r.latencyMs.p50], ['latencyP99Ms', r => r.latencyMs.p99], ['latencyMaxMs', r => r.latencyMs.max],
   ['serverReplyPeakBytes', r => r.serverReplyPeakBytes], ['clientRssPeakBytes', r => r.clientRssPeakBytes],
   ['correct', r => r.correct], ['capped', r => r.capped], ['fastest', r => r.fastest],
-  ['runs', r => r.runs], ['opsPerSecMin', r => r.opsPerSecMin], ['opsPerSecMax', r => r.opsPerSecMax]
+  ['runs', r => r.runs], ['opsPerSecMin', r => r.opsPerSecMin], ['opsPerSecMax', r => r.opsPerSecMax],
+  ['records', r => r.records], ['recordsPerSec', r => r.recordsPerSec], ['oneRoundTrip', r => r.oneRoundTrip]
 ]
 
 /** One line per row; empty cells for n/a. Every value is a number, a boolean or a plain word. */
@@ -141,7 +235,7 @@ function formatCsv (res) {
 /** A GitHub-flavoured Markdown table with the header as text above it. */
 function formatMarkdown (res) {
   const esc = s => s.replace(/\|/g, '\\|')
-  const cols = COLUMNS.slice(0, -1)
+  const cols = columns(res).slice(0, -1)
   const lines = header(res).map(l => esc(l) + '  ')
   lines.push('')
   lines.push('| ' + cols.map(c => c.title).join(' | ') + ' |')
@@ -149,6 +243,7 @@ function formatMarkdown (res) {
   for (const r of res.rows) {
     lines.push('| ' + cols.map(c => {
       const v = esc(c.cell(r))
+      if (c.title === 'batch' && r.oneRoundTrip) return v + ' †'
       return r.fastest && c.title === 'ops/s' ? `**${v}**` : v
     }).join(' | ') + ' |')
   }
@@ -157,4 +252,18 @@ function formatMarkdown (res) {
   return lines.join('\n') + '\n'
 }
 
-module.exports = { formatTable, formatChart, formatCsv, formatMarkdown }
+/**
+ * The progress line while a row runs (no newline), e.g.
+ * `row 1/8: in a row · 57 of 20,000 commands · 2.9 s (stops at 10 s)`.
+ */
+function formatProgress (p) {
+  let s = `row ${p.row}/${p.rows}: ${p.mode === 'in-a-row' ? 'in a row' : `batch size ${int(p.batchSize)}`}` +
+    (p.runs > 1 ? ` (run ${p.run}/${p.runs})` : '')
+  if (p.records != null) s += ` · ${int(p.records)} records`
+  s += ` · ${int(p.ops ?? 0)}${p.count != null ? ` of ${int(p.count)}` : ''} commands`
+  s += ` · ${((p.elapsedMs ?? 0) / 1000).toFixed(1)} s`
+  if (p.maxRowTimeMs) s += ` (stops at ${duration(p.maxRowTimeMs)})`
+  return s
+}
+
+module.exports = { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress, SHORT_ROW_MS }

@@ -9,7 +9,7 @@ const { DEFAULTS: LOAD_DEFAULTS } = require('../options')
 const { encodeCommand } = require('../resp')
 const { Pipe } = require('../pipe')
 const { load } = require('../load')
-const { normalizeBenchOptions } = require('./options')
+const { normalizeBenchOptions, GOOD_ENOUGH } = require('./options')
 const { startDelayProxy } = require('./delay-proxy')
 const { MemorySampler, parseClientList } = require('./sampler')
 const { WORKLOADS } = require('./workloads')
@@ -28,9 +28,6 @@ const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = r
 
 const SCAN_COUNT = 1000
 const PING_SAMPLES = 5
-// The smallest batch size whose ops/s is within this fraction of the fastest is the one
-// to pick: nearly the same speed, less memory on both ends.
-const GOOD_ENOUGH = 0.9
 
 /**
  * Time the workload in a row and at each batch size.
@@ -42,7 +39,7 @@ async function bench (options) {
   const prefix = `pipeload:bench:${crypto.randomBytes(6).toString('hex')}:`
   const owned = !o.redis
   const control = o.redis || await openControl(o)
-  const ctx = { o, control, via: control, proxy: null, prefix, rowNo: 0, fileKeys: null, fileRecords: null, cluster: null }
+  const ctx = { o, control, via: control, proxy: null, prefix, rowNo: 0, fileKeys: null, fileRecords: null, fileCommands: null, cluster: null }
   let failed = null
   try {
     // A cluster: rows send through the cluster sink (commands routed by slot); checks and
@@ -54,18 +51,34 @@ async function bench (options) {
     }
     if (o.rttMs > 0) await routeThroughProxy(ctx)
     const pingMs = await measurePing(ctx.via, bound)
-    const plan = [{ mode: 'in-a-row', batchSize: 1, window: 1 }]
+    let plan = o.baseline ? [{ mode: 'in-a-row', batchSize: 1, window: 1 }] : []
     for (const b of o.batchSizes) plan.push({ mode: 'pipeline', batchSize: b, window: o.window })
+    // Batch sizes above a row's command count all send the same single batch: only the
+    // smallest of them runs. A file's count is known once a row has read all of it.
+    const skipped = []
+    const trim = (total, from) => {
+      const keep = plan.filter((step, j) => j < from || !isRedundant(step, plan, total))
+      for (const step of plan) if (!keep.includes(step)) skipped.push(step.batchSize)
+      plan = keep
+    }
+    if (o.workload !== 'file') trim(o.count, 0)
     const rows = []
+    let trimmed = o.workload !== 'file'
     for (let i = 0; i < plan.length; i++) {
       const runs = []
       for (let r = 0; r < o.repeat; r++) {
-        if (o.onProgress) o.onProgress({ row: i + 1, rows: plan.length, run: r + 1, runs: o.repeat, ...plan[i] })
-        runs.push(await runRow(ctx, plan[i]))
+        const at = {
+          row: i + 1, rows: plan.length, run: r + 1, runs: o.repeat, ...plan[i],
+          count: o.workload === 'file' ? null : o.count, maxRowTimeMs: o.maxRowTimeMs || null
+        }
+        const progress = o.onProgress ? p => o.onProgress({ ...at, ops: 0, records: null, elapsedMs: 0, ...p }) : null
+        if (progress) progress({})
+        runs.push(await runRow(ctx, plan[i], progress))
       }
       rows.push(combineRuns(runs))
+      if (!trimmed && ctx.fileCommands !== null) { trim(ctx.fileCommands, i + 1); trimmed = true }
     }
-    return result(ctx, rows, pingMs)
+    return result(ctx, rows, pingMs, skipped)
   } catch (err) {
     failed = asPipeloadError(err, control, o.connectTimeout)
     throw failed
@@ -110,9 +123,24 @@ async function measurePing (client, bound) {
   return round(times[times.length >> 1])
 }
 
-function runRow (ctx, step) {
+/** A pipeline step whose batch size is above `total` while a smaller one also holds all of it. */
+function isRedundant (step, plan, total) {
+  return step.mode === 'pipeline' && step.batchSize > total &&
+    plan.some(s => s.mode === 'pipeline' && s.batchSize >= total && s.batchSize < step.batchSize)
+}
+
+function runRow (ctx, step, progress) {
   const rowPrefix = `${ctx.prefix}${++ctx.rowNo}:`
-  return ctx.o.workload === 'file' ? fileRow(ctx, step, rowPrefix) : syntheticRow(ctx, step, rowPrefix)
+  return ctx.o.workload === 'file' ? fileRow(ctx, step, rowPrefix, progress) : syntheticRow(ctx, step, rowPrefix, progress)
+}
+
+/**
+ * A pipeline row whose batches all fit in the window at once: everything is written before
+ * the first reply is due, so the row times one round trip (plus the server's work), not a
+ * rate that holds up. Such a row can look fastest on a slow link without meaning it.
+ */
+function oneRoundTrip (step, batches, capped) {
+  return step.mode === 'pipeline' && !capped && batches <= step.window
 }
 
 function aborted () {
@@ -120,10 +148,10 @@ function aborted () {
 }
 
 /** One row of a synthetic workload on a fresh data connection. */
-async function syntheticRow (ctx, step, rowPrefix) {
+async function syntheticRow (ctx, step, rowPrefix, progress) {
   const { o, control } = ctx
   const wl = WORKLOADS[o.workload].create(rowPrefix)
-  if (ctx.cluster) return clusterSyntheticRow(ctx, step, rowPrefix, wl)
+  if (ctx.cluster) return clusterSyntheticRow(ctx, step, rowPrefix, wl, progress)
   const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal })
   let sent = 0
   let capped = false
@@ -140,7 +168,7 @@ async function syntheticRow (ctx, step, rowPrefix) {
       control, id, enabled: id !== null, match: c => c.id === String(id), intervalMs: o.sampleIntervalMs
     }).start()
     try {
-      ({ sent, capped, durationMs } = await sendRow(pipe, wl, step, o))
+      ({ sent, capped, durationMs } = await sendRow(pipe, wl, step, o, progress))
     } finally {
       mem = await sampler.stop()
     }
@@ -157,22 +185,24 @@ async function syntheticRow (ctx, step, rowPrefix) {
     batches: pipe.stats.batches,
     durationMs: round(durationMs),
     opsPerSec: rate(sent, durationMs),
+    recordsPerSec: null,
     latencyMs: pipe.rtt.summary(),
     ...mem,
     correct: checked && removed === wl.expectedKeys(sent),
-    capped
+    capped,
+    oneRoundTrip: oneRoundTrip(step, pipe.stats.batches, capped)
   }
 }
 
 /** One row of a synthetic workload against a cluster: the import's cluster sink. */
-async function clusterSyntheticRow (ctx, step, rowPrefix, wl) {
+async function clusterSyntheticRow (ctx, step, rowPrefix, wl, progress) {
   const { o } = ctx
   const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, signal: o.signal, file: o.workload })
   let sent = 0
   let capped = false
   let durationMs
   try {
-    ({ sent, capped, durationMs } = await sendRow(sink, wl, step, o))
+    ({ sent, capped, durationMs } = await sendRow(sink, wl, step, o, progress))
   } finally {
     close()
   }
@@ -186,12 +216,14 @@ async function clusterSyntheticRow (ctx, step, rowPrefix, wl) {
     batches: sink.stats.batches,
     durationMs: round(durationMs),
     opsPerSec: rate(sent, durationMs),
+    recordsPerSec: null,
     latencyMs: sink.rtt.summary(),
     serverReplyPeakBytes: null,
     serverTotalPeakBytes: null,
     clientRssPeakBytes: process.resourceUsage().maxRSS * 1024,
     correct: checked && removed === wl.expectedKeys(sent),
-    capped
+    capped,
+    oneRoundTrip: oneRoundTrip(step, sink.stats.batches, capped)
   }
 }
 
@@ -199,15 +231,21 @@ async function clusterSyntheticRow (ctx, step, rowPrefix, wl) {
  * Send a row's `count` commands in batches of `step.batchSize` through a sink (a Pipe or
  * the cluster sink) and wait for every reply; stops early at `maxRowTimeMs` (capped).
  */
-async function sendRow (sink, wl, step, o) {
+async function sendRow (sink, wl, step, o, progress) {
   let sent = 0
   let capped = false
   const t0 = performance.now()
   const deadline = o.maxRowTimeMs > 0 ? t0 + o.maxRowTimeMs : Infinity
+  let reported = t0
   try {
     while (sent < o.count) {
       if (o.signal?.aborted) throw aborted()
-      if (performance.now() >= deadline) { capped = true; break }
+      const now = performance.now()
+      if (now >= deadline) { capped = true; break }
+      if (progress && now - reported >= LOAD_DEFAULTS.progressInterval) {
+        reported = now
+        progress({ ops: sent, elapsedMs: now - t0 })
+      }
       const n = Math.min(step.batchSize, o.count - sent)
       await sink.send(wl.batch(sent, n))
       sent += n
@@ -232,7 +270,7 @@ function clientId (conn) {
 }
 
 /** One row of the file workload: the real import, its keys under the row prefix. */
-async function fileRow (ctx, step, rowPrefix) {
+async function fileRow (ctx, step, rowPrefix, progress) {
   const { o, control } = ctx
   // load() opens its own data connection; ids only grow, so ours is a pipeload-data
   // connection newer than every client there now.
@@ -261,7 +299,8 @@ async function fileRow (ctx, step, rowPrefix) {
       batchSize: step.batchSize,
       window: step.window,
       onError: 'skip', // a row times the whole file: failed records make it incorrect, not stop it
-      signal: stop.signal
+      signal: stop.signal,
+      onProgress: progress ? p => progress({ ops: p.commands, records: p.records, elapsedMs: p.elapsedMs }) : undefined
     })
   } catch (err) {
     if (err.code !== 'PIPELOAD_ABORTED' || o.signal?.aborted || !err.summary) throw o.signal?.aborted ? aborted() : err
@@ -277,7 +316,7 @@ async function fileRow (ctx, step, rowPrefix) {
   // Every record acknowledged without an error, and as many keys as the first complete row
   // (normally in a row): pipelining must not change what ends up on the server.
   let correct = summary.errors === 0 && summary.loaded === summary.records && summary.acknowledged === summary.commands && keys > 0
-  if (complete && ctx.fileKeys === null) { ctx.fileKeys = keys; ctx.fileRecords = summary.records }
+  if (complete && ctx.fileKeys === null) { ctx.fileKeys = keys; ctx.fileRecords = summary.records; ctx.fileCommands = summary.commands }
   if (complete) correct = correct && keys === ctx.fileKeys
   return {
     mode: step.mode,
@@ -288,10 +327,13 @@ async function fileRow (ctx, step, rowPrefix) {
     batches: summary.batches,
     durationMs: round(summary.durationMs),
     opsPerSec: rate(summary.acknowledged, summary.durationMs),
+    // Records a second, as the import's summary counts them (rows/s): ops/s counts commands.
+    recordsPerSec: rate(summary.loaded, summary.durationMs),
     latencyMs: summary.rttMs,
     ...mem,
     correct,
-    capped
+    capped,
+    oneRoundTrip: oneRoundTrip(step, summary.batches, capped)
   }
 }
 
@@ -361,12 +403,17 @@ function combineRuns (runs) {
   }
 }
 
-function result (ctx, rows, pingMs) {
+function result (ctx, rows, pingMs, skipped) {
   const { o } = ctx
-  const base = rows[0].opsPerSec
-  let fastest = rows[0]
-  for (const r of rows) if (r.opsPerSec > fastest.opsPerSec) fastest = r
-  const good = rows.filter(r => r.mode === 'pipeline' && r.correct && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec)
+  const base = o.baseline ? rows[0].opsPerSec : 0
+  // The fastest row and the recommendation come from rows that measured a rate: a row that
+  // fit in one round trip would win on a slow link by timing a single RTT.
+  // (When every batched row did, the fastest of all is marked, and nothing is recommended.)
+  const measured = rows.filter(r => !r.oneRoundTrip)
+  const pool = measured.some(r => r.mode === 'pipeline') ? measured : rows
+  let fastest = null
+  for (const r of pool) if (!fastest || r.opsPerSec > fastest.opsPerSec) fastest = r
+  const good = measured.filter(r => r.mode === 'pipeline' && r.correct && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec)
   const c = ctx.control.options
   return {
     workload: o.workload,
@@ -379,8 +426,10 @@ function result (ctx, rows, pingMs) {
     target: describeTarget({ host: c.host, port: c.port, db: c.db, path: c.path }) + (ctx.cluster ? ' (cluster)' : ''),
     window: o.window,
     repeat: o.repeat,
+    baseline: o.baseline,
     maxRowTimeMs: o.maxRowTimeMs || null,
-    fastestBatchSize: fastest.mode === 'pipeline' ? fastest.batchSize : null,
+    skippedBatchSizes: skipped,
+    fastestBatchSize: fastest.mode === 'pipeline' && !fastest.oneRoundTrip ? fastest.batchSize : null,
     recommendedBatchSize: good.length ? good[0].batchSize : null,
     rows: rows.map(r => ({
       ...r,
