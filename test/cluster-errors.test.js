@@ -358,7 +358,7 @@ describe('every master gone mid-load (the last test: it kills the cluster)', () 
     const first = stderr.split('\n')[0]
     expect(first).toMatch(/^pipeload: .*127\.0\.0\.1:\d+/)
     expect(first).toMatch(/1000 ms/)
-    expect(stderr).toMatch(/pipeload: stopped after \d+ records/)
+    expect(stderr).toMatch(/pipeload: stopped after [\d,]+ records/)
     expect(stderr).not.toMatch(/\n\s+at |internal error/)
   }, 30_000)
 })
