@@ -13,6 +13,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { BIN, BASE_ENV } = require('./helpers/run-cli')
+const { recordCounts } = require('./helpers/counters')
 
 const HOOK = path.join(__dirname, 'helpers', 'crash-at-checkpoint.js')
 const ROWS = 60_000
@@ -39,15 +40,7 @@ function pipeload (args, { preload, env = {} } = {}) {
   return new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal, out, err })))
 }
 
-/** How many times each record's INCR ran: counts[id]. */
-async function counts (prefix) {
-  const out = []
-  for (let i = 0; i < ROWS; i += 10_000) {
-    const keys = Array.from({ length: Math.min(10_000, ROWS - i) }, (_, j) => `${prefix}${i + j}`)
-    out.push(...(await redis.mget(keys)).map(v => Number(v ?? 0)))
-  }
-  return out
-}
+const counts = prefix => recordCounts(redis, prefix, ROWS)
 
 describe('SIGKILL while the checkpoint is written, then --resume', () => {
   // The worker thread skips the checkpointed records with its own copy of the loop.

@@ -10,6 +10,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
+const { recordCounts } = require('./helpers/counters')
 const { load } = require('..')
 
 const ROWS = 40_000
@@ -20,14 +21,7 @@ let dir
 
 useServer('pipeload-lib-resume-', s => { server = s.srv; redis = s.redis; dir = s.tmp })
 
-async function counts (prefix) {
-  const out = []
-  for (let i = 0; i < ROWS; i += 10_000) {
-    const keys = Array.from({ length: Math.min(10_000, ROWS - i) }, (_, j) => `${prefix}${i + j}`)
-    out.push(...(await redis.mget(keys)).map(v => Number(v ?? 0)))
-  }
-  return out
-}
+const counts = prefix => recordCounts(redis, prefix, ROWS)
 
 function expectCounts (got, expected, label) {
   for (let i = 0; i < ROWS; i++) if (got[i] !== expected(i)) expect.fail(`${label}: record ${i} ran ${got[i]} times, expected ${expected(i)}`)
