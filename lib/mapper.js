@@ -208,9 +208,12 @@ function compileExtendedWord (word, shape, template) {
  * has one (a column, decided once; an object's own key, per record), unless {=…} forced it.
  */
 function altGetter (p, shape, template) {
+  if (!p.forced && shape.columns && shape.columns.includes(p.name)) {
+    const get = columnGetter(p.name, shape, template)
+    return p.alt.kind === 'spread' ? rec => [get(rec)] : get
+  }
   const alt = altValue(p.alt, shape, template)
-  if (p.forced) return alt
-  if (shape.columns !== undefined) return shape.columns && shape.columns.includes(p.name) ? columnGetter(p.name, shape, template) : alt
+  if (p.forced || shape.columns !== undefined) return alt
   const own = fieldGetter(p.name, shape, template)
   const wrap = p.alt.kind === 'spread' ? v => [toArg(v, p.name)] : v => v
   return (rec, ctx) => {
