@@ -203,3 +203,27 @@ describe('{$n} is stable across --resume', () => {
     for (let i = 0; i < ROWS; i++) if (values[i] !== String(i + 1)) expect.fail(`rn:${i} is ${values[i]}, expected ${i + 1}`)
   })
 })
+
+describe('template parsing (pure)', () => {
+  const { parseTemplate, keyWord } = require('../lib/template')
+  const names = t => parseTemplate(t).words.slice(1).map(w => w.star ? '*' : w.parts.map(p => p.type === 1 ? `{${p.name}}` : p.text).join(''))
+
+  it('braces group whitespace; quotes still group; {{ }} stay literal', () => {
+    expect(names('HSET w:{Age} wage {Hourly Wage ($)} "two words" {{tag}}:{id} *')).toEqual(['w:{Age}', 'wage', '{Hourly Wage ($)}', 'two words', '{tag}:{id}', '*'])
+  })
+
+  it('--key: quotes group as in -c, whitespace stays in the key', () => {
+    expect(keyWord('w:"{id}"')).toBe('w:{id}')
+    expect(names(`HSET ${keyWord('my key:{Hourly Wage ($)}')} *`)).toEqual(['my key:{Hourly Wage ($)}', '*'])
+    expect(names(`HSET ${keyWord('"it\'s":{id}')} *`)).toEqual(["it's:{id}", '*'])
+  })
+
+  it('the other readings, forced or escaped', () => {
+    const parts = t => parseTemplate(t).words[1].parts[0]
+    expect(parts('SET {$n}')).toMatchObject({ name: '$n', alt: { kind: 'meta', which: 'n' }, forced: false })
+    expect(parts('SET {=tags[|]}')).toMatchObject({ name: 'tags[|]', alt: { kind: 'spread', name: 'tags', sep: '|' }, forced: true })
+    expect(parts('SET {e:f64:768}')).toMatchObject({ alt: { kind: 'vector', name: 'e', type: 'f64', dim: 768 } })
+    expect(parts('SET {e\\:f32}')).toEqual({ type: 1, name: 'e:f32' })
+    expect(parts('SET {$name}')).toEqual({ type: 1, name: '$name' })
+  })
+})
