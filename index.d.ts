@@ -123,6 +123,8 @@ export interface LoadOptions extends ConnectionOptions {
   map?: (record: any) => CommandArgs[]
   /** Seconds: adds `EXPIRE <key of the first command> <ttl>` per record. */
   ttl?: number
+  /** Fields `*` writes as little-endian float bytes: "embedding:f32", "embedding:f64:768" (length checked), or a list. */
+  vector?: string | string[]
   /** Commands per pipelined batch. Default 5000. */
   batchSize?: number
   /** Batches awaiting replies at most. Default 4. */

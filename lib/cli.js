@@ -21,12 +21,22 @@ const PASSWORD_WARNING = "Warning: Using a password with '-a' or '-u' option on 
 const TEMPLATE_HELP = `
 Templates (-c, --key): a Redis command whose arguments may name the record's fields
   {field}       the field "field": a CSV column, a JSON property
+  {Hourly Wage ($)}  everything up to "}" is the name, spaces and punctuation too
   {a.b}         a nested JSON field
   {0}, {1}      a column by position (--no-header, JSON arrays)
   *             every field/value pair of the record: HSET user:{id} *
+  {$n}          the record's number (1-based over the run, the same after --resume)
+  {$line} {$file}  the record's input line and input name: --key 'city:{$n}'
+  {$}           the whole record as compact JSON: -c 'JSON.SET user:{id} $ {$}'
+  {tags[]}      an array as arguments: SADD tags:{id} {tags[]} (empty: command skipped)
+  {borders[,]}  a text split on "," into arguments ({x[|]} splits on "|")
+  {emb:f32}     a JSON array of numbers as float32 bytes (f64 too); {emb:f32:768} checks the length
+  {=$n} {a\:f32}  a field named like these wins where it exists; = forces the special
+                reading, a backslash the field
   "two words"   quotes make one argument of text with spaces
   {{ and }}     literal braces, e.g. a cluster hash tag: SET {{user}}:{id} {name}
-  --key 'user:{id}' is -c 'HSET user:{id} *'. A missing or null field fails its record.
+  --key 'user:{id}' is -c 'HSET user:{id} *', with the same quotes and braces.
+  A missing or null field fails its record.
 `
 const ENV_HELP = `
 Environment:
@@ -129,6 +139,7 @@ function importCommand (io) {
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
     .option('--ttl <seconds>', 'EXPIRE the key of the first command after writing it')
+    .option('--vector <field:f32>', '* writes this field (a JSON array of numbers) as float32/f64 bytes, e.g. embedding:f32:768; repeatable', collect, [])
     .option('-b, --batch-size <n>', 'commands per pipelined batch', DEFAULTS.batchSize)
     .option('-w, --window <n>', 'batches awaiting replies at most', DEFAULTS.window)
     .addOption(new Option('--max-record-size <size>', 'refuse records larger than this: bytes, or with a unit (KiB, MiB, GiB)').default(DEFAULTS.maxRecordSize, `${DEFAULTS.maxRecordSize / 1024 / 1024} MiB`))
@@ -152,6 +163,9 @@ Examples:
   pipeload import users.csv --key 'user:{id}'
   pipeload import users.ndjson -c 'HSET user:{id} *' -c 'SADD users {id}' --ttl 3600
   pipeload import cities.csv --delimiter ';' -c 'SET city:{id}:name {name}'
+  pipeload import wages.csv -c 'HSET w:{$n} age {Age} wage {Hourly Wage ($)}'
+  pipeload import countries.ndjson -c 'SADD borders:{cca3} {borders[]}' -c 'SET country:{cca3} {$}'
+  pipeload import docs.ndjson --key 'doc:{id}' --vector embedding:f32:384
   zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
@@ -187,6 +201,7 @@ async function runImport (input, flags, io) {
     key: flags.key,
     commands: flags.command.length ? flags.command : undefined,
     ttl: flags.ttl,
+    vector: flags.vector.length ? flags.vector : undefined,
     batchSize: flags.batchSize,
     window: flags.window,
     maxRecordSize: flags.maxRecordSize,

@@ -22,8 +22,9 @@ class BatchEncoder {
    * @param {boolean} [o.abort] stop at the first failed record
    * @param {boolean} [o.keepRaw] keep each record's input text (`raws`) for a rejects file
    */
-  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false }) {
+  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false, skipped = 0 }) {
     this.mapper = mapper
+    this.seen = skipped // records of the whole run so far, for {$n}: stable across --resume
     this.text = mode === 'text'
     this.batchSize = batchSize
     this.maxBatchBytes = maxBatchBytes
@@ -55,15 +56,16 @@ class BatchEncoder {
       const rec = records[i]
       if (this.records++ === 0) this.first = { line: lines[i], offset: offsets ? offsets[i] : null }
       const start = w.pos
+      const num = ++this.seen
       let count
       try {
         if (rec instanceof Rejected) throw rec
         if (this.text) {
-          const commands = mapper.args(rec)
+          const commands = mapper.args(rec, num, lines[i])
           w.string(textLines(commands))
           count = commands.length
         } else {
-          count = mapper.write(rec, w)
+          count = mapper.write(rec, w, num, lines[i])
         }
       } catch (err) {
         w.pos = start // drop the part of the record already written
@@ -136,16 +138,17 @@ function rawOf (rec) {
 
 /**
  * Encoded batches from record batches; on an input error, what was read goes out first.
- * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }
+ * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `skipped` records came before (--resume).
  */
-async function * encodeRecords (recordBatches, mapper, o) {
+async function * encodeRecords (recordBatches, mapper, o, skipped = 0) {
   const encoder = new BatchEncoder({
     mapper,
     mode: o.dryRun === 'text' ? 'text' : 'resp',
     batchSize: o.batchSize,
     maxBatchBytes: o.maxBatchBytes,
     abort: o.onError !== 'skip',
-    keepRaw: Boolean(o.rejects)
+    keepRaw: Boolean(o.rejects),
+    skipped
   })
   try {
     for await (const { records, lines, bytesRead, offsets, raws } of recordBatches) {

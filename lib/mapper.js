@@ -134,6 +134,7 @@ function delimiterHint (columns) {
  * bulk string into a ByteWriter (writeRow/writeJson are null for the other shape).
  */
 function compileWord (word, shape, template) {
+  if (word.parts.some(p => p.alt)) return compileExtendedWord(word, shape, template)
   const parts = word.parts.map(p => p.type === FIELD
     ? { name: p.name, get: fieldGetter(p.name, shape, template) }
     : p.text)
@@ -175,6 +176,128 @@ function compileWord (word, shape, template) {
     writeRow: rowWrite,
     writeJson: jsonWrite
   }
+}
+
+/**
+ * A word with {$…}, spread or vector parts: `{ extended, spread, value(rec, ctx) }` on plain
+ * records only (a CsvRow or JsonRow is made an array or object first). value() gives the
+ * word's argument, or for a spread word an array of arguments.
+ */
+function compileExtendedWord (word, shape, template) {
+  const parts = word.parts.map(p => p.type === FIELD
+    ? { name: p.name, get: p.alt ? altGetter(p, shape, template) : fieldGetter(p.name, shape, template) }
+    : p.text)
+  if (parts.length === 1 && word.parts[0].alt.kind === 'spread') {
+    return { extended: true, spread: true, value: parts[0].get }
+  }
+  const value = (rec, ctx) => {
+    let binary = false
+    const vals = parts.map(p => {
+      const v = typeof p === 'string' ? p : toArg(p.get(rec, ctx), p.name)
+      if (typeof v !== 'string') binary = true
+      return v
+    })
+    if (vals.length === 1) return vals[0]
+    return binary ? Buffer.concat(vals.map(v => typeof v === 'string' ? utf8Bytes(v) : v)) : vals.join('')
+  }
+  return { extended: true, spread: false, value }
+}
+
+/**
+ * A getter for a part with another reading. The field of that whole name wins where the input
+ * has one (a column, decided once; an object's own key, per record), unless {=…} forced it.
+ */
+function altGetter (p, shape, template) {
+  if (!p.forced && shape.columns && shape.columns.includes(p.name)) {
+    const get = columnGetter(p.name, shape, template)
+    return p.alt.kind === 'spread' ? rec => [get(rec)] : get
+  }
+  const alt = altValue(p.alt, shape, template)
+  if (p.forced || shape.columns !== undefined) return alt
+  const own = fieldGetter(p.name, shape, template)
+  const wrap = p.alt.kind === 'spread' ? v => [toArg(v, p.name)] : v => v
+  return (rec, ctx) => {
+    const v = own(rec)
+    return v === undefined ? alt(rec, ctx) : wrap(v)
+  }
+}
+
+function altValue (alt, shape, template) {
+  if (alt.kind === 'meta') {
+    switch (alt.which) {
+      case 'n': return (rec, ctx) => String(ctx.n)
+      case 'line': return (rec, ctx) => ctx.line == null ? missingMeta('$line') : String(ctx.line)
+      case 'file': return () => shape.file == null ? missingMeta('$file') : String(shape.file)
+      default: return recordJson(shape)
+    }
+  }
+  const get = fieldGetter(alt.name, shape, template)
+  if (alt.kind === 'spread') {
+    return rec => {
+      const v = get(rec)
+      if (v == null) toArg(v, alt.name) // missing or null: throws as for any field
+      return spreadArgs(v, alt.name, alt.sep)
+    }
+  }
+  return rec => vectorBytes(get(rec), alt.name, alt.type, alt.dim)
+}
+
+function missingMeta (name) {
+  throw new FieldMissing(name, `{${name}} is not known for this input`)
+}
+
+/** {$}: the record as compact JSON; a CSV row with a header as an object of column → text. */
+function recordJson (shape) {
+  const columns = shape.columns
+  if (columns) {
+    return rec => {
+      const o = {}
+      for (let i = 0; i < rec.length; i++) o[i < columns.length ? columns[i] : String(i)] = rec[i]
+      return JSON.stringify(o)
+    }
+  }
+  return rec => jsonText(rec, '$')
+}
+
+/** {x[]} an array (or a text holding a JSON array) as arguments; {x[sep]} a text split on sep. */
+function spreadArgs (v, name, sep) {
+  if (typeof v === 'string' && sep !== '') return v === '' ? [] : v.split(sep)
+  if (typeof v === 'string') {
+    if (v.trim() === '') return []
+    if (v.trimStart().startsWith('[')) {
+      try { v = JSON.parse(v) } catch {}
+    }
+    if (typeof v === 'string') {
+      throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" is text, not an array: {${name}[]} spreads an array; use {${name}[,]} to split text on ","`, { field: name })
+    }
+  }
+  if (!Array.isArray(v)) {
+    throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" is ${typeof v === 'object' ? 'an object' : 'a ' + typeof v}, not an array to spread`, { field: name })
+  }
+  return v.map((x, i) => toArg(x, `${name}[${i}]`))
+}
+
+/** A JSON array of numbers (or a text holding one) as little-endian float32/float64 bytes. */
+function vectorBytes (v, name, type, dim) {
+  if (v == null) toArg(v, name)
+  const given = binaryOf(v)
+  if (given) return given
+  const invalid = why => new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" ${why}`, { field: name })
+  let arr = v
+  if (typeof v === 'string') {
+    try { arr = JSON.parse(v) } catch { throw invalid(`is not a JSON array of numbers (for ${type} bytes): ${JSON.stringify(v.slice(0, 40))}`) }
+  }
+  if (!Array.isArray(arr)) throw invalid(`is not an array of numbers (for ${type} bytes)`)
+  if (dim !== null && arr.length !== dim) throw invalid(`has ${arr.length} numbers, {${name}:${type}:${dim}} expects ${dim}`)
+  const size = type === 'f32' ? 4 : 8
+  const out = Buffer.allocUnsafe(arr.length * size)
+  for (let i = 0; i < arr.length; i++) {
+    const x = arr[i]
+    if (typeof x !== 'number') throw invalid(`element ${i} is ${JSON.stringify(x)}, not a number (for ${type} bytes)`)
+    if (size === 4) out.writeFloatLE(x, i * 4)
+    else out.writeDoubleLE(x, i * 8)
+  }
+  return out
 }
 
 /**
@@ -327,12 +450,13 @@ function compileStar (shape) {
 }
 
 /** Compile one parsed template for a shape into { args(rec), write(rec, w), key }. */
-function compileCommand (parsed, shape) {
+function compileCommand (parsed, shape, vectors) {
   const words = parsed.words.map(w => w.star ? { star: compileStar(shape) } : compileWord(w, shape, parsed.source))
   const starAt = words.findIndex(w => w.star)
   if (words.findIndex((w, i) => w.star && i > starAt) !== -1) {
     throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `template "${parsed.source}" uses * more than once (it already writes every field)`, { template: parsed.source })
   }
+  if (words.some(w => w.extended) || (starAt !== -1 && vectors.size)) return extendedCommand(words, starAt, shape, vectors)
   const fixed = words.filter(w => !w.star).length
   const head = Buffer.concat([Buffer.from(`*${fixed}\r\n`), bulkBytes(words[0].constant)])
   const name = bulkBytes(words[0].constant)
@@ -385,6 +509,50 @@ function compileCommand (parsed, shape) {
 }
 
 /**
+ * A command with {$…}, spread or vector words, or a `*` with --vector fields, built per
+ * record from a plain record: `write(rec, w, ctx)` returns 1, or 0 when the command's spread
+ * words all came out empty (nothing to add, so the command is skipped for that record).
+ */
+function extendedCommand (words, starAt, shape, vectors) {
+  const pairs = starAt === -1 ? null : vectors.size ? vectorPairs(words[starAt].star, shape, vectors) : words[starAt].star.pairs
+  const args = (rec, ctx) => {
+    const out = []
+    let spreads = 0
+    let spread = 0
+    for (const w of words) {
+      if (w.star) out.push(...pairs(rec))
+      else if (w.spread) {
+        const a = w.value(rec, ctx)
+        spreads++
+        if (a.length) spread++
+        for (const x of a) out.push(x)
+      } else out.push(w.value(rec, ctx))
+    }
+    return spreads !== 0 && spread === 0 ? null : out
+  }
+  const write = (rec, w, ctx) => {
+    const a = args(rec, ctx)
+    if (a === null) return 0
+    w.arrayHeader(a.length)
+    for (let i = 0; i < a.length; i++) w.arg(a[i])
+    return 1
+  }
+  return { extended: true, args, write, key: words.length > 1 && !words[1].star ? words[1] : null }
+}
+
+/** `*` pairs with the --vector fields' values as float bytes. */
+function vectorPairs (star, shape, vectors) {
+  return rec => {
+    const out = star.pairs(rec)
+    for (let i = 0; i < out.length; i += 2) {
+      const v = vectors.get(out[i])
+      if (v) out[i + 1] = vectorBytes(out[i + 1], out[i], v.type, v.dim)
+    }
+    return out
+  }
+}
+
+/**
  * Build the mapper for the user's templates or map function:
  *   mapper.write(record, w) -> number of commands written into ByteWriter w (the hot path)
  *   mapper.args(record)     -> [[cmd, arg, ...], ...] (dry-run text, tests)
@@ -392,11 +560,33 @@ function compileCommand (parsed, shape) {
  * rolls the writer back to where the record started.
  * @param {object} o { templates: string[], ttl?: number, map?: fn, shape: { columns?: string[]|null, file } }
  */
-function createMapper ({ templates, ttl, map, shape }) {
+function createMapper ({ templates, ttl, map, shape, vectors }) {
   if (map) return mapFunctionMapper(map, ttl, shape && shape.columns)
-  const commands = templates.map(t => compileCommand(parseTemplate(t), shape))
+  const vectorMap = new Map((vectors || []).map(v => [v.name, v]))
+  const commands = templates.map(t => compileCommand(parseTemplate(t), shape, vectorMap))
   if (ttl != null) commands.push(expireCommand(commands[0], ttl, templates[0]))
   const n = commands.length
+  if (commands.some(c => c.extended)) {
+    // New word kinds: every command works on the plain record, with the record's context.
+    return {
+      args (rec, num, line) {
+        const r = plain(rec)
+        const ctx = { n: num, line }
+        return commands.map(c => c.args(r, ctx)).filter(a => a !== null)
+      },
+      write (rec, w, num, line) {
+        const r = plain(rec)
+        const ctx = { n: num, line }
+        let count = 0
+        for (let i = 0; i < n; i++) {
+          const c = commands[i]
+          if (c.extended) count += c.write(r, w, ctx)
+          else { c.write(r, w, ctx); count++ }
+        }
+        return count
+      }
+    }
+  }
   return {
     args (rec) {
       const r = plain(rec)
@@ -429,6 +619,21 @@ function expireCommand (first, ttl, template) {
   const key = first.key
   const head = Buffer.from('*3\r\n$6\r\nEXPIRE\r\n')
   const tail = bulkBytes(String(ttl))
+  if (key.spread) {
+    throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `--ttl needs one key as the first argument of "${template}", not a spread`, { template })
+  }
+  if (key.extended) {
+    return {
+      extended: true,
+      args: (rec, ctx) => ['EXPIRE', key.value(rec, ctx), String(ttl)],
+      write (rec, w, ctx) {
+        w.bytes(head)
+        w.arg(key.value(rec, ctx))
+        w.bytes(tail)
+        return 1
+      }
+    }
+  }
   return {
     args: rec => ['EXPIRE', key.value(rec), String(ttl)],
     write (rec, w) {
@@ -493,4 +698,4 @@ function mapFunctionMapper (map, ttl, columns) {
   }
 }
 
-module.exports = { createMapper, FieldMissing, toArg }
+module.exports = { createMapper, FieldMissing, toArg, vectorBytes }

@@ -2,6 +2,7 @@
 
 const os = require('node:os')
 const { PipeloadError } = require('./errors')
+const { keyWord, altReading } = require('./template')
 
 /** Defaults for load(); see README "Choosing --batch-size and --window" for why these. */
 const DEFAULTS = Object.freeze({
@@ -31,7 +32,7 @@ const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'pa
 const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'delimiter', 'jsonPath', 'key',
   'command', 'commands', 'map', 'ttl', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
-  'checkpoint', 'resume'])
+  'checkpoint', 'resume', 'vector'])
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson']
 const DRY_RUN = ['resp', 'text']
@@ -157,7 +158,7 @@ function templatesOf (o) {
   const templates = []
   if (o.key !== undefined) {
     if (typeof o.key !== 'string' || !o.key) throw invalid('key', 'a key template such as "user:{id}"', o.key)
-    templates.push(`HSET ${quoteIfNeeded(o.key)} *`)
+    templates.push(`HSET ${keyWord(o.key)} *`)
   }
   for (const t of [].concat(o.command ?? [], o.commands ?? [])) {
     if (typeof t !== 'string') throw invalid('command', 'a template string such as "SET k:{id} {v}"', t)
@@ -167,8 +168,14 @@ function templatesOf (o) {
   return { templates, map: null }
 }
 
-function quoteIfNeeded (key) {
-  return /[\s"']/.test(key) ? `"${key.replace(/["\\]/g, '\\$&')}"` : key
+/** vector: "embedding:f32" or "embedding:f64:768" (or a list): fields `*` writes as float bytes. */
+function vectorsOf (o) {
+  if (o.vector === undefined || o.vector === null) return []
+  return [].concat(o.vector).map(v => {
+    const alt = typeof v === 'string' ? altReading(v.trim()) : null
+    if (!alt || alt.kind !== 'vector') throw invalid('vector', 'a field and a float type such as "embedding:f32" or "embedding:f32:768"', v)
+    return { name: alt.name, type: alt.type, dim: alt.dim }
+  })
 }
 
 function ttlOf (o) {
@@ -228,6 +235,7 @@ function normalizeLoadOptions (o = {}) {
     templates,
     map,
     ttl: ttlOf(o),
+    vectors: vectorsOf(o),
     batchSize: positiveInt(o, 'batchSize'),
     window: positiveInt(o, 'window'),
     maxBatchBytes: positiveSize(o, 'maxBatchBytes'),

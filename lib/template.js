@@ -10,19 +10,31 @@ const { PipeloadError } = require('./errors')
 const LITERAL = 0
 const FIELD = 1
 
-/** Split a template into words: whitespace separates, "…" and '…' group, \ escapes in "…". */
-function splitWords (template) {
+/**
+ * Split a template into words: whitespace separates, "…" and '…' group, \ escapes in "…",
+ * and {…} groups up to its "}" (`{Hourly Wage ($)}` is one field, spaces and all).
+ * `oneWord` (a --key): whitespace is part of the word, quotes still group.
+ */
+function splitWords (template, oneWord = false) {
   const words = []
   let i = 0
   const n = template.length
+  const space = oneWord ? () => false : ch => /\s/.test(ch)
   while (i < n) {
-    while (i < n && /\s/.test(template[i])) i++
+    while (i < n && space(template[i])) i++
     if (i >= n) break
     let word = ''
     let quoted = false
-    while (i < n && !/\s/.test(template[i])) {
+    while (i < n && !space(template[i])) {
       const ch = template[i]
-      if (ch === '"' || ch === "'") {
+      const end = ch === '{' && template[i + 1] !== '{' ? template.indexOf('}', i + 1) : -1
+      if (ch === '{' && template[i + 1] === '{') {
+        word += '{{'
+        i += 2
+      } else if (end !== -1) {
+        word += template.slice(i, end + 1)
+        i = end + 1
+      } else if (ch === '"' || ch === "'") {
         const end = findClosingQuote(template, i)
         word += ch === '"' ? unescapeDouble(template.slice(i + 1, end)) : template.slice(i + 1, end)
         quoted = true
@@ -69,11 +81,43 @@ function parseWord (template, text) {
     const name = text.slice(i + 1, end).trim()
     if (name === '') throw templateError(template, `empty field name "{}" in "${text}"`)
     if (lit) { parts.push({ type: LITERAL, text: lit }); lit = '' }
-    parts.push({ type: FIELD, name })
+    parts.push(fieldPart(template, name))
     i = end
   }
   if (lit || parts.length === 0) parts.push({ type: LITERAL, text: lit })
+  if (parts.length > 1 && parts.some(p => p.alt?.kind === 'spread')) {
+    const p = parts.find(p => p.alt?.kind === 'spread')
+    throw templateError(template, `{${p.source}} spreads into arguments, so it must be a word of its own, not part of "${text}" (write {${p.source.replace(/[[\]]/g, '\\$&')}} for a field with that name)`)
+  }
   return parts
+}
+
+const META = new Map([['$', 'record'], ['$n', 'n'], ['$line', 'line'], ['$file', 'file']])
+
+/**
+ * A {…} part: a field, or one with another reading (`alt`) when the input has no field of
+ * that whole name: {$} {$n} {$line} {$file}, {tags[]} and {tags[,]} (spread),
+ * {embedding:f32} {embedding:f64:768} (vector bytes). `{=…}` forces the other reading;
+ * a backslash forces the field (`{a\:f32}` is the field "a:f32").
+ */
+function fieldPart (template, source) {
+  if (source.includes('\\')) return { type: FIELD, name: source.replace(/\\(.)/g, '$1') }
+  const forced = source.startsWith('=')
+  const text = forced ? source.slice(1).trim() : source
+  const alt = altReading(text)
+  if (forced && !alt) {
+    throw templateError(template, `{${source}}: "=" forces the reading of {$}, {$n}, {$line}, {$file}, {x[]}, {x[sep]} or {x:f32}/{x:f64}, and "${text}" is none of them`)
+  }
+  return alt ? { type: FIELD, name: text, alt, forced, source } : { type: FIELD, name: text }
+}
+
+function altReading (text) {
+  if (META.has(text)) return { kind: 'meta', which: META.get(text) }
+  let m = /^(.+?)\[(.*)\]$/s.exec(text)
+  if (m) return { kind: 'spread', name: m[1].trim(), sep: m[2] }
+  m = /^(.+):(f32|f64)(?::(\d+))?$/.exec(text)
+  if (m) return { kind: 'vector', name: m[1].trim(), type: m[2], dim: m[3] === undefined ? null : Number(m[3]) }
+  return null
 }
 
 /**
@@ -95,4 +139,14 @@ function parseTemplate (template) {
   return { source: template, name: words[0].parts[0].text.toUpperCase(), words }
 }
 
-module.exports = { parseTemplate, LITERAL, FIELD }
+/**
+ * A --key as the one word of `HSET <key> *`: quotes and braces follow the rules of -c, and
+ * whitespace is part of the key (it has nowhere else to go).
+ */
+function keyWord (key) {
+  const [{ text }] = splitWords(key, true)
+  if (!/[\s"']/.test(text)) return text
+  return text.includes("'") ? `"${text.replace(/["\\]/g, '\\$&')}"` : `'${text}'`
+}
+
+module.exports = { parseTemplate, keyWord, altReading, LITERAL, FIELD }

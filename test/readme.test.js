@@ -121,6 +121,25 @@ function expectationsFor (command) {
       }
     }
   }
+  if (/users\.ndjson -c 'SADD user:\{id\}:tags \{tags\[\]\}' -c 'SET user:\{id\}:json \{\$\}'$/.test(command)) {
+    return {
+      keys: users.flatMap(u => [`user:${u.id}:tags`, `user:${u.id}:json`]),
+      async check (redis) {
+        for (const u of users) {
+          expect((await redis.smembers(`user:${u.id}:tags`)).sort()).toEqual([...u.tags].sort())
+          expect(await redis.get(`user:${u.id}:json`)).toBe(JSON.stringify(u))
+        }
+      }
+    }
+  }
+  if (/cities\.csv -c 'HSET place:\{\$n\} name \{name\} from \{\$file\}'$/.test(command)) {
+    return {
+      keys: cities.map((c, i) => `place:${i + 1}`),
+      async check (redis) {
+        for (const [i, c] of cities.entries()) expect(await redis.hgetall(`place:${i + 1}`)).toEqual({ name: c.name, from: 'examples/data/cities.csv' })
+      }
+    }
+  }
   if (/countries\.json --json-path features --key 'country:\{id\}'$/.test(command)) return hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))
   return null
 }
