@@ -52,7 +52,7 @@ function formatOfContentType (type) {
 function unreachable (shown, err) {
   const why = err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' ? `host not found (${err.code})`
     : err.code === 'ECONNREFUSED' ? 'connection refused (ECONNREFUSED)'
-      : err.code === 'ETIMEDOUT' ? 'no answer (ETIMEDOUT)'
+      : err.code === 'ETIMEDOUT' ? err.message
         : err.message
   return new PipeloadError('PIPELOAD_INPUT_NOT_FOUND', `cannot read ${shown}: ${why}`, { file: shown, url: shown, cause: err })
 }
@@ -66,7 +66,7 @@ function get (url, headers, timeoutMs, signal, shown) {
       resolve(res)
     })
     req.setTimeout(timeoutMs, () => {
-      req.destroy(Object.assign(new Error(`no response within ${timeoutMs / 1000}s`), { code: 'ETIMEDOUT' }))
+      req.destroy(Object.assign(new Error(`no response within ${timeoutMs / 1000}s (--connect-timeout)`), { code: 'ETIMEDOUT' }))
     })
     req.on('error', err => {
       if (err.name === 'AbortError') reject(new PipeloadError('PIPELOAD_ABORTED', 'aborted', { cause: err }))

@@ -8,9 +8,11 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const http = require('node:http')
+const https = require('node:https')
 const zlib = require('node:zlib')
 const { useServer, withDeadPort } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
+const { makeCerts } = require('./helpers/certs')
 const { load } = require('..')
 
 let server
@@ -134,6 +136,36 @@ describe('http(s) inputs from the CLI', () => {
       expect(res.code).toBe(3)
       expect(res.stderr).toContain(`cannot read http://127.0.0.1:${port}/x.csv: connection refused (ECONNREFUSED)`)
     })
+  })
+
+  it('a server that never answers is exit 3 after --connect-timeout', async () => {
+    routes.set('/silent.csv', () => {}) // headers never come
+    const res = await runCli(['import', `${base}/silent.csv`, '-u', server.url, '--key', 'h13:{id}', '--connect-timeout', '300ms'])
+    expect(res.code).toBe(3)
+    expect(res.stderr).toContain(`cannot read ${base}/silent.csv: no response within 0.3s (--connect-timeout)`)
+  })
+
+  it('https: loads from a server whose CA is trusted, and refuses an untrusted certificate (exit 3)', async () => {
+    const certs = makeCerts(path.join(dir, 'certs'))
+    const tls = https.createServer({ cert: fs.readFileSync(certs.serverCert), key: fs.readFileSync(certs.serverKey) }, (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/csv', 'content-length': CSV.length })
+      res.end(CSV)
+    })
+    await new Promise(resolve => tls.listen(0, '127.0.0.1', resolve))
+    try {
+      const url = `https://127.0.0.1:${tls.address().port}/export`
+      const ok = await runCli(['import', url, '-u', server.url, '--key', 'h14:{id}'], { env: { NODE_EXTRA_CA_CERTS: certs.ca } })
+      expect(ok.code).toBe(0)
+      expect(await redis.hget('h14:3', 'name')).toBe('Shanghai')
+      const untrusted = await runCli(['import', url, '-u', server.url, '--key', 'h14b:{id}'])
+      expect(untrusted.code).toBe(3)
+      expect(untrusted.stderr).toContain(`cannot read ${url}:`)
+      expect(untrusted.stderr).toMatch(/certificate/)
+      expect(await redis.exists('h14b:1')).toBe(0)
+    } finally {
+      tls.closeAllConnections()
+      await new Promise(resolve => tls.close(resolve))
+    }
   })
 
   for (const worker of ['--no-worker', '--worker']) {
