@@ -97,7 +97,7 @@ export interface Position {
 }
 
 export interface LoadOptions extends ConnectionOptions {
-  /** A file path, `'-'` for stdin, a byte stream, or an (async) iterable of records. */
+  /** A file path, an `http://`/`https://` URL (streamed), `'-'` for stdin, a byte stream, or an (async) iterable of records. */
   input: string | Readable | Iterable<unknown> | AsyncIterable<unknown>
   /** Required for streams; taken from the file extension otherwise. */
   format?: Format
@@ -264,6 +264,10 @@ export class PipeloadError extends Error {
   failure?: Failure
   /** PIPELOAD_RECORD_FAILED: how many more records of the batches already sent failed. */
   alsoFailed?: number
+  /** An http(s) input, as shown (no credentials, no query): PIPELOAD_INPUT_NOT_FOUND / PIPELOAD_INPUT_INVALID. */
+  url?: string
+  /** The HTTP status an http(s) input answered with, when that stopped the run. */
+  status?: number
 }
 
 export function load (options: LoadOptions): Promise<Summary>

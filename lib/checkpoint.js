@@ -16,8 +16,13 @@ const { PipeloadError, fsReason } = require('./errors')
 const VERSION = 1
 const WRITE_INTERVAL_MS = 500
 
-/** What identifies the input: a file by path, size and modification time. */
+/**
+ * What identifies the input: a file by path, size and modification time; a URL by its
+ * shown form (no credentials, no query) and what the server said: ETag, Last-Modified,
+ * Content-Length.
+ */
 function inputIdentity (desc) {
+  if (desc.http) return { name: desc.name, ...desc.http }
   if (desc.kind !== 'bytes' || !desc.path) return { name: desc.name }
   const st = fs.statSync(desc.path)
   return { name: desc.name, path: path.resolve(desc.path), size: st.size, mtimeMs: st.mtimeMs }
@@ -48,6 +53,8 @@ function checkpointProblems (state) {
     problems.push('input is missing or has no name')
   } else if (input.path !== undefined && (typeof input.path !== 'string' || !isCount(input.size) || !Number.isFinite(input.mtimeMs))) {
     problems.push('input names a file without a valid size and modification time')
+  } else if (input.url !== undefined && typeof input.url !== 'string') {
+    problems.push('input.url is not a string')
   }
   if (state.line !== undefined && state.line !== null && !(Number.isSafeInteger(state.line) && state.line >= 1)) {
     problems.push(`line is ${JSON.stringify(state.line)}, not a line number`)
@@ -87,11 +94,33 @@ function readCheckpoint (file) {
  */
 function checkResumable (file, state, identity) {
   const was = state.input || {}
+  if (was.url || identity.url) return checkUrlResumable(file, was, identity)
   if (was.path && identity.path && (was.path !== identity.path || was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
     throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input ${identity.path} is not the same file any more (${identity.size} bytes): remove the checkpoint to start over`)
   }
   if (!(was.path && identity.path) && (Boolean(was.path) !== Boolean(identity.path) || was.name !== identity.name)) {
     throw checkpointError(file, `it was written for ${was.path || was.name}; the input is ${identity.path || identity.name}: remove the checkpoint to start over`)
+  }
+}
+
+/**
+ * A URL is re-read from its start and its first records skipped, like a file; only over the
+ * same URL, and only when the server says something that shows the content is unchanged
+ * (the same ETag, Last-Modified and Content-Length as before).
+ */
+function checkUrlResumable (file, was, identity) {
+  if (!was.url || !identity.url || was.url !== identity.url) {
+    throw checkpointError(file, `it was written for ${was.url || was.path || was.name}; the input is ${identity.url || identity.path || identity.name}: remove the checkpoint to start over`)
+  }
+  const changed = []
+  if (was.etag !== identity.etag) changed.push(`ETag ${was.etag ?? 'none'} → ${identity.etag ?? 'none'}`)
+  if (was.lastModified !== identity.lastModified) changed.push(`Last-Modified ${was.lastModified ?? 'none'} → ${identity.lastModified ?? 'none'}`)
+  if (was.size !== identity.size) changed.push(`Content-Length ${was.size ?? 'none'} → ${identity.size ?? 'none'}`)
+  if (changed.length) {
+    throw checkpointError(file, `${identity.url} changed since the checkpoint was written (${changed.join(', ')}): remove the checkpoint to start over`)
+  }
+  if (identity.etag === null && identity.lastModified === null) {
+    throw checkpointError(file, `${identity.url} has no ETag or Last-Modified, so it cannot be shown to be the input the checkpoint was written for: remove the checkpoint to start over`)
   }
 }
 

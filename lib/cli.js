@@ -49,7 +49,8 @@ Exit codes:
   0        every record loaded
   1        some records failed (an error reply, a missing field; --on-error skip: a bad row)
   2        bad usage: an unknown option, an invalid value or template
-  3        bad input that stopped the run: unreadable file, malformed row, oversized record
+  3        bad input that stopped the run: unreadable file, malformed row, oversized record;
+           a URL that answers 4xx/5xx, cannot be reached or is cut short
   4        no connection: unreachable, timed out, authentication failed, connection lost
   74       an output could not be written: stdout, --rejects, --checkpoint
   70       an internal error (a bug: please report it with the printed stack)
@@ -129,10 +130,10 @@ function intFlag (name, value, min = 1) {
 
 function importCommand (io) {
   const cmd = new Command('import')
-    .description('stream a CSV, TSV, JSON or NDJSON file (or - for stdin) into Redis as pipelined commands')
-    .argument('<input>', 'file to load, or - for stdin (gzip is detected)')
+    .description('stream a CSV, TSV, JSON or NDJSON file or URL (or - for stdin) into Redis as pipelined commands')
+    .argument('<input>', 'file to load, - for stdin, or an http(s):// URL (streamed; gzip is detected)')
     .helpOption('--help', 'display help for import (so does -h without a host)')
-    .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension)').choices(['csv', 'tsv', 'json', 'ndjson']))
+    .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension; for a URL, its path or Content-Type)').choices(['csv', 'tsv', 'json', 'ndjson']))
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
     .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
     .option('--json-path <path>', 'JSON: the array of records is at this dotted path, e.g. data.items')
@@ -169,6 +170,7 @@ Examples:
   zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
+  pipeload import https://example.com/data/cities.csv.gz --key 'city:{id}'
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
   cmd.action(async (input, flags) => {
     io.exitCode = await runImport(input, flags, io)

@@ -4,6 +4,7 @@ const fs = require('node:fs')
 const { Readable } = require('node:stream')
 const { PipeloadError, where } = require('./errors')
 const { openReader, detectFormat } = require('./readers')
+const { isUrl, displayUrl } = require('./http-input')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
 // describeInput() says what it is without reading it (cheap, and the description of a file
@@ -18,6 +19,7 @@ const ITERABLE_BATCH = 512
  */
 function describeInput (o) {
   const input = o.input
+  if (isUrl(input)) return describeUrl(input, o)
   if (typeof input === 'string') return describeFile(input, o)
   // A byte stream; an object-mode stream too when a format is given (Readable.from(buffer) is
   // object-mode), so its Buffer/string chunks are parsed rather than taken as records.
@@ -45,6 +47,20 @@ function describeFile (path, o) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson`, { file: path })
   }
   return { kind: 'bytes', name: o.name || path, format, path, size }
+}
+
+/** An http(s) URL: kind 'url' until openUrl() (lib/http-input.js) has its response. */
+function describeUrl (input, o) {
+  let url
+  try {
+    url = new URL(input)
+  } catch {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `input: not a valid URL: ${input.replace(/\/\/[^/]*@/, '//***@')}`, { option: 'input' })
+  }
+  const name = displayUrl(url)
+  let path = url.pathname
+  try { path = decodeURIComponent(path) } catch {}
+  return { kind: 'url', name: o.name || name, url: url.href, format: o.format || detectFormat(path) || undefined }
 }
 
 function describeStream (stream, name, o) {

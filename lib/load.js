@@ -4,6 +4,7 @@ const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('./errors')
 const { normalizeLoadOptions } = require('./options')
 const { describeInput, openRecords } = require('./input')
+const { openUrl } = require('./http-input')
 const { openWorkerBatches, workerEligible } = require('./worker-batches')
 const { createMapper } = require('./mapper')
 const { Pipe } = require('./pipe')
@@ -25,10 +26,17 @@ async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
   const input = describeInput(o)
+  if (input.kind === 'url') await openUrl(input, o) // the response's headers: format, size, identity
   // Outputs first: a checkpoint or rejects path that cannot be written stops the run
   // before anything is read or sent.
-  const resume = openCheckpoint(o, input)
-  const rejects = o.rejects ? new RejectsFile(o.rejects, resume.state?.rejects ?? null) : null
+  let resume, rejects
+  try {
+    resume = openCheckpoint(o, input)
+    rejects = o.rejects ? new RejectsFile(o.rejects, resume.state?.rejects ?? null) : null
+  } catch (err) {
+    if (input.http) input.stream.destroy() // the response body is not read
+    throw err
+  }
   try {
     const skip = resume.state?.records ?? 0
     const source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip) : await encodeInThread(input, o, skip)
@@ -48,6 +56,7 @@ async function load (options) {
     }
   } finally {
     if (rejects) try { rejects.close() } catch {} // pump() closed it and reported a failure to write
+    if (input.http) input.stream.destroy() // a run stopped early must not keep the download open
   }
 }
 

@@ -80,6 +80,8 @@ async function feedStream (stream, worker, queue) {
     }
     worker.postMessage({ type: 'end' })
   } catch (err) {
+    // The chunks already sent are read first: the error then names the offset after them.
+    while (queue.unacked > 0) await queue.acked()
     worker.postMessage({ type: 'stream-error', error: { message: err.message, code: err.code } })
   }
 }

@@ -1,0 +1,186 @@
+'use strict'
+
+const http = require('node:http')
+const https = require('node:https')
+const { Readable } = require('node:stream')
+const { PipeloadError } = require('./errors')
+const { version } = require('../package.json')
+
+// An http(s):// input: one GET, its body streamed into the reader like stdin (never saved
+// whole), gzip found by the reader's magic-byte check. The format comes from --format, the
+// URL path's extension, or the Content-Type, in that order; Content-Length is the size the
+// progress line counts against. Errors are input errors (exit 3): an HTTP status, a host
+// that cannot be reached (the input is unreachable, the Redis server may be fine), too many
+// redirects, a body cut short (the reader names the byte offset).
+
+const MAX_REDIRECTS = 5
+
+const CONTENT_TYPES = Object.freeze({
+  'text/csv': 'csv',
+  'application/csv': 'csv',
+  'text/tab-separated-values': 'tsv',
+  'application/json': 'json',
+  'text/json': 'json',
+  'application/x-ndjson': 'ndjson',
+  'application/ndjson': 'ndjson',
+  'application/jsonl': 'ndjson',
+  'application/x-jsonlines': 'ndjson',
+  'application/jsonlines': 'ndjson'
+})
+
+/** Whether a string input names an http(s) URL rather than a file. */
+function isUrl (s) {
+  return typeof s === 'string' && /^https?:\/\//i.test(s)
+}
+
+/**
+ * The URL as messages, progress and checkpoints show it: no user name or password (`***@`),
+ * no query (it often carries a token or a signature: `?…`).
+ */
+function displayUrl (u) {
+  const url = u instanceof URL ? u : new URL(u)
+  const auth = url.username || url.password ? '***@' : ''
+  return `${url.protocol}//${auth}${url.host}${url.pathname}${url.search ? '?…' : ''}`
+}
+
+/** The format a Content-Type names, or null. */
+function formatOfContentType (type) {
+  if (!type) return null
+  return CONTENT_TYPES[String(type).split(';')[0].trim().toLowerCase()] ?? null
+}
+
+function unreachable (shown, err) {
+  const why = err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' ? `host not found (${err.code})`
+    : err.code === 'ECONNREFUSED' ? 'connection refused (ECONNREFUSED)'
+      : err.code === 'ETIMEDOUT' ? err.message
+        : err.message
+  return new PipeloadError('PIPELOAD_INPUT_NOT_FOUND', `cannot read ${shown}: ${why}`, { file: shown, url: shown, cause: err })
+}
+
+/** One request; resolves with the response once its headers are in. */
+function get (url, headers, timeoutMs, signal, shown) {
+  return new Promise((resolve, reject) => {
+    const mod = url.protocol === 'https:' ? https : http
+    const req = mod.request(url, { method: 'GET', headers, signal }, res => {
+      req.setTimeout(0) // from here the body is read at the loader's pace: idle is not dead
+      resolve(res)
+    })
+    req.setTimeout(timeoutMs, () => {
+      req.destroy(Object.assign(new Error(`no response within ${timeoutMs / 1000}s (--connect-timeout)`), { code: 'ETIMEDOUT' }))
+    })
+    req.on('error', err => {
+      if (err.name === 'AbortError') reject(new PipeloadError('PIPELOAD_ABORTED', 'aborted', { cause: err }))
+      else reject(unreachable(shown, err))
+    })
+    req.end()
+  })
+}
+
+/**
+ * GET `input.url`, following up to 5 redirects, and complete the input's description
+ * (`stream`, `format`, `size`, `http` identity) in place.
+ * @param {{ url: string, name: string, format?: string }} input
+ * @param {{ format?: string, connectTimeout: number, signal?: AbortSignal }} o
+ */
+async function openUrl (input, o) {
+  let url = new URL(input.url)
+  const shown = input.name
+  let auth = url.username || url.password
+    ? 'Basic ' + Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')
+    : null
+  const origin = url.origin
+  let res
+  for (let hops = 0; ; hops++) {
+    const target = new URL(url)
+    target.username = ''
+    target.password = ''
+    const headers = { 'user-agent': `pipeload/${version}`, accept: '*/*', 'accept-encoding': 'identity' }
+    // Credentials go to the host they were written for, not to where it redirects.
+    if (auth && target.origin === origin) headers.authorization = auth
+    res = await get(target, headers, o.connectTimeout, o.signal, shown)
+    if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) break
+    res.resume() // a redirect's body is not wanted
+    const location = res.headers.location
+    if (!location) break
+    if (hops === MAX_REDIRECTS) {
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: more than ${MAX_REDIRECTS} redirects`, { file: shown, url: shown, status: res.statusCode })
+    }
+    url = new URL(location, target)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: it redirects to a ${url.protocol} URL`, { file: shown, url: shown })
+    }
+    if (url.origin !== origin) auth = null
+  }
+  const status = res.statusCode
+  if (status < 200 || status >= 300) {
+    res.resume()
+    const code = status === 404 || status === 410 ? 'PIPELOAD_INPUT_NOT_FOUND' : 'PIPELOAD_INPUT_INVALID'
+    throw new PipeloadError(code, `cannot read ${shown}: HTTP ${status} ${res.statusMessage || http.STATUS_CODES[status] || ''}`.trimEnd(), { file: shown, url: shown, status })
+  }
+  const type = res.headers['content-type'] || null
+  const format = input.format || formatOfContentType(type)
+  if (!format) {
+    res.destroy()
+    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN',
+      `cannot tell the format of ${shown} from its path or its Content-Type (${type || 'none'}): use --format csv|tsv|json|ndjson`, { file: shown })
+  }
+  const length = Number(res.headers['content-length'])
+  input.kind = 'bytes'
+  input.format = format
+  input.size = Number.isSafeInteger(length) && length >= 0 ? length : undefined
+  input.stream = bodyStream(res, input.size)
+  // What a checkpoint compares on --resume: the same resource, unchanged.
+  input.http = {
+    url: shown,
+    etag: res.headers.etag ?? null,
+    lastModified: res.headers['last-modified'] ?? null,
+    size: input.size ?? null
+  }
+  return input
+}
+
+// Unread body bytes held here before the response is paused. Node drops what a response
+// holds when the connection closes early; what is held here is read first, so records
+// received before a cut still load and the error names the offset after them.
+const HELD_BYTES = 1024 * 1024
+
+/** The response body as a byte stream whose error (a cut connection) comes after its data. */
+function bodyStream (res, size) {
+  const held = []
+  let heldBytes = 0
+  let received = 0
+  let ended = false
+  let failure = null
+  let wake = null
+  const signal = () => { if (wake) { const w = wake; wake = null; w() } }
+  res.on('data', chunk => {
+    held.push(chunk)
+    heldBytes += chunk.length
+    received += chunk.length
+    if (heldBytes >= HELD_BYTES) res.pause()
+    signal()
+  })
+  res.on('end', () => { ended = true; signal() })
+  res.on('error', err => {
+    const of = size === undefined ? '' : ` of ${size.toLocaleString('en-US')}`
+    failure = Object.assign(new Error(`the connection closed after ${received.toLocaleString('en-US')}${of} bytes (${err.message})`), { code: err.code })
+    signal()
+  })
+  async function * chunks () {
+    for (;;) {
+      if (held.length) {
+        const chunk = held.shift()
+        heldBytes -= chunk.length
+        if (heldBytes < HELD_BYTES && res.isPaused()) res.resume()
+        yield chunk
+      } else if (failure) throw failure
+      else if (ended) return
+      else await new Promise(resolve => { wake = resolve })
+    }
+  }
+  const body = Readable.from(chunks(), { objectMode: false })
+  body.once('close', () => res.destroy()) // a run stopped early closes the download
+  return body
+}
+
+module.exports = { openUrl, isUrl, displayUrl, formatOfContentType, MAX_REDIRECTS }
