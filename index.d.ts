@@ -105,6 +105,11 @@ export interface LoadOptions extends ConnectionOptions {
   name?: string
   /** CSV/TSV has a header row. Default true. */
   header?: boolean
+  /**
+   * CSV/TSV column names (CLI `--columns a,b,c`): name a headerless input's columns (`header: false`),
+   * or rename the header's (as many names as it has columns). Distinct, non-empty.
+   */
+  columns?: string[] | string
   delimiter?: string
   /** JSON: dotted path to the array of records, e.g. `'data.items'`. */
   jsonPath?: string

@@ -124,6 +124,7 @@ function importCommand (io) {
     .helpOption('--help', 'display help for import (so does -h without a host)')
     .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension)').choices(['csv', 'tsv', 'json', 'ndjson']))
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
+    .option('--columns <names>', 'CSV/TSV column names, comma-separated: name a --no-header file\'s columns, or rename the header\'s (e.g. duplicated names)')
     .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
     .option('--json-path <path>', 'JSON: the array of records is at this dotted path, e.g. data.items')
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
@@ -153,6 +154,7 @@ Examples:
   pipeload import users.ndjson -c 'HSET user:{id} *' -c 'SADD users {id}' --ttl 3600
   pipeload import cities.csv --delimiter ';' -c 'SET city:{id}:name {name}'
   zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
+  pipeload import points.csv --no-header --columns id,lat,lon --key 'point:{id}'
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
@@ -182,6 +184,7 @@ async function runImport (input, flags, io) {
     input,
     format: flags.format,
     header: flags.header,
+    columns: flags.columns,
     delimiter: flags.delimiter,
     jsonPath: flags.jsonPath,
     key: flags.key,

@@ -105,6 +105,14 @@ function expectationsFor (command) {
       }
     }
   }
+  if (/--columns id,city,cc,pop,lat,lon,note -c 'SET city:\{id\}:cc \{cc\}'$/.test(command)) {
+    return {
+      keys: cities.map(c => `city:${c.id}:cc`),
+      async check (redis) {
+        for (const c of cities) expect(await redis.get(`city:${c.id}:cc`)).toBe(c.country)
+      }
+    }
+  }
   if (/cities\.tsv/.test(command)) return hashes(cityHashes(csvRecords('cities.tsv', '\t')))
   if (/cities-semicolon\.csv/.test(command)) return hashes(cityHashes(csvRecords('cities-semicolon.csv', ';')))
   if (/cities\.csv.* --key 'city:\{id\}'/.test(command)) return hashes(cityHashes(cities))

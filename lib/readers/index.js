@@ -14,6 +14,7 @@ const FORMATS = Object.freeze(['csv', 'tsv', 'json', 'ndjson'])
 const DEFAULTS = Object.freeze({
   header: true,
   jsonPath: null,
+  fields: null, // headerless csv/tsv: fields per record (--columns), else the first record's count
   maxRecordSize: 64 * 1024 * 1024,
   batchRecords: 512,
   onError: 'abort', // 'skip': a malformed record becomes a Rejected in its batch, reading goes on
@@ -77,6 +78,7 @@ function normalizeOptions (options) {
   if (o.onError !== 'abort' && o.onError !== 'skip') {
     throw optionError(`onError: expected "abort" or "skip", got ${JSON.stringify(o.onError)}`)
   }
+  if (o.fields !== null && o.fields !== undefined) positiveInteger('fields', o.fields)
   o.raw = Boolean(o.raw)
   o.rows = Boolean(o.rows)
   positiveInteger('maxRecordSize', o.maxRecordSize)
@@ -109,8 +111,8 @@ function createCore (o, file, base, bad) {
   switch (o.format) {
     case 'csv':
     case 'tsv':
-      if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header })
-      return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header })
+      if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
+      return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
     case 'json':
       return new JsonArrayCore({ ...common, jsonPath: o.jsonPath })
     default:
