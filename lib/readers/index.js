@@ -41,6 +41,22 @@ function detectFormat (name) {
   return match === null ? null : EXTENSIONS[match[1].toLowerCase()] ?? null
 }
 
+/**
+ * The spellings people paste from JSONPath: `$.data.items`, `data.items[*]`, `$.data.items[*]`
+ * are `data.items`; `$` and `$[*]` the top level (null).
+ */
+function jsonPathOf (text) {
+  let p = text.trim()
+  if (p.startsWith('$')) {
+    p = p.slice(1)
+    if (p.startsWith('.')) p = p.slice(1)
+    else if (p !== '' && !p.startsWith('[*]')) return '' // `$x`: refused
+  }
+  if (p.endsWith('[*]')) p = p.slice(0, -3)
+  if (p === '') return text.trim().startsWith('$') ? null : ''
+  return p
+}
+
 function optionError (message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', message)
 }
@@ -71,9 +87,12 @@ function normalizeOptions (options) {
     throw optionError(`delimiter: expected a non-empty string without quotes or line breaks, got ${JSON.stringify(o.delimiter)}`)
   }
   if (o.jsonPath !== null) {
-    if (typeof o.jsonPath !== 'string' || o.jsonPath.split('.').includes('')) {
-      throw optionError(`jsonPath: expected dot-separated keys like "data.items", got ${JSON.stringify(o.jsonPath)}`)
+    const path = typeof o.jsonPath === 'string' ? jsonPathOf(o.jsonPath) : ''
+    if (path !== null && path.split('.').includes('')) {
+      throw optionError(`jsonPath: expected dot-separated keys like "data.items" (or "$.data.items", "data.items[*]"; "$" for the top level), got ${JSON.stringify(o.jsonPath)}`)
     }
+    o.jsonPathText = o.jsonPath
+    o.jsonPath = path
   }
   if (o.onError !== 'abort' && o.onError !== 'skip') {
     throw optionError(`onError: expected "abort" or "skip", got ${JSON.stringify(o.onError)}`)
@@ -114,7 +133,7 @@ function createCore (o, file, base, bad) {
       if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
       return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
     case 'json':
-      return new JsonArrayCore({ ...common, jsonPath: o.jsonPath })
+      return new JsonArrayCore({ ...common, jsonPath: o.jsonPath, jsonPathText: o.jsonPathText })
     default:
       return new NdjsonCore({ ...common, rows: o.rows })
   }
