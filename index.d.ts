@@ -111,7 +111,11 @@ export interface LoadOptions extends ConnectionOptions {
    */
   columns?: string[] | string
   delimiter?: string
-  /** JSON: dotted path to the array of records, e.g. `'data.items'`. */
+  /**
+   * JSON: where the records are, an array or an object keyed by id (its keys are `{$key}`):
+   * `'data.items'`, or as JSONPath writes it, `'$.data.items'`, `'data.items[*]'`; `'$'` for the top level.
+   * A path not in the document is a `PIPELOAD_INPUT_INVALID` of the whole input.
+   */
   jsonPath?: string
   /** Shorthand for the command `HSET <key> *`. */
   key?: string

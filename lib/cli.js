@@ -23,6 +23,7 @@ Templates (-c, --key): a Redis command whose arguments may name the record's fie
   {field}       the field "field": a CSV column, a JSON property
   {a.b}         a nested JSON field
   {0}, {1}      a column by position (--no-header, JSON arrays)
+  {$key}        the member's key, for a JSON object keyed by id: {"AD": {…}, "AE": {…}}
   *             every field/value pair of the record: HSET user:{id} *
   "two words"   quotes make one argument of text with spaces
   {{ and }}     literal braces, e.g. a cluster hash tag: SET {{user}}:{id} {name}
@@ -126,7 +127,7 @@ function importCommand (io) {
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
     .option('--columns <names>', 'CSV/TSV column names, comma-separated: name a --no-header file\'s columns, or rename the header\'s (e.g. duplicated names)')
     .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
-    .option('--json-path <path>', 'JSON: the array of records is at this dotted path, e.g. data.items')
+    .option('--json-path <path>', 'JSON: the records are at this path (an array, or an object keyed by id): data.items, $.data.items, data.items[*]; $ = the top level')
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
     .option('--ttl <seconds>', 'EXPIRE the key of the first command after writing it')
@@ -155,6 +156,8 @@ Examples:
   pipeload import cities.csv --delimiter ';' -c 'SET city:{id}:name {name}'
   zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
   pipeload import points.csv --no-header --columns id,lat,lon --key 'point:{id}'
+  pipeload import api.json --json-path '$.data.items[*]' --key 'item:{id}'
+  pipeload import countries.json -c 'HSET country:{$key} *'   (a document {"AD": {…}, "AE": {…}})
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)

@@ -129,6 +129,18 @@ function expectationsFor (command) {
       }
     }
   }
+  if (/countries\.json --json-path '\$\.features\[\*\]' -c 'SET country:\{id\}:capital \{capital\}'$/.test(command)) {
+    return {
+      keys: countries.map(c => `country:${c.id}:capital`),
+      async check (redis) {
+        for (const c of countries) expect(await redis.get(`country:${c.id}:capital`)).toBe(c.capital)
+      }
+    }
+  }
+  if (/country-codes\.json -c 'HSET cc:\{\$key\} name \{name\} capital \{capital\}'$/.test(command)) {
+    const codes = JSON.parse(fs.readFileSync(path.join(DATA, 'country-codes.json'), 'utf8'))
+    return hashes(Object.entries(codes).map(([code, c]) => [`cc:${code}`, { name: c.name, capital: c.capital }]))
+  }
   if (/countries\.json --json-path features --key 'country:\{id\}'$/.test(command)) return hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))
   return null
 }
