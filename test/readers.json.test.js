@@ -119,6 +119,19 @@ describe('json reader', () => {
       expect(r.error.message).toBe("data.json:2: expected ',' or ']' after an array element, got '{'")
     })
 
+    it('an object keyed by id: members as records with their key under MEMBER_KEY, as a file and in 1-byte chunks', async () => {
+      const { MEMBER_KEY } = require('../lib/readers/json-value')
+      const content = '{"wrap": 1, "by": { "A\\"1" : {"v": [1, {"x": "}"}]},\n "\u00e9": {"v": 2} }}'
+      const r = await readBoth('keyed.json', content, { format: 'json', jsonPath: 'by' })
+      expect(JSON.parse(JSON.stringify(r.records))).toEqual([{ v: [1, { x: '}' }] }, { v: 2 }]) // JSON text leaves the symbol out
+      expect(r.records.map(x => x[MEMBER_KEY])).toEqual(['A"1', 'é'])
+      expect(Object.keys(r.records[0])).toEqual(['v'])
+      expect(r.lines).toEqual([1, 2])
+      expect(r.error).toBe(null)
+      const bad = await readBoth('keyed.json', '{"A":{"v":1},}', { format: 'json' })
+      expect(bad.error.message).toBe("keyed.json:1: expected an object key, got '}'")
+    })
+
     it('a document that is neither an array nor an object: an error of the whole input (no line property)', async () => {
       const r = await readBoth('data.json', '\n"items"', { format: 'json' })
       expect(r.error.code).toBe('PIPELOAD_INPUT_INVALID')
