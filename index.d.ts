@@ -105,8 +105,17 @@ export interface LoadOptions extends ConnectionOptions {
   name?: string
   /** CSV/TSV has a header row. Default true. */
   header?: boolean
+  /**
+   * CSV/TSV column names (CLI `--columns a,b,c`): name a headerless input's columns (`header: false`),
+   * or rename the header's (as many names as it has columns). Distinct, non-empty.
+   */
+  columns?: string[] | string
   delimiter?: string
-  /** JSON: dotted path to the array of records, e.g. `'data.items'`. */
+  /**
+   * JSON: where the records are, an array or an object keyed by id (its keys are `{$key}`):
+   * `'data.items'`, or as JSONPath writes it, `'$.data.items'`, `'data.items[*]'`; `'$'` for the top level.
+   * A path not in the document is a `PIPELOAD_INPUT_INVALID` of the whole input.
+   */
   jsonPath?: string
   /** Shorthand for the command `HSET <key> *`. */
   key?: string

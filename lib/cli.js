@@ -24,6 +24,7 @@ Templates (-c, --key): a Redis command whose arguments may name the record's fie
   {Hourly Wage ($)}  everything up to "}" is the name, spaces and punctuation too
   {a.b}         a nested JSON field
   {0}, {1}      a column by position (--no-header, JSON arrays)
+  {$key}        the member's key, for a JSON object keyed by id: {"AD": {…}, "AE": {…}}
   *             every field/value pair of the record: HSET user:{id} *
   {$n}          the record's number (1-based over the run, the same after --resume)
   {$line} {$file}  the record's input line and input name: --key 'city:{$n}'
@@ -135,8 +136,9 @@ function importCommand (io) {
     .helpOption('--help', 'display help for import (so does -h without a host)')
     .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension; for a URL, its path or Content-Type)').choices(['csv', 'tsv', 'json', 'ndjson']))
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
+    .option('--columns <names>', 'CSV/TSV column names, comma-separated: name a --no-header file\'s columns, or rename the header\'s (e.g. duplicated names)')
     .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
-    .option('--json-path <path>', 'JSON: the array of records is at this dotted path, e.g. data.items')
+    .option('--json-path <path>', 'JSON: the records are at this path (an array, or an object keyed by id): data.items, $.data.items, data.items[*]; $ = the top level')
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
     .option('--ttl <seconds>', 'EXPIRE the key of the first command after writing it')
@@ -168,6 +170,9 @@ Examples:
   pipeload import countries.ndjson -c 'SADD borders:{cca3} {borders[]}' -c 'SET country:{cca3} {$}'
   pipeload import docs.ndjson --key 'doc:{id}' --vector embedding:f32:384
   zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
+  pipeload import points.csv --no-header --columns id,lat,lon --key 'point:{id}'
+  pipeload import api.json --json-path '$.data.items[*]' --key 'item:{id}'
+  pipeload import countries.json -c 'HSET country:{$key} *'   (a document {"AD": {…}, "AE": {…}})
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
   pipeload import https://example.com/data/cities.csv.gz --key 'city:{id}'
@@ -198,6 +203,7 @@ async function runImport (input, flags, io) {
     input,
     format: flags.format,
     header: flags.header,
+    columns: flags.columns,
     delimiter: flags.delimiter,
     jsonPath: flags.jsonPath,
     key: flags.key,

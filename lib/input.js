@@ -81,6 +81,7 @@ async function openRecords (desc, o) {
   const reader = openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, {
     format: desc.format,
     header: o.header,
+    fields: o.columns && !o.header ? o.columns.length : null, // fields per record, known before the first
     delimiter: o.delimiter,
     jsonPath: o.jsonPath,
     maxRecordSize: o.maxRecordSize,
@@ -89,14 +90,28 @@ async function openRecords (desc, o) {
     rows: !o.map // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
   })
   const tabular = desc.format === 'csv' || desc.format === 'tsv'
-  const columns = tabular ? await reader.ready() : undefined
+  if (o.columns && !tabular) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is ${desc.format}`, { option: 'columns', file: desc.name })
+  }
+  const header = tabular ? await reader.ready() : undefined
+  const columns = o.columns && (header || !o.header) ? renamed(header, o.columns, desc.name) : header
   if (tabular && columns) checkHeader(columns, desc.name)
   return {
     batches: reader,
     // With a header expected but none read, the input is empty: nothing to map.
-    empty: tabular && o.header && !columns,
+    empty: tabular && o.header && !header,
     shape: tabular ? { columns: columns || null, file: desc.name } : { file: desc.name }
   }
+}
+
+/** --columns: the names of a headerless input's columns, or new names for the header's (as many). */
+function renamed (header, columns, name) {
+  if (header && header.length !== columns.length) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID',
+      `--columns (columns) names ${columns.length} columns, but the header of ${name} has ${header.length}: ${header.join(', ')}`,
+      { option: 'columns', file: name })
+  }
+  return columns
 }
 
 /** Two columns of one name would silently overwrite each other's field in `*`. */

@@ -6,7 +6,7 @@ const { parseTemplate, FIELD } = require('./template')
 const { bulkBytes, utf8Bytes } = require('./writer')
 const { CsvRow } = require('./readers/csv-row')
 const { JsonRow } = require('./readers/json-row')
-const { keysOf, INDEX } = require('./readers/json-value')
+const { keysOf, INDEX, MEMBER_KEY } = require('./readers/json-value')
 
 // Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
 // compiles them once into a mapper that writes a record's commands as RESP bytes.
@@ -84,6 +84,7 @@ function ownField (rec, key) {
 /** A getter for one field: by column index for CSV arrays, by (dotted) path for objects. */
 function fieldGetter (name, shape, template) {
   if (shape.columns !== undefined) return columnGetter(name, shape, template)
+  if (name === '$key') return memberKey
   const path = name.split('.')
   if (path.length === 1) return rec => ownField(rec, name)
   return rec => {
@@ -93,6 +94,18 @@ function fieldGetter (name, shape, template) {
     for (let i = 0; i < path.length && v !== undefined; i++) v = ownField(v, path[i])
     return v
   }
+}
+
+/**
+ * {$key}: the key of a record read from a JSON object keyed by id (the reader keeps it under
+ * MEMBER_KEY); a field really named "$key" wins.
+ */
+function memberKey (rec) {
+  const own = ownField(rec, '$key')
+  if (own !== undefined) return own
+  const key = rec !== null && typeof rec === 'object' ? rec[MEMBER_KEY] : undefined
+  if (key === undefined) throw new FieldMissing('$key', '{$key} is missing: it is the key of each member of a JSON document (or --json-path) that is an object keyed by id')
+  return key
 }
 
 function columnGetter (name, shape, template) {

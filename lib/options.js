@@ -29,7 +29,7 @@ const DEFAULTS = Object.freeze({
 // the README list the same names (test/options.test.js checks).
 const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
   'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
-const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'delimiter', 'jsonPath', 'key',
+const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'jsonPath', 'key',
   'command', 'commands', 'map', 'ttl', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
   'checkpoint', 'resume', 'vector'])
@@ -215,6 +215,21 @@ function clusterOf (o) {
   return o.cluster
 }
 
+/**
+ * columns: names for the CSV/TSV columns, an array (library) or 'a,b,c' (CLI); null when not
+ * given. Distinct and non-empty: two fields of one name would overwrite each other in `*`.
+ */
+function columnsOf (o) {
+  if (o.columns === undefined || o.columns === null) return null
+  const list = typeof o.columns === 'string' ? o.columns.split(',').map(c => c.trim()) : o.columns
+  if (!Array.isArray(list) || list.length === 0 || list.some(c => typeof c !== 'string' || c === '')) {
+    throw invalid('columns', 'non-empty column names, e.g. ["id", "name"] (--columns id,name)', Array.isArray(o.columns) ? JSON.stringify(o.columns) : o.columns)
+  }
+  const dup = list.find((c, i) => list.indexOf(c) !== i)
+  if (dup !== undefined) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `columns must be distinct names, got "${dup}" twice`, { option: 'columns' })
+  return Object.freeze([...list])
+}
+
 /** Validate and complete load() options once; everything downstream trusts the result. */
 function normalizeLoadOptions (o = {}) {
   if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
@@ -231,6 +246,7 @@ function normalizeLoadOptions (o = {}) {
     ...o,
     format: oneOf(o, 'format', FORMATS),
     header: o.header === undefined ? DEFAULTS.header : Boolean(o.header),
+    columns: columnsOf(o),
     delimiter: delimiterOf(o),
     templates,
     map,

@@ -119,23 +119,44 @@ describe('json reader', () => {
       expect(r.error.message).toBe("data.json:2: expected ',' or ']' after an array element, got '{'")
     })
 
-    it('a document that is not an array', async () => {
+    it('an object keyed by id: members as records with their key under MEMBER_KEY, as a file and in 1-byte chunks', async () => {
+      const { MEMBER_KEY } = require('../lib/readers/json-value')
+      const content = '{"wrap": 1, "by": { "A\\"1" : {"v": [1, {"x": "}"}]},\n "\u00e9": {"v": 2} }}'
+      const r = await readBoth('keyed.json', content, { format: 'json', jsonPath: 'by' })
+      expect(JSON.parse(JSON.stringify(r.records))).toEqual([{ v: [1, { x: '}' }] }, { v: 2 }]) // JSON text leaves the symbol out
+      expect(r.records.map(x => x[MEMBER_KEY])).toEqual(['A"1', 'é'])
+      expect(Object.keys(r.records[0])).toEqual(['v'])
+      expect(r.lines).toEqual([1, 2])
+      expect(r.error).toBe(null)
+      const bad = await readBoth('keyed.json', '{"A":{"v":1},}', { format: 'json' })
+      expect(bad.error.message).toBe("keyed.json:1: expected an object key, got '}'")
+    })
+
+    it('a document that is neither an array nor an object: an error of the whole input (no line property)', async () => {
+      const r = await readBoth('data.json', '\n"items"', { format: 'json' })
+      expect(r.error.code).toBe('PIPELOAD_INPUT_INVALID')
+      expect(r.error.message).toMatch(/^data\.json:2: expected a JSON array, or an object keyed by id, at the top level, got '"'/)
+      expect(r.error.line).toBe(undefined)
+    })
+
+    it('an object whose member is an array, without jsonPath: the hint names the path', async () => {
       const r = await readBoth('data.json', '\n{"items":[]}', { format: 'json' })
-      expect(r.error.code).toBe('PIPELOAD_INPUT_INVALID')
-      expect(r.error.message).toMatch(/^data\.json:2: expected a JSON array at the top level, got '\{'/)
+      expect(r.error.message).toBe('data.json:2: member "items" (element [0], byte 10): expected an object (a record) as the value of each member of an object keyed by id, got an array (for the records in it: --json-path "items")')
     })
 
-    it('jsonPath that does not exist', async () => {
-      const r = await readBoth('data.json', '{"a":{"c":[1]}\n}', { format: 'json', jsonPath: 'a.b' })
+    it('jsonPath that does not exist: names --json-path as written and the keys there', async () => {
+      const r = await readBoth('data.json', '{"a":{"c":[1],"d":2}\n}', { format: 'json', jsonPath: '$.a.b[*]' })
       expect(r.error.code).toBe('PIPELOAD_INPUT_INVALID')
-      expect(r.error.message).toBe('data.json:1: jsonPath "a.b": no key "b" in "a"')
+      expect(r.error.message).toBe('data.json:1: --json-path "$.a.b[*]": no key "b" in "a" (its keys: "c", "d")')
+      expect(r.error.line).toBe(undefined)
+      expect(r.error.offset).toBe(undefined)
     })
 
-    it('jsonPath that leads to something else than an array', async () => {
-      const r = await readBoth('data.json', '{"a":{"b":{"c":1}}}', { format: 'json', jsonPath: 'a.b' })
-      expect(r.error.message).toBe('data.json:1: jsonPath "a.b" is not an array (got \'{\')')
+    it('jsonPath that leads to something else than an array or an object', async () => {
+      const r = await readBoth('data.json', '{"a":{"b":"c"}}', { format: 'json', jsonPath: 'a.b' })
+      expect(r.error.message).toBe('data.json:1: --json-path "a.b" is not an array or an object (got \'"\')')
       const s = await readBoth('data.json', '{"a":[1]}', { format: 'json', jsonPath: 'a.b' })
-      expect(s.error.message).toBe('data.json:1: jsonPath "a.b": "a" is not an object (got \'[\')')
+      expect(s.error.message).toBe('data.json:1: --json-path "a.b": "a" is not an object (got \'[\')')
     })
 
     it('data after the array', async () => {

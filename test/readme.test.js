@@ -105,6 +105,14 @@ function expectationsFor (command) {
       }
     }
   }
+  if (/--columns id,city,cc,pop,lat,lon,note -c 'SET city:\{id\}:cc \{cc\}'$/.test(command)) {
+    return {
+      keys: cities.map(c => `city:${c.id}:cc`),
+      async check (redis) {
+        for (const c of cities) expect(await redis.get(`city:${c.id}:cc`)).toBe(c.country)
+      }
+    }
+  }
   if (/cities\.tsv/.test(command)) return hashes(cityHashes(csvRecords('cities.tsv', '\t')))
   if (/cities-semicolon\.csv/.test(command)) return hashes(cityHashes(csvRecords('cities-semicolon.csv', ';')))
   if (/cities\.csv.* --key 'city:\{id\}'/.test(command)) return hashes(cityHashes(cities))
@@ -139,6 +147,18 @@ function expectationsFor (command) {
         for (const [i, c] of cities.entries()) expect(await redis.hgetall(`place:${i + 1}`)).toEqual({ name: c.name, from: 'examples/data/cities.csv' })
       }
     }
+  }
+  if (/countries\.json --json-path '\$\.features\[\*\]' -c 'SET country:\{id\}:capital \{capital\}'$/.test(command)) {
+    return {
+      keys: countries.map(c => `country:${c.id}:capital`),
+      async check (redis) {
+        for (const c of countries) expect(await redis.get(`country:${c.id}:capital`)).toBe(c.capital)
+      }
+    }
+  }
+  if (/country-codes\.json -c 'HSET cc:\{\$key\} name \{name\} capital \{capital\}'$/.test(command)) {
+    const codes = JSON.parse(fs.readFileSync(path.join(DATA, 'country-codes.json'), 'utf8'))
+    return hashes(Object.entries(codes).map(([code, c]) => [`cc:${code}`, { name: c.name, capital: c.capital }]))
   }
   if (/countries\.json --json-path features --key 'country:\{id\}'$/.test(command)) return hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))
   return null

@@ -42,7 +42,7 @@ class FastCsvCore {
     this.raw = o.raw
     this.bad = o.bad || new BadOffsets()
     this.cols = null
-    this.expected = -1
+    this.expected = o.fields || -1 // fields per record: the header's, --columns' or the first record's
     this.tail = null // bytes of a record not complete yet
     this.parts = [] // chunks received after the tail, not scanned yet
     this.pending = 0 // bytes in tail and parts

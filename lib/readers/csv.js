@@ -40,7 +40,7 @@ class CsvCore {
    * `resume` ({ columns, line, expected }): start mid-file, in the state
    * the fast path (csv-fast.js) reached when it handed over.
    */
-  constructor ({ file, delimiter, header, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null }) {
+  constructor ({ file, delimiter, header, fields = null, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null }) {
     this.file = file
     this.header = header
     this.columns = resume ? resume.columns : null
@@ -50,7 +50,8 @@ class CsvCore {
     this.skip = skip // skip mode: a malformed record is rejected (sink.reject) and parsing goes on
     this.raw = raw // hand each record's input text to the sink
     this.bad = bad || new BadOffsets() // invalid UTF-8 found by the reader
-    this.expected = resume && resume.expected > 0 ? resume.expected : -1 // fields per record (checked in lengthError)
+    this.fields = fields // fields per record named by --columns (no header)
+    this.expected = resume && resume.expected > 0 ? resume.expected : fields || -1 // fields per record (checked in lengthError)
     this.skipping = null // { start, line, err } while looking for the end of a bad record
     this.sink = null
     this.newParser(0)
@@ -259,7 +260,8 @@ class CsvCore {
   lengthError (record, start, end) {
     if (this.expected === -1) this.expected = this.columns !== null ? this.columns.length : record.length
     if (record.length === this.expected) return null
-    const what = this.columns !== null ? `the header has ${this.expected} fields` : `expect ${this.expected}`
+    const what = this.columns !== null ? `the header has ${this.expected} fields`
+      : this.fields ? `--columns names ${this.expected} fields` : `expect ${this.expected}`
     return this.inputError(`Invalid Record Length: ${what}, got ${record.length}`, start, end)
   }
 

@@ -14,6 +14,7 @@ const FORMATS = Object.freeze(['csv', 'tsv', 'json', 'ndjson'])
 const DEFAULTS = Object.freeze({
   header: true,
   jsonPath: null,
+  fields: null, // headerless csv/tsv: fields per record (--columns), else the first record's count
   maxRecordSize: 64 * 1024 * 1024,
   batchRecords: 512,
   onError: 'abort', // 'skip': a malformed record becomes a Rejected in its batch, reading goes on
@@ -38,6 +39,22 @@ const EXTENSIONS = Object.freeze({
 function detectFormat (name) {
   const match = /\.([a-z0-9]+)(?:\.gz)?$/i.exec(String(name))
   return match === null ? null : EXTENSIONS[match[1].toLowerCase()] ?? null
+}
+
+/**
+ * The spellings people paste from JSONPath: `$.data.items`, `data.items[*]`, `$.data.items[*]`
+ * are `data.items`; `$` and `$[*]` the top level (null).
+ */
+function jsonPathOf (text) {
+  let p = text.trim()
+  if (p.startsWith('$')) {
+    p = p.slice(1)
+    if (p.startsWith('.')) p = p.slice(1)
+    else if (p !== '' && !p.startsWith('[*]')) return '' // `$x`: refused
+  }
+  if (p.endsWith('[*]')) p = p.slice(0, -3)
+  if (p === '') return text.trim().startsWith('$') ? null : ''
+  return p
 }
 
 function optionError (message) {
@@ -70,13 +87,17 @@ function normalizeOptions (options) {
     throw optionError(`delimiter: expected a non-empty string without quotes or line breaks, got ${JSON.stringify(o.delimiter)}`)
   }
   if (o.jsonPath !== null) {
-    if (typeof o.jsonPath !== 'string' || o.jsonPath.split('.').includes('')) {
-      throw optionError(`jsonPath: expected dot-separated keys like "data.items", got ${JSON.stringify(o.jsonPath)}`)
+    const path = typeof o.jsonPath === 'string' ? jsonPathOf(o.jsonPath) : ''
+    if (path !== null && path.split('.').includes('')) {
+      throw optionError(`jsonPath: expected dot-separated keys like "data.items" (or "$.data.items", "data.items[*]"; "$" for the top level), got ${JSON.stringify(o.jsonPath)}`)
     }
+    o.jsonPathText = o.jsonPath
+    o.jsonPath = path
   }
   if (o.onError !== 'abort' && o.onError !== 'skip') {
     throw optionError(`onError: expected "abort" or "skip", got ${JSON.stringify(o.onError)}`)
   }
+  if (o.fields !== null && o.fields !== undefined) positiveInteger('fields', o.fields)
   o.raw = Boolean(o.raw)
   o.rows = Boolean(o.rows)
   positiveInteger('maxRecordSize', o.maxRecordSize)
@@ -109,10 +130,10 @@ function createCore (o, file, base, bad) {
   switch (o.format) {
     case 'csv':
     case 'tsv':
-      if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header })
-      return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header })
+      if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
+      return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
     case 'json':
-      return new JsonArrayCore({ ...common, jsonPath: o.jsonPath })
+      return new JsonArrayCore({ ...common, jsonPath: o.jsonPath, jsonPathText: o.jsonPathText })
     default:
       return new NdjsonCore({ ...common, rows: o.rows })
   }

@@ -16,6 +16,10 @@
 
 const KEY_ORDER = Symbol('pipeload key order')
 
+// The key of a record read from a JSON object keyed by id ({"AD": {…}, "AE": {…}}): {$key} in
+// templates. A symbol, like KEY_ORDER, so that `*` and JSON text never show it.
+const MEMBER_KEY = Symbol('pipeload member key')
+
 // 1000 levels is far beyond real data and far below what JSON.stringify can write back.
 const MAX_DEPTH = 1000
 
@@ -164,4 +168,4 @@ function keysOf (rec) {
   return rec[KEY_ORDER] || Object.keys(rec)
 }
 
-module.exports = { parseRecord, keysOf, startsWithIndex, describeLoneSurrogate, KEY_ORDER, MAX_DEPTH, INDEX }
+module.exports = { parseRecord, keysOf, startsWithIndex, describeLoneSurrogate, KEY_ORDER, MEMBER_KEY, MAX_DEPTH, INDEX }

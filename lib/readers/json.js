@@ -2,10 +2,12 @@
 
 const { PipeloadError, where } = require('../errors')
 const { BadOffsets } = require('./utf8')
-const { parseRecord, MAX_DEPTH } = require('./json-value')
+const { parseRecord, MAX_DEPTH, MEMBER_KEY } = require('./json-value')
 
 /*
- * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`).
+ * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`), or
+ * for an object keyed by id there ({"AD": {…}, "AE": {…}}): each member's value is a record,
+ * its key kept under MEMBER_KEY ({$key} in templates).
  *
  * A byte scanner finds where each array element starts and ends (tracking nesting depth,
  * strings and escapes); each element's bytes are then handed to JSON.parse, which does the
@@ -54,14 +56,20 @@ function show (b) {
 }
 
 class JsonArrayCore {
-  constructor ({ file, jsonPath, maxRecordSize, base, skip = false, raw = false, bad = null }) {
+  constructor ({ file, jsonPath, jsonPathText, maxRecordSize, base, skip = false, raw = false, bad = null }) {
     this.file = file
     this.skip = skip // reject an element JSON.parse refuses and go on (the scanner found its end)
     this.raw = raw
     this.bad = bad || new BadOffsets()
     this.deep = false // the element in progress nests deeper than MAX_DEPTH
     this.jsonPath = jsonPath || null
+    this.jsonPathText = jsonPathText || this.jsonPath // as the user wrote it, for messages
     this.path = jsonPath ? jsonPath.split('.') : []
+    this.keyed = false // the records are the members of an object, not the elements of an array
+    this.memberKey = null // the key of the member being read
+    this.index = 0 // the element (or member) number of the next record, from 0
+    this.prevEndLine = 0 // the line where the previous record ended
+    this.keysSeen = [] // keys of the object on the path being walked, for a message when one is missing
     this.max = maxRecordSize
     this.chunkStart = base // absolute offset of the current chunk
 
@@ -114,7 +122,7 @@ class JsonArrayCore {
           if (i === n) break
           this.deep = deep
           deep = false
-          this.emitElement(buf, mark, i + 1, sink)
+          this.emitElement(buf, mark, i + 1, sink, line)
           mark = -1
           mode = AFTER_ELEM
           continue
@@ -123,7 +131,7 @@ class JsonArrayCore {
         switch (mode) {
           case ELEM_SCALAR:
             if (endsScalar(b)) {
-              this.emitElement(buf, mark, i, sink)
+              this.emitElement(buf, mark, i, sink, this.markLine) // a scalar: on one line
               mark = -1
               mode = AFTER_ELEM
               i-- // the delimiter is read again in AFTER_ELEM
@@ -132,7 +140,11 @@ class JsonArrayCore {
             break
           case AFTER_ELEM:
             if (isSpace(b)) break
-            if (b === 0x2c) mode = ELEMS
+            if (this.keyed) {
+              if (b === 0x2c) mode = KEY
+              else if (b === 0x7d) mode = this.path.length === 0 ? TAIL : TAIL_SKIP
+              else throw this.invalid(line, i, `expected ',' or '}' after an object member, got ${show(b)}`)
+            } else if (b === 0x2c) mode = ELEMS
             else if (b === 0x5d) mode = this.path.length === 0 ? TAIL : TAIL_SKIP
             else throw this.invalid(line, i, `expected ',' or ']' after an array element, got ${show(b)}`)
             if (mode === TAIL_SKIP) depth = this.path.length
@@ -140,6 +152,7 @@ class JsonArrayCore {
           case ELEMS_FIRST:
           case ELEMS:
             if (isSpace(b)) break
+            if (this.keyed && (b === 0x5d || b === 0x7d)) throw this.invalid(line, i, `expected a value after the key ${JSON.stringify(this.memberKey)}, got ${show(b)}`)
             if (b === 0x5d) {
               if (mode === ELEMS) throw this.invalid(line, i, "expected a value after ',', got ']'")
               mode = this.path.length === 0 ? TAIL : TAIL_SKIP
@@ -164,8 +177,11 @@ class JsonArrayCore {
             if (isSpace(b)) break
             this.seen = true
             if (this.level === this.path.length) {
-              if (b !== 0x5b) throw this.notArray(line, i, b)
-              mode = ELEMS_FIRST
+              if (b === 0x7b) {
+                this.keyed = true
+                mode = KEY_FIRST
+              } else if (b === 0x5b) mode = ELEMS_FIRST
+              else throw this.notArray(line, i, b)
             } else {
               if (b !== 0x7b) throw this.notObject(line, i, b)
               mode = KEY_FIRST
@@ -181,7 +197,9 @@ class JsonArrayCore {
               esc = false
               mode = KEY_STR
             } else if (b === 0x7d && mode === KEY_FIRST) {
-              throw this.notFound(line, i)
+              if (!this.keyed) throw this.notFound(line, i)
+              mode = this.path.length === 0 ? TAIL : TAIL_SKIP // an empty object: no records
+              depth = this.path.length
             } else {
               throw this.invalid(line, i, `expected an object key, got ${show(b)}`)
             }
@@ -193,13 +211,18 @@ class JsonArrayCore {
               this.key = this.decodeKey(this.text(buf, mark, i + 1), line, i)
               mark = -1
               mode = COLON
+              if (this.keyed) this.memberKey = this.key
+              else if (this.keysSeen.length < 20) this.keysSeen.push(this.key)
             }
             break
           case COLON:
             if (isSpace(b)) break
             if (b !== 0x3a) throw this.invalid(line, i, `expected ':' after an object key, got ${show(b)}`)
-            if (this.key === this.path[this.level]) {
+            if (this.keyed) {
+              mode = ELEMS // the member's value is a record
+            } else if (this.key === this.path[this.level]) {
               this.level++
+              this.keysSeen = []
               mode = NAV
             } else {
               mode = SKIP_START
@@ -276,7 +299,7 @@ class JsonArrayCore {
     const mode = this.mode
     if (mode === ELEM_SCALAR) {
       // A number as the last bytes: the array is still not closed, but report the element.
-      this.emitElement(Buffer.alloc(0), 0, 0, sink)
+      this.emitElement(Buffer.alloc(0), 0, 0, sink, this.markLine)
       this.mode = AFTER_ELEM
     }
     if (this.mode === TAIL) return
@@ -287,10 +310,11 @@ class JsonArrayCore {
     }
     if (this.mode === ELEM) {
       throw new PipeloadError('PIPELOAD_INPUT_INVALID',
-        `${where(this.file, this.markLine)}: unexpected end of input inside an array element (truncated JSON?)`,
+        `${this.at()}: unexpected end of input inside ${this.keyed ? 'an object member' : 'an array element'} (truncated JSON?)`,
         { file: this.file, line: this.markLine, offset: this.markOffset })
     }
-    const what = this.mode >= ELEMS_FIRST && this.mode <= AFTER_ELEM ? 'the array is not closed'
+    const what = this.keyed ? 'the object of records is not closed'
+      : this.mode >= ELEMS_FIRST && this.mode <= AFTER_ELEM ? 'the array is not closed'
       : this.mode === TAIL_SKIP ? 'the objects around the array are not closed'
         : `the document ends before ${this.pathText()} is found`
     throw this.invalid(this.line, null, `unexpected end of input: ${what} (truncated JSON?)`)
@@ -306,29 +330,57 @@ class JsonArrayCore {
     return whole.toString('utf8')
   }
 
-  emitElement (buf, start, end, sink) {
+  emitElement (buf, start, end, sink, endLine) {
     const length = this.partsLength + end - start
     if (length > this.max) throw this.tooLarge()
     const text = this.text(buf, start, end)
-    const bad = this.bad.take(this.markOffset, this.markOffset + length)
-    if (bad !== -1) return this.reject(sink, `invalid UTF-8 at byte ${bad}`, text, { invalidAt: bad })
-    if (this.deep) {
-      this.deep = false
-      return this.reject(sink, `array element nested more than ${MAX_DEPTH} levels deep`, text)
-    }
-    let parsed
     try {
-      parsed = parseRecord(text, true)
-    } catch (err) {
-      return this.reject(sink, `not valid JSON: ${err.message}`, text, { cause: err })
+      const bad = this.bad.take(this.markOffset, this.markOffset + length)
+      if (bad !== -1) return this.reject(sink, `invalid UTF-8 at byte ${bad}`, text, { invalidAt: bad })
+      if (this.deep) {
+        this.deep = false
+        return this.reject(sink, `${this.keyed ? 'object member' : 'array element'} nested more than ${MAX_DEPTH} levels deep`, text)
+      }
+      let parsed
+      try {
+        parsed = parseRecord(text, true)
+      } catch (err) {
+        return this.reject(sink, `not valid JSON: ${err.message}`, text, { cause: err })
+      }
+      if (parsed.refused !== undefined) return this.reject(sink, `${this.keyed ? 'object member' : 'array element'}: ${parsed.refused}`, text)
+      const value = parsed.value
+      if (this.keyed) {
+        // {$key} rides on the record: a value that cannot carry it is no record of a keyed object.
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+          const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`
+          const path = [...this.path, this.memberKey].join('.')
+          const hint = Array.isArray(value) && !this.memberKey.includes('.') ? ` (for the records in it: --json-path "${path}")` : ''
+          return this.reject(sink, `expected an object (a record) as the value of each member of an object keyed by id, got ${got}${hint}`, text)
+        }
+        value[MEMBER_KEY] = this.memberKey
+      }
+      sink.add(value, this.markLine, this.markOffset, this.raw ? text : undefined)
+    } finally {
+      this.index++
+      this.prevEndLine = endLine
     }
-    if (parsed.refused !== undefined) return this.reject(sink, `array element: ${parsed.refused}`, text)
-    sink.add(parsed.value, this.markLine, this.markOffset, this.raw ? text : undefined)
+  }
+
+  /**
+   * `file:line` of the record being read and, where the line alone does not tell which one it
+   * is (a one-line, minified document: several records on a line), the element: `[4711]`, or
+   * the member's key; with its byte offset.
+   */
+  at () {
+    const here = where(this.file, this.markLine)
+    if (this.keyed) return `${here}: member ${JSON.stringify(this.memberKey)} (element [${this.index}], byte ${this.markOffset})`
+    if (this.markLine === 1 || this.markLine === this.prevEndLine) return `${here}: element [${this.index}] (byte ${this.markOffset})`
+    return here
   }
 
   /** A bad element: thrown, or rejected in skip mode. */
   reject (sink, reason, text, extra) {
-    const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.markLine)}: ${reason}`,
+    const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${this.at()}: ${reason}`,
       { file: this.file, line: this.markLine, offset: this.markOffset, raw: text, ...extra })
     if (!this.skip) throw err
     sink.reject(err)
@@ -343,7 +395,7 @@ class JsonArrayCore {
   }
 
   pathText () {
-    return this.jsonPath === null ? 'the array' : `jsonPath "${this.jsonPath}"`
+    return this.jsonPath === null ? 'the array' : `--json-path "${this.jsonPathText}"`
   }
 
   invalid (line, i, reason) {
@@ -352,27 +404,37 @@ class JsonArrayCore {
       { file: this.file, line, offset })
   }
 
+  /**
+   * The document has no records where they were looked for: an error of the whole input (no
+   * line or offset property, so it is no failed record), naming --json-path.
+   */
+  pathError (line, reason) {
+    return new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, line)}: ${reason}`, { file: this.file, option: 'jsonPath' })
+  }
+
   notArray (line, i, b) {
     if (this.jsonPath === null) {
-      return this.invalid(line, i, `expected a JSON array at the top level, got ${show(b)} (set jsonPath to read an array inside an object)`)
+      return this.pathError(line, `expected a JSON array, or an object keyed by id, at the top level, got ${show(b)} (set --json-path to read the records inside an object)`)
     }
-    return this.invalid(line, i, `jsonPath "${this.jsonPath}" is not an array (got ${show(b)})`)
+    return this.pathError(line, `--json-path "${this.jsonPathText}" is not an array or an object (got ${show(b)})`)
   }
 
   notObject (line, i, b) {
     const at = this.path.slice(0, this.level).join('.')
     const what = at === '' ? 'the document' : `"${at}"`
-    return this.invalid(line, i, `jsonPath "${this.jsonPath}": ${what} is not an object (got ${show(b)})`)
+    return this.pathError(line, `--json-path "${this.jsonPathText}": ${what} is not an object (got ${show(b)})`)
   }
 
   notFound (line, i) {
     const at = this.path.slice(0, this.level).join('.')
-    return this.invalid(line, i, `jsonPath "${this.jsonPath}": no key "${this.path[this.level]}" in ${at === '' ? 'the document' : `"${at}"`}`)
+    const keys = this.keysSeen.length === 0 ? 'it is empty'
+      : `its keys: ${this.keysSeen.map(k => JSON.stringify(k)).join(', ')}${this.keysSeen.length === 20 ? ', …' : ''}`
+    return this.pathError(line, `--json-path "${this.jsonPathText}": no key "${this.path[this.level]}" in ${at === '' ? 'the document' : `"${at}"`} (${keys})`)
   }
 
   tooLarge () {
     return new PipeloadError('PIPELOAD_RECORD_TOO_LARGE',
-      `${where(this.file, this.markLine)}: array element is larger than maxRecordSize (${this.max} bytes)`,
+      `${this.at()}: ${this.keyed ? 'object member' : 'array element'} is larger than maxRecordSize (${this.max} bytes)`,
       { file: this.file, line: this.markLine, offset: this.markOffset })
   }
 }
