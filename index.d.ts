@@ -121,12 +121,12 @@ export interface LoadOptions extends ConnectionOptions {
    * A CSV/TSV row is an object of column → text (an array of texts with `header: false`).
    */
   map?: (record: any) => CommandArgs[]
-  /** Seconds: adds `EXPIRE <key of the first command> <ttl>` per record. */
-  ttl?: number
-  /** Commands per pipelined batch. Default 5000. */
-  batchSize?: number
+  /** Seconds, or a duration such as "90s", "1h", "7d": adds `EXPIRE <key of the first command> <ttl>` per record. */
+  ttl?: number | string
+  /** Commands per pipelined batch (or a count such as "5k"). Default 5000. */
+  batchSize?: number | string
   /** Batches awaiting replies at most. Default 4. */
-  window?: number
+  window?: number | string
   /** Close a batch early once it holds this many bytes (or a size such as "8MiB"). Default 8 MiB. */
   maxBatchBytes?: number | string
   /** Refuse records larger than this many bytes (or a size such as "64MiB", "512KiB"). Default 64 MiB. */
@@ -165,7 +165,7 @@ export interface LoadOptions extends ConnectionOptions {
    */
   onError?: 'abort' | 'skip'
   /** With onError 'skip': stop (PIPELOAD_TOO_MANY_ERRORS) once more than this many records failed. */
-  maxErrors?: number
+  maxErrors?: number | string
   /**
    * A file to write every failed record to, one JSON line `{ file, line, offset, code, reason, source, raw }` each.
    * With `checkpoint` and `resume`, the file of the run being resumed is cut back to the checkpoint and appended to.
@@ -304,7 +304,7 @@ export interface BenchOptions extends ConnectionOptions {
   key?: string
   command?: string | string[]
   commands?: string[]
-  ttl?: number
+  ttl?: number | string
   /** Milliseconds between CLIENT LIST / RSS samples. Default 10. */
   sampleIntervalMs?: number
   /** Stops the run; its keys are deleted; bench() rejects with PIPELOAD_ABORTED. */
