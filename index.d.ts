@@ -123,6 +123,13 @@ export interface LoadOptions extends ConnectionOptions {
   map?: (record: any) => CommandArgs[]
   /** Seconds, or a duration such as "90s", "1h", "7d": adds `EXPIRE <key of the first command> <ttl>` per record. */
   ttl?: number | string
+  /**
+   * Which keys `ttl` expires: 'first' (default) = the first command's key; 'all' = every key each
+   * command of the record writes (positions from @ioredis/commands; a module command's first argument).
+   */
+  ttlKeys?: 'first' | 'all'
+  /** DEL each record's first key (the first command's key) before its commands. Default false. */
+  replace?: boolean
   /** Commands per pipelined batch (or a count such as "5k"). Default 5000. */
   batchSize?: number | string
   /** Batches awaiting replies at most. Default 4. */

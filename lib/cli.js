@@ -129,6 +129,8 @@ function importCommand (io) {
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
     .option('--ttl <duration>', 'EXPIRE the key of the first command after writing it: seconds (3600) or 90s, 30m, 1h, 7d')
+    .addOption(new Option('--ttl-keys <which>', 'which keys --ttl expires: first = the first command\'s key, all = every key the record writes (index sets too)').choices(['first', 'all']).default('first'))
+    .option('--replace', 'DEL each record\'s first key before its commands: a re-import leaves no stale fields')
     .option('-b, --batch-size <n>', 'commands per pipelined batch (counts take k = 1000, m = 1000000: 5k)', DEFAULTS.batchSize)
     .option('-w, --window <n>', 'batches awaiting replies at most', DEFAULTS.window)
     .addOption(new Option('--max-record-size <size>', 'refuse records larger than this: bytes, or with a unit (KiB/KB, MiB/MB, GiB/GB: all 1024-based, as in redis.conf)').default(DEFAULTS.maxRecordSize, `${DEFAULTS.maxRecordSize / 1024 / 1024} MiB`))
@@ -187,6 +189,8 @@ async function runImport (input, flags, io) {
     key: flags.key,
     commands: flags.command.length ? flags.command : undefined,
     ttl: flags.ttl,
+    ttlKeys: flags.ttl === undefined ? undefined : flags.ttlKeys,
+    replace: flags.replace,
     batchSize: flags.batchSize,
     window: flags.window,
     maxRecordSize: flags.maxRecordSize,

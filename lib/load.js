@@ -54,7 +54,7 @@ async function load (options) {
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
 async function encodeInThread (input, o, skip) {
   const src = await openRecords(input, o)
-  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, shape: src.shape })
+  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, shape: src.shape })
   const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o)
   return {
     batches,

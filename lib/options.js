@@ -29,7 +29,7 @@ const DEFAULTS = Object.freeze({
 const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
   'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
 const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'delimiter', 'jsonPath', 'key',
-  'command', 'commands', 'map', 'ttl', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
+  'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
   'checkpoint', 'resume'])
 
@@ -206,6 +206,19 @@ function ttlOf (o) {
   return parseTtl(o.ttl)
 }
 
+/** Which keys of a record --ttl expires: 'first' (the first command's key) or 'all' (every key it writes). */
+function ttlKeysOf (o) {
+  const v = oneOf(o, 'ttlKeys', ['first', 'all'])
+  if (v !== undefined && o.ttl == null) throw invalid('ttlKeys', 'used with ttl (the expiry to set)', v)
+  return v ?? 'first'
+}
+
+function replaceOf (o) {
+  if (o.replace === undefined || o.replace === null) return false
+  if (typeof o.replace !== 'boolean') throw invalid('replace', 'true or false', o.replace)
+  return o.replace
+}
+
 function delimiterOf (o) {
   if (o.delimiter === undefined) return undefined
   const d = o.delimiter === '\\t' ? '\t' : o.delimiter
@@ -256,6 +269,8 @@ function normalizeLoadOptions (o = {}) {
     templates,
     map,
     ttl: ttlOf(o),
+    ttlKeys: ttlKeysOf(o),
+    replace: replaceOf(o),
     batchSize: positiveInt(o, 'batchSize'),
     window: positiveInt(o, 'window'),
     maxBatchBytes: positiveSize(o, 'maxBatchBytes'),
