@@ -96,6 +96,16 @@ export interface Position {
   offset: number | null
 }
 
+/** map()'s second argument: where the record came from. */
+export interface MapContext {
+  /** The record's number, 1-based over the whole run (a resumed run goes on from the checkpoint). */
+  n: number
+  /** Its input line (an iterable's record: its number). */
+  line: number | null
+  /** The input's name. */
+  file: string
+}
+
 export interface LoadOptions extends ConnectionOptions {
   /** A file path, `'-'` for stdin, a byte stream, or an (async) iterable of records. */
   input: string | Readable | Iterable<unknown> | AsyncIterable<unknown>
@@ -117,10 +127,11 @@ export interface LoadOptions extends ConnectionOptions {
   command?: string | string[]
   commands?: string[]
   /**
-   * Instead of templates: the commands to send for one record; `[]` sends none (the record counts as loaded).
+   * Instead of templates: the commands to send for one record; `[]` sends none (the record counts as loaded);
+   * `null` skips the record (counted in `summary.skipped`, neither loaded nor failed). A throw fails the record.
    * A CSV/TSV row is an object of column → text (an array of texts with `header: false`).
    */
-  map?: (record: any) => CommandArgs[]
+  map?: (record: any, ctx: MapContext) => CommandArgs[] | null
   /** Seconds, or a duration such as "90s", "1h", "7d": adds `EXPIRE <key of the first command> <ttl>` per record. */
   ttl?: number | string
   /**
@@ -198,6 +209,8 @@ export interface Summary {
   records: number
   /** Records whose commands were all acknowledged without an error reply (those with no commands included). */
   loaded: number
+  /** Records map() returned null for: not sent, neither loaded nor failed. */
+  skipped: number
   commands: number
   acknowledged: number
   /** Records that failed (input or reply). */

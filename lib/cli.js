@@ -10,6 +10,8 @@ const { benchCommand } = require('./bench/cli')
 const { tlsFromFlags } = require('./tls')
 const { outputError } = require('./dry-run')
 const { urlHasPassword } = require('./connection')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
 
 // argv -> options -> load() -> exit code. Everything a user can get wrong ends as one line
 // on stderr and a documented exit code; only bugs print a stack.
@@ -128,6 +130,7 @@ function importCommand (io) {
     .option('--json-path <path>', 'JSON: the array of records is at this dotted path, e.g. data.items')
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
+    .option('--map <module>', 'a JS module (CommonJS or ESM) whose default export (record, ctx) returns the commands for a record, or null to skip it; ctx = { n, line, file }')
     .option('--ttl <duration>', 'EXPIRE the key of the first command after writing it: seconds (3600) or 90s, 30m, 1h, 7d')
     .addOption(new Option('--ttl-keys <which>', 'which keys --ttl expires: first = the first command\'s key, all = every key the record writes (index sets too)').choices(['first', 'all']).default('first'))
     .option('--replace', 'DEL each record\'s first key before its commands: a re-import leaves no stale fields')
@@ -157,6 +160,9 @@ Examples:
   zcat big.csv.gz | pipeload import - --format csv --no-header -c 'SET row:{0} {1}'
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
+  pipeload import cities.csv --map ./big-cities.cjs      (module.exports = (row, ctx) => commands or null)
+  pipeload import cities.csv -c 'HSET city:{id} name {name}' -c 'SADD cities:{country} {id}' --replace --ttl 1d --ttl-keys all
+  pipeload import big.csv --key 'row:{id}' -b 10k --max-record-size 1MiB --timeout 90s
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
   cmd.action(async (input, flags) => {
     io.exitCode = await runImport(input, flags, io)
@@ -188,6 +194,7 @@ async function runImport (input, flags, io) {
     jsonPath: flags.jsonPath,
     key: flags.key,
     commands: flags.command.length ? flags.command : undefined,
+    map: flags.map === undefined ? undefined : await mapModule(flags.map),
     ttl: flags.ttl,
     ttlKeys: flags.ttl === undefined ? undefined : flags.ttlKeys,
     replace: flags.replace,
@@ -209,8 +216,8 @@ async function runImport (input, flags, io) {
     signal: io.signal,
     onProgress: showProgress ? progress : undefined
   }
-  if (options.key === undefined && options.commands === undefined) {
-    throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template> or -c <command template>', { option: '--key' })
+  if (options.key === undefined && options.commands === undefined && options.map === undefined) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template>, -c <command template> or --map <module>', { option: '--key' })
   }
   let summary
   try {
@@ -229,6 +236,25 @@ async function runImport (input, flags, io) {
   }
   await report(summary, flags, io)
   return summary.errors > 0 ? EXIT.RECORD_ERRORS : EXIT.OK
+}
+
+/**
+ * --map <module>: its default export (ESM `export default`, CommonJS `module.exports = fn`)
+ * or a function exported as `map`. A module that cannot be loaded or exports no function
+ * is a usage error (exit 2), named with the path given.
+ */
+async function mapModule (file) {
+  const refuse = why => new PipeloadError('PIPELOAD_OPTION_INVALID', `--map ${file}: ${why}`, { option: '--map' })
+  let mod
+  try {
+    mod = await import(pathToFileURL(path.resolve(file)).href)
+  } catch (err) {
+    if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes(path.resolve(file))) throw refuse('no such file')
+    throw refuse(`the module failed to load: ${err && err.message}`)
+  }
+  const fn = typeof mod.default === 'function' ? mod.default : typeof mod.map === 'function' ? mod.map : null
+  if (!fn) throw refuse('the module exports no function: write `export default (record, ctx) => [...]` or `module.exports = (record, ctx) => [...]`')
+  return fn
 }
 
 /** Write to stdout and wait for the write: a full disk is PIPELOAD_OUTPUT_FAILED (exit 74). */

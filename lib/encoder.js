@@ -3,6 +3,7 @@
 const { textLines } = require('./dry-run')
 const { ByteWriter } = require('./writer')
 const { Rejected } = require('./readers/sink')
+const { SKIP } = require('./mapper')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
 // the same on the main thread and in the parse worker. A batch closes at `batchSize`
@@ -22,7 +23,7 @@ class BatchEncoder {
    * @param {boolean} [o.abort] stop at the first failed record
    * @param {boolean} [o.keepRaw] keep each record's input text (`raws`) for a rejects file
    */
-  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false }) {
+  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false, first = 0, file = null }) {
     this.mapper = mapper
     this.text = mode === 'text'
     this.batchSize = batchSize
@@ -31,6 +32,10 @@ class BatchEncoder {
     this.keepRaw = keepRaw
     this.writer = new ByteWriter()
     this.stopped = false
+    // map()'s context: `n` numbers records over the whole run (a resumed run starts after
+    // the `first` records the checkpoint covers), failed ones included.
+    this.n = first
+    this.file = file
     this.reset()
   }
 
@@ -42,6 +47,7 @@ class BatchEncoder {
     this.offsets = []
     this.raws = this.keepRaw ? [] : null
     this.failures = []
+    this.skipped = 0 // records map() returned null for: not sent, not failed
     this.first = null // position of the first record read into this batch
   }
 
@@ -55,15 +61,24 @@ class BatchEncoder {
       const rec = records[i]
       if (this.records++ === 0) this.first = { line: lines[i], offset: offsets ? offsets[i] : null }
       const start = w.pos
+      const ctx = mapper && mapper.context ? { n: ++this.n, line: lines[i], file: this.file } : (this.n++, undefined)
       let count
       try {
         if (rec instanceof Rejected) throw rec
         if (this.text) {
-          const commands = mapper.args(rec)
+          const commands = mapper.args(rec, ctx)
+          if (commands === SKIP) {
+            this.skipped++
+            continue
+          }
           w.string(textLines(commands))
           count = commands.length
         } else {
-          count = mapper.write(rec, w)
+          count = mapper.write(rec, w, ctx)
+          if (count === SKIP) {
+            this.skipped++
+            continue
+          }
         }
       } catch (err) {
         w.pos = start // drop the part of the record already written
@@ -108,6 +123,7 @@ class BatchEncoder {
       offsets: this.offsets,
       records: this.records,
       failures: this.failures,
+      skipped: this.skipped,
       first: this.first,
       bytesRead
     }
@@ -145,7 +161,9 @@ async function * encodeRecords (recordBatches, mapper, o) {
     batchSize: o.batchSize,
     maxBatchBytes: o.maxBatchBytes,
     abort: o.onError !== 'skip',
-    keepRaw: Boolean(o.rejects)
+    keepRaw: Boolean(o.rejects),
+    first: o.first || 0,
+    file: o.file || null
   })
   try {
     for await (const { records, lines, bytesRead, offsets, raws } of recordBatches) {

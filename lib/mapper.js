@@ -523,7 +523,12 @@ function recordForMap (columns) {
 function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns }) {
   const toRecord = recordForMap(columns)
   const args = (rec, ctx) => {
-    const cmds = map(toRecord(rec), ctx)
+    let cmds
+    try {
+      cmds = map(toRecord(rec), ctx)
+    } catch (err) {
+      throw new PipeloadError('PIPELOAD_RECORD_INVALID', `map() threw: ${err && err.message !== undefined ? err.message : String(err)}`)
+    }
     if (cmds === null) return SKIP
     if (!Array.isArray(cmds) || cmds.some(c => !Array.isArray(c) || c.length === 0)) {
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value], or null to skip the record')
@@ -544,6 +549,7 @@ function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns }) {
     return out
   }
   return {
+    context: true, // wants (record, ctx)
     args,
     write (rec, w, ctx) {
       const cmds = args(rec, ctx)
