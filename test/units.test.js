@@ -82,6 +82,15 @@ describe('units', () => {
     expect(ttl).toBeLessThanOrEqual(90)
   })
 
+  it('bench takes counts with units: --count 2k --batch-sizes 100,1k', async () => {
+    const r = await runCli(['bench', '-u', srv.url, '--count', '2k', '--batch-sizes', '100,1k', '--no-baseline', '--csv'])
+    expect(r.code).toBe(0)
+    const [head, ...rows] = r.stdout.trim().split('\n').map(l => l.split(','))
+    const col = name => rows.map(row => row[head.indexOf(name)])
+    expect(col('batchSize')).toEqual(['100', '1000'])
+    expect(col('ops')).toEqual(['2000', '2000'])
+  })
+
   it('help shows the units', async () => {
     const r = await runCli(['import', '--help'])
     const text = r.stdout.replace(/\s+/g, ' ') // content, not layout
