@@ -96,6 +96,16 @@ export interface Position {
   offset: number | null
 }
 
+/** map()'s second argument: where the record came from. */
+export interface MapContext {
+  /** The record's number, 1-based over the whole run (a resumed run goes on from the checkpoint). */
+  n: number
+  /** Its input line (an iterable's record: its number). */
+  line: number | null
+  /** The input's name. */
+  file: string
+}
+
 export interface LoadOptions extends ConnectionOptions {
   /** A file path, an `http://`/`https://` URL (streamed), `'-'` for stdin, a byte stream, or an (async) iterable of records. */
   input: string | Readable | Iterable<unknown> | AsyncIterable<unknown>
@@ -126,18 +136,26 @@ export interface LoadOptions extends ConnectionOptions {
   command?: string | string[]
   commands?: string[]
   /**
-   * Instead of templates: the commands to send for one record; `[]` sends none (the record counts as loaded).
+   * Instead of templates: the commands to send for one record; `[]` sends none (the record counts as loaded);
+   * `null` skips the record (counted in `summary.skipped`, neither loaded nor failed). A throw fails the record.
    * A CSV/TSV row is an object of column → text (an array of texts with `header: false`).
    */
-  map?: (record: any) => CommandArgs[]
-  /** Seconds: adds `EXPIRE <key of the first command> <ttl>` per record. */
-  ttl?: number
+  map?: (record: any, ctx: MapContext) => CommandArgs[] | null
+  /** Seconds, or a duration such as "90s", "1h", "7d": adds `EXPIRE <key of the first command> <ttl>` per record. */
+  ttl?: number | string
+  /**
+   * Which keys `ttl` expires: 'first' (default) = the first command's key; 'all' = every key each
+   * command of the record writes (positions from @ioredis/commands; a module command's first argument).
+   */
+  ttlKeys?: 'first' | 'all'
+  /** DEL each record's first key (the first command's key) before its commands. Default false. */
+  replace?: boolean
   /** Fields `*` writes as little-endian float bytes: "embedding:f32", "embedding:f64:768" (length checked), or a list. */
   vector?: string | string[]
-  /** Commands per pipelined batch. Default 5000. */
-  batchSize?: number
+  /** Commands per pipelined batch (or a count such as "5k"). Default 5000. */
+  batchSize?: number | string
   /** Batches awaiting replies at most. Default 4. */
-  window?: number
+  window?: number | string
   /** Close a batch early once it holds this many bytes (or a size such as "8MiB"). Default 8 MiB. */
   maxBatchBytes?: number | string
   /** Refuse records larger than this many bytes (or a size such as "64MiB", "512KiB"). Default 64 MiB. */
@@ -176,7 +194,7 @@ export interface LoadOptions extends ConnectionOptions {
    */
   onError?: 'abort' | 'skip'
   /** With onError 'skip': stop (PIPELOAD_TOO_MANY_ERRORS) once more than this many records failed. */
-  maxErrors?: number
+  maxErrors?: number | string
   /**
    * A file to write every failed record to, one JSON line `{ file, line, offset, code, reason, source, raw }` each.
    * With `checkpoint` and `resume`, the file of the run being resumed is cut back to the checkpoint and appended to.
@@ -202,6 +220,8 @@ export interface Summary {
   records: number
   /** Records whose commands were all acknowledged without an error reply (those with no commands included). */
   loaded: number
+  /** Records map() returned null for: not sent, neither loaded nor failed. */
+  skipped: number
   commands: number
   acknowledged: number
   /** Records that failed (input or reply). */
@@ -319,7 +339,7 @@ export interface BenchOptions extends ConnectionOptions {
   key?: string
   command?: string | string[]
   commands?: string[]
-  ttl?: number
+  ttl?: number | string
   /** Milliseconds between CLIENT LIST / RSS samples. Default 10. */
   sampleIntervalMs?: number
   /** Stops the run; its keys are deleted; bench() rejects with PIPELOAD_ABORTED. */

@@ -10,6 +10,8 @@ const { benchCommand } = require('./bench/cli')
 const { tlsFromFlags } = require('./tls')
 const { outputError } = require('./dry-run')
 const { urlHasPassword } = require('./connection')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
 
 // argv -> options -> load() -> exit code. Everything a user can get wrong ends as one line
 // on stderr and a documented exit code; only bugs print a stack.
@@ -141,17 +143,20 @@ function importCommand (io) {
     .option('--json-path <path>', 'JSON: the records are at this path (an array, or an object keyed by id): data.items, $.data.items, data.items[*]; $ = the top level')
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
-    .option('--ttl <seconds>', 'EXPIRE the key of the first command after writing it')
+    .option('--map <module>', 'a JS module (CommonJS or ESM) whose default export (record, ctx) returns the commands for a record, or null to skip it; ctx = { n, line, file }')
+    .option('--ttl <duration>', 'EXPIRE the key of the first command after writing it: seconds (3600) or 90s, 30m, 1h, 7d')
+    .addOption(new Option('--ttl-keys <which>', 'which keys --ttl expires: first = the first command\'s key, all = every key the record writes (index sets too)').choices(['first', 'all']).default('first'))
+    .option('--replace', 'DEL each record\'s first key before its commands: a re-import leaves no stale fields')
     .option('--vector <field:f32>', '* writes this field (a JSON array of numbers) as float32/f64 bytes, e.g. embedding:f32:768; repeatable', collect, [])
-    .option('-b, --batch-size <n>', 'commands per pipelined batch', DEFAULTS.batchSize)
+    .option('-b, --batch-size <n>', 'commands per pipelined batch (counts take k = 1000, m = 1000000: 5k)', DEFAULTS.batchSize)
     .option('-w, --window <n>', 'batches awaiting replies at most', DEFAULTS.window)
-    .addOption(new Option('--max-record-size <size>', 'refuse records larger than this: bytes, or with a unit (KiB, MiB, GiB)').default(DEFAULTS.maxRecordSize, `${DEFAULTS.maxRecordSize / 1024 / 1024} MiB`))
+    .addOption(new Option('--max-record-size <size>', 'refuse records larger than this: bytes, or with a unit (KiB/KB, MiB/MB, GiB/GB: all 1024-based, as in redis.conf)').default(DEFAULTS.maxRecordSize, `${DEFAULTS.maxRecordSize / 1024 / 1024} MiB`))
     .addOption(new Option('--on-error <policy>', 'a failed record (bad row, missing field, error reply): abort = stop there, skip = report it and go on').choices(['abort', 'skip']).default(DEFAULTS.onError))
     .option('--max-errors <n>', 'with --on-error skip: stop once more than n records failed')
     .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
     .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
     .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
-    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send', `${DEFAULTS.timeout / 1000}s`)
+    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send (ms, s, m, h; a plain number is ms)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--worker', 'parse and encode in a worker thread (default: main thread)')
     .option('--no-worker', 'parse and encode on the main thread')
@@ -176,6 +181,9 @@ Examples:
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
   pipeload import https://example.com/data/cities.csv.gz --key 'city:{id}'
+  pipeload import cities.csv --map ./big-cities.cjs      (module.exports = (row, ctx) => commands or null)
+  pipeload import cities.csv -c 'HSET city:{id} name {name}' -c 'SADD cities:{country} {id}' --replace --ttl 1d --ttl-keys all
+  pipeload import big.csv --key 'row:{id}' -b 10k --max-record-size 1MiB --timeout 90s
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
   cmd.action(async (input, flags) => {
     io.exitCode = await runImport(input, flags, io)
@@ -208,8 +216,11 @@ async function runImport (input, flags, io) {
     jsonPath: flags.jsonPath,
     key: flags.key,
     commands: flags.command.length ? flags.command : undefined,
+    map: flags.map === undefined ? undefined : await mapModule(flags.map),
     ttl: flags.ttl,
     vector: flags.vector.length ? flags.vector : undefined,
+    ttlKeys: flags.ttl === undefined ? undefined : flags.ttlKeys,
+    replace: flags.replace,
     batchSize: flags.batchSize,
     window: flags.window,
     maxRecordSize: flags.maxRecordSize,
@@ -228,8 +239,8 @@ async function runImport (input, flags, io) {
     signal: io.signal,
     onProgress: showProgress ? progress : undefined
   }
-  if (options.key === undefined && options.commands === undefined) {
-    throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template> or -c <command template>', { option: '--key' })
+  if (options.key === undefined && options.commands === undefined && options.map === undefined) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template>, -c <command template> or --map <module>', { option: '--key' })
   }
   let summary
   try {
@@ -248,6 +259,25 @@ async function runImport (input, flags, io) {
   }
   await report(summary, flags, io)
   return summary.errors > 0 ? EXIT.RECORD_ERRORS : EXIT.OK
+}
+
+/**
+ * --map <module>: its default export (ESM `export default`, CommonJS `module.exports = fn`)
+ * or a function exported as `map`. A module that cannot be loaded or exports no function
+ * is a usage error (exit 2), named with the path given.
+ */
+async function mapModule (file) {
+  const refuse = why => new PipeloadError('PIPELOAD_OPTION_INVALID', `--map ${file}: ${why}`, { option: '--map' })
+  let mod
+  try {
+    mod = await import(pathToFileURL(path.resolve(file)).href)
+  } catch (err) {
+    if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes(path.resolve(file))) throw refuse('no such file')
+    throw refuse(`the module failed to load: ${err && err.message}`)
+  }
+  const fn = typeof mod.default === 'function' ? mod.default : typeof mod.map === 'function' ? mod.map : null
+  if (!fn) throw refuse('the module exports no function: write `export default (record, ctx) => [...]` or `module.exports = (record, ctx) => [...]`')
+  return fn
 }
 
 /** Write to stdout and wait for the write: a full disk is PIPELOAD_OUTPUT_FAILED (exit 74). */

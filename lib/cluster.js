@@ -73,6 +73,7 @@ class Parent {
     this.offsets = encoded.offsets
     this.raws = encoded.raws
     this.records = encoded.records
+    this.skipped = encoded.skipped || 0 // records map() skipped: neither loaded nor failed
     this.starts = null // byte offset of each command, and the end
     this.slots = null
     this.done = new Uint8Array(this.cmds)

@@ -45,7 +45,7 @@ async function main () {
     else if (msg.type === 'stream-error') stream.destroy(Object.assign(new Error(msg.error.message), msg.error))
   })
   const src = await openRecords(desc, options)
-  const mapper = src.empty ? null : createMapper({ templates: options.templates, ttl: options.ttl, vectors: options.vectors, shape: src.shape })
+  const mapper = src.empty ? null : createMapper({ templates: options.templates, ttl: options.ttl, ttlKeys: options.ttlKeys, replace: options.replace, vectors: options.vectors, shape: src.shape })
   parentPort.postMessage({ type: 'ready', empty: src.empty })
   for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options, skip)) {
     if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })

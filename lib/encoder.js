@@ -3,6 +3,7 @@
 const { textLines } = require('./dry-run')
 const { ByteWriter } = require('./writer')
 const { Rejected } = require('./readers/sink')
+const { SKIP } = require('./mapper')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
 // the same on the main thread and in the parse worker. A batch closes at `batchSize`
@@ -22,9 +23,11 @@ class BatchEncoder {
    * @param {boolean} [o.abort] stop at the first failed record
    * @param {boolean} [o.keepRaw] keep each record's input text (`raws`) for a rejects file
    */
-  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false, skipped = 0 }) {
+  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false, before = 0 }) {
     this.mapper = mapper
-    this.seen = skipped // records of the whole run so far, for {$n}: stable across --resume
+    // Records of the whole run so far, failed ones included: {$n} and map()'s ctx.n, the
+    // same after --resume (the `before` records the checkpoint covers come first).
+    this.seen = before
     this.text = mode === 'text'
     this.batchSize = batchSize
     this.maxBatchBytes = maxBatchBytes
@@ -43,6 +46,7 @@ class BatchEncoder {
     this.offsets = []
     this.raws = this.keepRaw ? [] : null
     this.failures = []
+    this.skipped = 0 // records map() returned null for: not sent, not failed
     this.first = null // position of the first record read into this batch
   }
 
@@ -62,10 +66,18 @@ class BatchEncoder {
         if (rec instanceof Rejected) throw rec
         if (this.text) {
           const commands = mapper.args(rec, num, lines[i])
+          if (commands === SKIP) {
+            this.skipped++
+            continue
+          }
           w.string(textLines(commands))
           count = commands.length
         } else {
           count = mapper.write(rec, w, num, lines[i])
+          if (count === SKIP) {
+            this.skipped++
+            continue
+          }
         }
       } catch (err) {
         w.pos = start // drop the part of the record already written
@@ -110,6 +122,7 @@ class BatchEncoder {
       offsets: this.offsets,
       records: this.records,
       failures: this.failures,
+      skipped: this.skipped,
       first: this.first,
       bytesRead
     }
@@ -138,9 +151,9 @@ function rawOf (rec) {
 
 /**
  * Encoded batches from record batches; on an input error, what was read goes out first.
- * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `skipped` records came before (--resume).
+ * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `before` records came before (--resume).
  */
-async function * encodeRecords (recordBatches, mapper, o, skipped = 0) {
+async function * encodeRecords (recordBatches, mapper, o, before = 0) {
   const encoder = new BatchEncoder({
     mapper,
     mode: o.dryRun === 'text' ? 'text' : 'resp',
@@ -148,7 +161,7 @@ async function * encodeRecords (recordBatches, mapper, o, skipped = 0) {
     maxBatchBytes: o.maxBatchBytes,
     abort: o.onError !== 'skip',
     keepRaw: Boolean(o.rejects),
-    skipped
+    before
   })
   try {
     for await (const { records, lines, bytesRead, offsets, raws } of recordBatches) {

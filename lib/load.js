@@ -63,7 +63,7 @@ async function load (options) {
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
 async function encodeInThread (input, o, skip) {
   const src = await openRecords(input, o)
-  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, vectors: o.vectors, shape: src.shape })
+  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
   const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, skip)
   return {
     batches,
@@ -145,10 +145,11 @@ class Run {
     this.checkpointer = resume.checkpointer || null
     // Totals of the runs this one resumes; this run's counts add to them.
     const st = resume.state
-    this.base = { records: st?.records ?? 0, loaded: st?.loaded ?? 0, errors: st?.errors ?? 0, commands: st?.commands ?? 0 }
+    this.base = { records: st?.records ?? 0, loaded: st?.loaded ?? 0, errors: st?.errors ?? 0, commands: st?.commands ?? 0, skipped: st?.skipped ?? 0 }
     this.resumedFrom = st ? st.records : null
-    this.done = { records: 0, loaded: 0, errors: 0, commands: 0, line: st?.line ?? null } // acknowledged prefix
+    this.done = { records: 0, loaded: 0, errors: 0, commands: 0, skipped: 0, line: st?.line ?? null } // acknowledged prefix
     this.records = 0
+    this.skipped = 0 // records map() returned null for
     this.mapFailures = 0
     this.failures = []
     this.bytesRead = 0
@@ -176,8 +177,10 @@ class Run {
   /** A batch is fully acknowledged (in input order): the checkpoint may move past it. */
   acked (b) {
     const d = this.done
-    const mapFailed = b.records - b.ends.length
+    const skipped = b.skipped || 0
+    const mapFailed = b.records - b.ends.length - skipped
     d.records += b.records
+    d.skipped += skipped
     d.loaded += b.ends.length - b.failed
     d.errors += mapFailed + b.failed
     d.commands += b.cmds
@@ -212,6 +215,7 @@ class Run {
       loaded: base.loaded + done.loaded,
       errors: base.errors + done.errors,
       commands: base.commands + done.commands,
+      skipped: base.skipped + done.skipped,
       line: done.line,
       complete
     }
@@ -293,6 +297,7 @@ class Run {
           break
         }
         this.records += batch.records
+        this.skipped += batch.skipped || 0
         this.bytesRead = batch.bytesRead
         if (this.rejects) this.track(batch)
         for (const f of batch.failures) {
@@ -402,6 +407,7 @@ class Run {
       checkpoint: this.o.checkpoint || null,
       records: base.records + this.records,
       loaded: base.loaded + s.ackedRecords - s.failedRecords,
+      skipped: base.skipped + this.skipped,
       commands: base.commands + s.commands,
       acknowledged: base.commands + s.acked,
       errors: base.errors + this.mapFailures + s.failedRecords,

@@ -1,6 +1,7 @@
 'use strict'
 
 const { types } = require('node:util')
+const { getKeyIndexes, exists: knownCommand } = require('@ioredis/commands')
 const { PipeloadError } = require('./errors')
 const { parseTemplate, FIELD } = require('./template')
 const { bulkBytes, utf8Bytes } = require('./writer')
@@ -464,12 +465,12 @@ function compileStar (shape) {
 
 /** Compile one parsed template for a shape into { args(rec), write(rec, w), key }. */
 function compileCommand (parsed, shape, vectors) {
-  const words = parsed.words.map(w => w.star ? { star: compileStar(shape) } : compileWord(w, shape, parsed.source))
+  const words = parsed.words.map(w => w.star ? { star: compileStar(shape) } : Object.assign(compileWord(w, shape, parsed.source), { id: wordId(w) }))
   const starAt = words.findIndex(w => w.star)
   if (words.findIndex((w, i) => w.star && i > starAt) !== -1) {
     throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `template "${parsed.source}" uses * more than once (it already writes every field)`, { template: parsed.source })
   }
-  if (words.some(w => w.extended) || (starAt !== -1 && vectors.size)) return extendedCommand(words, starAt, shape, vectors)
+  if (words.some(w => w.extended) || (starAt !== -1 && vectors.size)) return { ...extendedCommand(words, starAt, shape, vectors), words, source: parsed.source }
   const fixed = words.filter(w => !w.star).length
   const head = Buffer.concat([Buffer.from(`*${fixed}\r\n`), bulkBytes(words[0].constant)])
   const name = bulkBytes(words[0].constant)
@@ -518,7 +519,56 @@ function compileCommand (parsed, shape, vectors) {
     words[starAt].writeJson = star.writeJson
   }
   if (words.some(w => !w.star && !w.writeJson)) writeJson = (row, w) => write(row.toObject(), w) // a dotted path
-  return { args, write, writeRow, writeJson, key: words.length > 1 && !words[1].star ? words[1] : null }
+  return { args, write, writeRow, writeJson, key: words.length > 1 && !words[1].star ? words[1] : null, words, source: parsed.source }
+}
+
+/** The same text for words that write the same argument (`u:{id}` in two templates). */
+function wordId (word) {
+  return JSON.stringify(word.parts.map(p => p.type === FIELD ? [p.name] : p.text))
+}
+
+/**
+ * The argument positions (0 = the first after the name) of a command's keys, as
+ * @ioredis/commands says; a command it does not know (a module's: JSON.SET, TS.ADD…) has its
+ * first argument as its key, as lib/cluster-slots.js reads it.
+ */
+function keyIndexes (name, args) {
+  const lower = String(name).toLowerCase()
+  if (!knownCommand(lower)) return args.length ? [0] : []
+  try {
+    return getKeyIndexes(lower, args)
+  } catch {
+    return args.length ? [0] : []
+  }
+}
+
+/**
+ * ttlKeys 'all': the key words of every template (compiled commands), each once. Positions
+ * come from the template's constant words ('' for a {field}); a key at or after `*` is refused.
+ */
+function templateKeyWords (commands) {
+  const out = []
+  const seen = new Set()
+  for (const c of commands) {
+    const name = c.words[0].constant
+    const starAt = c.words.findIndex(w => w.star)
+    const args = c.words.slice(1).map(w => w.constant ?? '')
+    for (const i of keyIndexes(name, starAt === -1 ? args : args.slice(0, starAt - 1))) {
+      const word = c.words[i + 1]
+      // A spread before the key moves it by a count only the record knows.
+      if (c.words.slice(1, i + 1).some(w => w.spread)) {
+        throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `ttlKeys "all" cannot tell the keys of "${c.source}": a key comes after a spread {x[]}`, { template: c.source })
+      }
+      if (!word || word.star || word.spread) {
+        throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `ttlKeys "all" cannot tell the keys of "${c.source}": a key comes after *`, { template: c.source })
+      }
+      const id = word.id
+      if (seen.has(id)) continue
+      seen.add(id)
+      out.push(word)
+    }
+  }
+  return out
 }
 
 /**
@@ -567,17 +617,25 @@ function vectorPairs (star, shape, vectors) {
 
 /**
  * Build the mapper for the user's templates or map function:
- *   mapper.write(record, w) -> number of commands written into ByteWriter w (the hot path)
- *   mapper.args(record)     -> [[cmd, arg, ...], ...] (dry-run text, tests)
+ *   mapper.write(record, w, n, line) -> number of commands written into ByteWriter w (the hot
+ *                                       path), or SKIP when map() returned null
+ *   mapper.args(record, n, line)     -> [[cmd, arg, ...], ...] (dry-run text, tests), or SKIP
+ * n is the record's number over the whole run and line its input line ({$n}, {$line}, map()'s ctx).
  * A record that cannot be mapped throws (FieldMissing for a missing field); the caller
  * rolls the writer back to where the record started.
  * @param {object} o { templates: string[], ttl?: number, map?: fn, shape: { columns?: string[]|null, file } }
  */
-function createMapper ({ templates, ttl, map, shape, vectors }) {
-  if (map) return mapFunctionMapper(map, ttl, shape && shape.columns)
+function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map, shape, vectors }) {
+  if (map) return mapFunctionMapper(map, { ttl, ttlKeys, replace, columns: shape && shape.columns, file: shape && shape.file })
   const vectorMap = new Map((vectors || []).map(v => [v.name, v]))
   const commands = templates.map(t => compileCommand(parseTemplate(t), shape, vectorMap))
-  if (ttl != null) commands.push(expireCommand(commands[0], ttl, templates[0]))
+  const first = commands[0]
+  if (ttl != null) {
+    const keys = ttlKeys === 'all' ? templateKeyWords(commands) : [firstKey(first, templates[0], '--ttl')]
+    for (const key of keys) commands.push(keyCommand(['EXPIRE', key, String(ttl)]))
+  }
+  // --replace: the record's first key goes first, so what the record writes is all it holds.
+  if (replace) commands.unshift(keyCommand(['DEL', firstKey(first, templates[0], '--replace')]))
   const n = commands.length
   if (commands.some(c => c.extended)) {
     // New word kinds: every command works on the plain record, with the record's context.
@@ -625,20 +683,25 @@ function plain (rec) {
   return rec
 }
 
-function expireCommand (first, ttl, template) {
+function firstKey (first, template, option) {
   if (!first.key) {
-    throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `--ttl needs a key as the first argument of "${template}"`, { template })
+    throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `${option} needs a key as the first argument of "${template}"`, { template })
   }
-  const key = first.key
-  const head = Buffer.from('*3\r\n$6\r\nEXPIRE\r\n')
-  const tail = bulkBytes(String(ttl))
-  if (key.spread) {
-    throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `--ttl needs one key as the first argument of "${template}", not a spread`, { template })
+  if (first.key.spread) {
+    throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `${option} needs one key as the first argument of "${template}", not a spread`, { template })
   }
+  return first.key
+}
+
+/** `[NAME, keyWord, ...constant texts]` (EXPIRE key ttl, DEL key) compiled like a template. */
+function keyCommand ([name, key, ...rest]) {
+  const head = Buffer.concat([Buffer.from(`*${2 + rest.length}\r\n`), bulkBytes(name)])
+  const tail = Buffer.concat(rest.map(t => bulkBytes(t)))
   if (key.extended) {
+    // A key with {$n}, {$line}, {$file}, {$} or a vector: built from the plain record and its context.
     return {
       extended: true,
-      args: (rec, ctx) => ['EXPIRE', key.value(rec, ctx), String(ttl)],
+      args: (rec, ctx) => [name, key.value(rec, ctx), ...rest],
       write (rec, w, ctx) {
         w.bytes(head)
         w.arg(key.value(rec, ctx))
@@ -648,7 +711,7 @@ function expireCommand (first, ttl, template) {
     }
   }
   return {
-    args: rec => ['EXPIRE', key.value(rec), String(ttl)],
+    args: rec => [name, key.value(rec), ...rest],
     write (rec, w) {
       w.bytes(head)
       key.write(rec, w)
@@ -682,26 +745,41 @@ function recordForMap (columns) {
   }
 }
 
-function mapFunctionMapper (map, ttl, columns) {
+function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file }) {
   const toRecord = recordForMap(columns)
-  const args = rec => {
-    const cmds = map(toRecord(rec))
+  // map(record, ctx): n is the record's number over the whole run (stable across --resume).
+  const args = (rec, num, line) => {
+    const ctx = { n: num, line, file }
+    let cmds
+    try {
+      cmds = map(toRecord(rec), ctx)
+    } catch (err) {
+      throw new PipeloadError('PIPELOAD_RECORD_INVALID', `map() threw: ${err && err.message !== undefined ? err.message : String(err)}`)
+    }
+    if (cmds === null) return SKIP
     if (!Array.isArray(cmds) || cmds.some(c => !Array.isArray(c) || c.length === 0)) {
-      throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value]')
+      throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value], or null to skip the record')
     }
     const out = cmds.map(c => c.map((a, i) => toArg(a, `map()[${i}]`)))
-    if (ttl != null && out.length !== 0) { // no commands, no key to expire
+    if ((ttl != null || replace) && out.length !== 0) { // no commands, no key to expire or delete
       if (out[0].length < 2) {
-        throw new PipeloadError('PIPELOAD_RECORD_INVALID', `--ttl needs a key as the first argument of map()'s first command, got only ${JSON.stringify(String(out[0][0]))}`)
+        const option = ttl != null ? '--ttl' : '--replace'
+        throw new PipeloadError('PIPELOAD_RECORD_INVALID', `${option} needs a key as the first argument of map()'s first command, got only ${JSON.stringify(String(out[0][0]))}`)
       }
-      out.push(['EXPIRE', out[0][1], String(ttl)])
+      const first = out[0][1]
+      if (ttl != null) {
+        const keys = ttlKeys === 'all' ? mapKeys(out) : [first]
+        for (const k of keys) out.push(['EXPIRE', k, String(ttl)])
+      }
+      if (replace) out.unshift(['DEL', first])
     }
     return out
   }
   return {
     args,
-    write (rec, w) {
-      const cmds = args(rec)
+    write (rec, w, num, line) {
+      const cmds = args(rec, num, line)
+      if (cmds === SKIP) return SKIP
       for (const c of cmds) {
         w.arrayHeader(c.length)
         for (let i = 0; i < c.length; i++) w.arg(c[i])
@@ -711,4 +789,24 @@ function mapFunctionMapper (map, ttl, columns) {
   }
 }
 
-module.exports = { createMapper, FieldMissing, toArg, vectorBytes }
+/** ttlKeys 'all' for map(): every key of every command, each once (Buffers by their bytes). */
+function mapKeys (cmds) {
+  const seen = new Set()
+  const out = []
+  for (const c of cmds) {
+    for (const i of keyIndexes(c[0], c.slice(1))) {
+      const k = c[i + 1]
+      if (k === undefined) continue
+      const id = typeof k === 'string' ? 's' + k : 'b' + k.toString('latin1')
+      if (seen.has(id)) continue
+      seen.add(id)
+      out.push(k)
+    }
+  }
+  return out
+}
+
+/** What map() returning null gives: the record is skipped (counted, not failed, nothing sent). */
+const SKIP = Symbol('skip')
+
+module.exports = { createMapper, FieldMissing, toArg, vectorBytes, SKIP }

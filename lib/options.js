@@ -30,7 +30,7 @@ const DEFAULTS = Object.freeze({
 const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
   'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
 const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'jsonPath', 'key',
-  'command', 'commands', 'map', 'ttl', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
+  'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
   'checkpoint', 'resume', 'vector'])
 
@@ -42,7 +42,7 @@ function invalid (name, expected, got) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be ${expected}, got ${shown}`, { option: name })
 }
 
-const UNITS = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60000 }
+const UNITS = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 }
 
 /**
  * Refuse option names not in `known`, suggesting the closest known one. Names whose value
@@ -92,13 +92,13 @@ function editDistance (a, b) {
   return rows[a.length][b.length]
 }
 
-/** `250ms`, `0.25s`, `1m`, `250` (ms) or a number of ms → milliseconds. */
+/** `250ms`, `0.25s`, `1m`, `2h`, `1d`, `250` (ms) or a number of ms → milliseconds. */
 function parseDuration (value, name) {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) throw invalid(name, 'a duration ≥ 0 such as "250ms" or "1.5s"', value)
     return value
   }
-  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m)?\s*$/.exec(String(value))
+  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m|h|d)?\s*$/.exec(String(value))
   if (!m) throw invalid(name, 'a duration such as "250ms" or "1.5s"', value)
   return Number(m[1]) * UNITS[m[2] || 'ms']
 }
@@ -115,11 +115,26 @@ function positiveDuration (value, name, fallback) {
   return ms
 }
 
+const COUNT_UNITS = { '': 1, k: 1e3, m: 1e6, g: 1e9 }
+
+/**
+ * A count: a number, or text such as "5000", "5k", "2.5k", "1m", "1_000_000". k, m and g are
+ * 1000-based (counts, not bytes); the result must be whole ("1.5" is refused, "1.5k" is 1500).
+ * Returns NaN for text that is no count, so each caller says what it expected.
+ */
+function parseCount (v) {
+  if (typeof v === 'number') return v
+  if (typeof v !== 'string') return NaN
+  const m = /^\s*(\d[\d_]*(?:\.\d+)?)\s*([kmg]?)\s*$/i.exec(v)
+  if (!m || /_$|__/.test(m[1])) return NaN
+  return Math.round(Number(m[1].replace(/_/g, '')) * COUNT_UNITS[m[2].toLowerCase()] * 1e6) / 1e6
+}
+
 function positiveInt (o, name) {
   const v = o[name]
   if (v === undefined) return DEFAULTS[name]
-  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v
-  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive integer', v)
+  const n = parseCount(v)
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive integer such as 5000 or "5k"', v)
   return n
 }
 
@@ -178,11 +193,37 @@ function vectorsOf (o) {
   })
 }
 
+/**
+ * A TTL in whole seconds (EXPIRE's unit): a number of seconds, "3600", or a duration with a
+ * unit: "90s", "30m", "1h", "7d" (one unit: write 90m, not 1h30m). A plain number is
+ * seconds here, unlike --timeout's plain number (ms), because EXPIRE counts seconds.
+ */
+function parseTtl (v, name = 'ttl') {
+  let n = v
+  if (typeof v === 'string') {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(v)
+    n = m ? Number(m[1]) * (m[2] ? UNITS[m[2]] / 1000 : 1) : NaN
+  }
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a whole number of seconds ≥ 1, such as 3600, "90s", "1h" or "7d"', v)
+  return n
+}
+
 function ttlOf (o) {
   if (o.ttl === undefined || o.ttl === null) return undefined
-  const n = typeof o.ttl === 'string' && /^\d+$/.test(o.ttl) ? Number(o.ttl) : o.ttl
-  if (!Number.isSafeInteger(n) || n < 1) throw invalid('ttl', 'a positive whole number of seconds', o.ttl)
-  return n
+  return parseTtl(o.ttl)
+}
+
+/** Which keys of a record --ttl expires: 'first' (the first command's key) or 'all' (every key it writes). */
+function ttlKeysOf (o) {
+  const v = oneOf(o, 'ttlKeys', ['first', 'all'])
+  if (v !== undefined && o.ttl == null) throw invalid('ttlKeys', 'used with ttl (the expiry to set)', v)
+  return v ?? 'first'
+}
+
+function replaceOf (o) {
+  if (o.replace === undefined || o.replace === null) return false
+  if (typeof o.replace !== 'boolean') throw invalid('replace', 'true or false', o.replace)
+  return o.replace
 }
 
 function delimiterOf (o) {
@@ -198,8 +239,8 @@ function errorPolicyOf (o) {
   let maxErrors = null
   if (o.maxErrors !== undefined && o.maxErrors !== null) {
     const v = o.maxErrors
-    maxErrors = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v
-    if (!Number.isSafeInteger(maxErrors) || maxErrors < 0) throw invalid('maxErrors', 'a whole number ≥ 0', v)
+    maxErrors = parseCount(v)
+    if (!Number.isSafeInteger(maxErrors) || maxErrors < 0) throw invalid('maxErrors', 'a whole number ≥ 0 such as 100 or "1k"', v)
     if (onError !== 'skip') throw invalid('maxErrors', 'used with onError "skip" (abort stops at the first failure)', v)
   }
   if (o.rejects !== undefined && o.rejects !== null && (typeof o.rejects !== 'string' || !o.rejects)) {
@@ -252,6 +293,8 @@ function normalizeLoadOptions (o = {}) {
     map,
     ttl: ttlOf(o),
     vectors: vectorsOf(o),
+    ttlKeys: ttlKeysOf(o),
+    replace: replaceOf(o),
     batchSize: positiveInt(o, 'batchSize'),
     window: positiveInt(o, 'window'),
     maxBatchBytes: positiveSize(o, 'maxBatchBytes'),
@@ -268,4 +311,4 @@ function normalizeLoadOptions (o = {}) {
   })
 }
 
-module.exports = { normalizeLoadOptions, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration }
+module.exports = { normalizeLoadOptions, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration, parseCount, parseTtl }

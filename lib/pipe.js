@@ -36,6 +36,7 @@ class Batch {
     this.offsets = encoded.offsets // byte offset of each record (null for iterables)
     this.raws = encoded.raws // input text of each record, with a rejects file
     this.records = encoded.records // records read for this batch, failed ones included
+    this.skipped = encoded.skipped || 0 // records map() skipped (returned null): neither loaded nor failed
     this.replies = 0
     this.seen = 0 // replies seen before a re-send: their errors are already counted
     this.failedUpTo = -1 // index of the last record counted as failed
@@ -143,6 +144,7 @@ class Pipe {
     const last = this.inflight.at(-1)
     if (last) {
       last.records += encoded.records
+      last.skipped += encoded.skipped || 0
       for (let i = 0; i < encoded.ends.length; i++) { // no commands: each ends where `last` ends
         last.ends.push(last.cmds)
         last.lines.push(encoded.lines[i])

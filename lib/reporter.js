@@ -64,6 +64,7 @@ function formatSummary (s) {
   const lines = [
     `${verb} ${int(s.loaded)} of ${int(s.records)} records${resumed} (${int(s.commands)} commands) from ${s.input}${into} in ${duration(s.durationMs)}${rate}`,
     `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${int(s.errorReplies)} error replies)` : '') +
+      (s.skipped ? ` · skipped: ${int(s.skipped)} (map returned null)` : '') +
       ` · batches: ${int(s.batches)}` +
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
       (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '')

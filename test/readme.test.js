@@ -160,6 +160,39 @@ function expectationsFor (command) {
     const codes = JSON.parse(fs.readFileSync(path.join(DATA, 'country-codes.json'), 'utf8'))
     return hashes(Object.entries(codes).map(([code, c]) => [`cc:${code}`, { name: c.name, capital: c.capital }]))
   }
+  if (/--map examples\/map\/big-cities\.cjs$/.test(command)) {
+    const big = cities.filter(c => Number(c.population) >= 10_000_000)
+    const countries = [...new Set(cities.map(c => c.country))]
+    return {
+      keys: [...cities.map(c => `bigcity:${c.id}`), ...countries.map(c => `bigcities:${c}`)],
+      async check (redis) {
+        expect(big.length).toBeGreaterThan(0)
+        expect(big.length).toBeLessThan(cities.length)
+        for (const c of cities) {
+          const h = await redis.hgetall(`bigcity:${c.id}`)
+          if (big.includes(c)) expect(h).toMatchObject({ name: c.name, country: c.country, population: String(Number(c.population)) })
+          else expect(h, 'map returned null: skipped').toEqual({})
+        }
+        for (const k of countries) {
+          expect((await redis.smembers(`bigcities:${k}`)).sort()).toEqual(big.filter(c => c.country === k).map(c => c.id).sort())
+        }
+      }
+    }
+  }
+  if (/-c 'HSET town:\{id\} name \{name\}' -c 'SADD towns:\{country\} \{id\}' --replace --ttl 1d --ttl-keys all$/.test(command)) {
+    const countries = [...new Set(cities.map(c => c.country))]
+    return {
+      keys: [...cities.map(c => `town:${c.id}`), ...countries.map(c => `towns:${c}`)],
+      before: redis => redis.hset('town:1', 'stale', 'from an earlier import'),
+      async check (redis) {
+        expect(await redis.hgetall('town:1'), '--replace left no stale field').toEqual({ name: cities[0].name })
+        for (const k of ['town:1', 'town:50', ...countries.map(c => `towns:${c}`)]) {
+          const ttl = await redis.ttl(k)
+          expect(ttl > 86000 && ttl <= 86400, `${k} ttl ${ttl}`).toBe(true)
+        }
+      }
+    }
+  }
   if (/countries\.json --json-path features --key 'country:\{id\}'$/.test(command)) return hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))
   return null
 }

@@ -31,7 +31,7 @@ function benchCommand (io) {
     .option('--max-row-time <duration>', 'stop sending in a row after this long (0: never); ops/s is over what was sent', `${BENCH_DEFAULTS.maxRowTimeMs / 1000}s`)
     .option('-k, --key <template>', "file: write each record as a hash, same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'file: command template per record, repeatable', collect, [])
-    .option('--ttl <seconds>', 'file: EXPIRE the key of the first command')
+    .option('--ttl <duration>', 'file: EXPIRE the key of the first command (seconds, or 90s, 1h, 7d)')
     .addOption(new Option('-f, --format <format>', 'file: input format (default: from the extension)').choices(['csv', 'tsv', 'json', 'ndjson']))
     .option('--no-header', 'file: CSV/TSV has no header row')
     .option('-d, --delimiter <char>', 'file: CSV field delimiter')

@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration } = require('../options')
+const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration, parseCount } = require('../options')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
 const BENCH_DEFAULTS = Object.freeze({
@@ -37,8 +37,8 @@ const REFUSED = ['map', 'dryRun']
 
 function positiveInt (value, name, fallback) {
   if (value === undefined || value === null) return fallback
-  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value
-  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive whole number', value)
+  const n = parseCount(value)
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive whole number such as 1000 or "1m"', value)
   return n
 }
 

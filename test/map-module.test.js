@@ -1,0 +1,122 @@
+'use strict'
+/* global describe, it, expect */ // vitest globals (see vitest.config.js)
+
+// Issue 13 item 11 against a real server: --map ./module.js (CommonJS or ESM) gets
+// (record, ctx) with ctx = { n, line, file }; null skips the record (counted as skipped,
+// not failed); a throw fails that record with its file:line; a module that cannot be loaded
+// or exports no function is a usage error (exit 2). The library's map() gets the same.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { useServer } = require('./helpers/redis-server')
+const { runCli } = require('./helpers/run-cli')
+const { load } = require('../lib')
+
+let srv
+let redis
+let tmp
+useServer('pipeload-map-', s => { ({ srv, redis, tmp } = s) })
+
+function write (name, text) {
+  const file = path.join(tmp, name)
+  fs.writeFileSync(file, text)
+  return file
+}
+
+// A CSV with a header: records reach map() as objects of column -> text.
+const CSV = 'id,name,population\n1,Tokyo,37400068\n2,Vaduz,5696\n3,Delhi,28514000\n4,Monaco,38300\n'
+
+describe('--map <module>', () => {
+  it('CommonJS: module.exports = fn gets (record, ctx); null skips the record', async () => {
+    const file = write('cities.csv', CSV)
+    const mod = write('big.cjs', `module.exports = (r, ctx) => Number(r.population) < 1e6 ? null
+      : [['HSET', 'mc:' + r.id, 'name', r.name, 'n', ctx.n, 'at', require('node:path').basename(ctx.file) + ':' + ctx.line]]\n`)
+    const r = await runCli(['import', file, '-u', srv.url, '--map', mod, '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const s = JSON.parse(r.stdout)
+    expect(s).toMatchObject({ records: 4, loaded: 2, skipped: 2, errors: 0, commands: 2 })
+    expect(await redis.hgetall('mc:3')).toEqual({ name: 'Delhi', n: '3', at: 'cities.csv:4' })
+    expect(await redis.exists('mc:2')).toBe(0)
+    // The summary on the terminal says how many were skipped.
+    const human = await runCli(['import', file, '-u', srv.url, '--map', mod])
+    expect(human.stderr).toMatch(/loaded 2 of 4 records/)
+    expect(human.stderr).toMatch(/skipped: 2 \(map returned null\)/)
+  })
+
+  it('ESM: export default; a throw fails that record with file:line (skip policy goes on)', async () => {
+    const file = write('cities2.csv', CSV)
+    const mod = write('throws.mjs', "export default function (r) { if (r.id === '3') throw new Error('no Delhi today'); return [['SET', 'me:' + r.id, r.name]] }\n")
+    const r = await runCli(['import', file, '-u', srv.url, '--map', mod, '--on-error', 'skip', '--json'])
+    expect(r.code).toBe(1)
+    const s = JSON.parse(r.stdout)
+    expect(s).toMatchObject({ records: 4, loaded: 3, errors: 1, skipped: 0 })
+    expect(s.failures[0]).toMatchObject({ line: 4, code: 'PIPELOAD_RECORD_INVALID' })
+    expect(s.failures[0].message).toMatch(/map\(\) threw: no Delhi today/)
+    expect(r.stderr).toMatch(/cities2\.csv:4: map\(\) threw: no Delhi today/)
+    expect(await redis.get('me:4')).toBe('Monaco')
+  })
+
+  it('works with --replace and --ttl --ttl-keys all', async () => {
+    const file = write('cities3.csv', CSV)
+    const mod = write('idx.cjs', "module.exports = r => [['HSET', 'mr:' + r.id, 'name', r.name], ['SADD', 'mr:ids', r.id]]\n")
+    await redis.hset('mr:1', 'stale', 'x')
+    const r = await runCli(['import', file, '-u', srv.url, '--map', mod, '--replace', '--ttl', '1h', '--ttl-keys', 'all'])
+    expect(r.code).toBe(0)
+    expect(await redis.hgetall('mr:1')).toEqual({ name: 'Tokyo' })
+    expect(await redis.ttl('mr:ids')).toBeGreaterThan(3500)
+  })
+
+  it('a module that throws on load, exports no function or does not exist: exit 2 naming --map', async () => {
+    const file = write('c.csv', CSV)
+    const cases = [
+      [write('bad.mjs', "throw new Error('broken on purpose')\n"), /--map .*bad\.mjs: the module failed to load: broken on purpose/],
+      [write('nofn.cjs', 'module.exports = 42\n'), /--map .*nofn\.cjs: the module exports no function/],
+      [path.join(tmp, 'missing.js'), /--map .*missing\.js: no such file/]
+    ]
+    for (const [mod, msg] of cases) {
+      const r = await runCli(['import', file, '-u', srv.url, '--map', mod])
+      expect(r.code, mod).toBe(2)
+      expect(r.stderr).toMatch(msg)
+    }
+    const ok = write('ok.cjs', "module.exports = r => [['SET', 'x:' + r.id, r.name]]\n")
+    const both = await runCli(['import', file, '-u', srv.url, '--map', ok, '-k', 'x:{id}'])
+    expect(both.code).toBe(2)
+    expect(both.stderr).toMatch(/--map must be used without key\/command templates/)
+  })
+
+  it('--dry-run text leaves skipped records out', async () => {
+    const file = write('c4.csv', CSV)
+    const mod = write('odd.cjs', "module.exports = (r, ctx) => ctx.n % 2 ? [['SET', 'o:' + r.id, ctx.n]] : null\n")
+    const r = await runCli(['import', file, '--map', mod, '--dry-run', 'text'])
+    expect(r.stdout.trim().split('\n')).toEqual(['SET o:1 1', 'SET o:3 3'])
+  })
+
+  it('the library: map(record, ctx), null skips, n goes on over a resumed run', async () => {
+    const file = write('lib.csv', CSV)
+    const seen = []
+    const s = await load({ url: srv.url, input: file, map: (r, ctx) => { seen.push([r.name, ctx.n, ctx.line]); return r.id === '2' ? null : [['SET', 'ml:' + r.id, r.name]] } })
+    expect(s).toMatchObject({ records: 4, loaded: 3, skipped: 1, errors: 0 })
+    expect(seen).toEqual([['Tokyo', 1, 2], ['Vaduz', 2, 3], ['Delhi', 3, 4], ['Monaco', 4, 5]])
+    expect(await redis.exists('ml:2')).toBe(0)
+    // Resume: a checkpoint saying 2 records are done; the next record is n = 3.
+    const checkpoint = path.join(tmp, 'lib.ckpt')
+    const first = await load({ url: srv.url, input: file, checkpoint, map: r => r.id === '2' ? null : [['SET', 'mk:' + r.id, r.name]] })
+    expect(first).toMatchObject({ loaded: 3, skipped: 1 })
+    const ns = []
+    const state = JSON.parse(fs.readFileSync(checkpoint, 'utf8'))
+    state.records = 2; state.loaded = 1; state.skipped = 1; state.commands = 1; state.line = 3; state.complete = false
+    fs.writeFileSync(checkpoint, JSON.stringify(state))
+    const again = await load({ url: srv.url, input: file, checkpoint, resume: true, map: (r, ctx) => { ns.push(ctx.n); return [['SET', 'mk:' + r.id, r.name]] } })
+    expect(ns).toEqual([3, 4])
+    expect(again).toMatchObject({ records: 4, loaded: 3, skipped: 1 })
+  })
+
+  it('help lists --map', async () => {
+    const text = (await runCli(['import', '--help'])).stdout.replace(/\s+/g, ' ')
+    expect(text).toMatch(/--map <module> a JS module \(CommonJS or ESM\) .*or null to skip it; ctx = \{ n, line, file \}/)
+    expect(text).toMatch(/Examples:.* pipeload import cities\.csv --map \.\/big-cities\.cjs/)
+    expect(text).toMatch(/Examples:.* --replace --ttl 1d --ttl-keys all/)
+    expect(text).toMatch(/Examples:.* -b 10k --max-record-size 1MiB --timeout 90s/)
+  })
+})
