@@ -6,7 +6,6 @@
 // byte-range fast path (templates) and the csv-parse path (a map function, a multi-character
 // delimiter), from the CLI and the library.
 
-const fs = require('node:fs')
 const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli: pipeload } = require('./helpers/run-cli')
@@ -14,14 +13,8 @@ const { load } = require('..')
 
 let srv
 let redis
-let tmp
-useServer('pipeload-columns-', s => { ({ srv, redis, tmp } = s) })
-
-function write (name, text) {
-  const file = path.join(tmp, name)
-  fs.writeFileSync(file, text)
-  return file
-}
+let write
+useServer('pipeload-columns-', s => { ({ srv, redis, write } = s) })
 
 describe('--columns', () => {
   it('names the columns of a --no-header CSV: fields by name, * writes the names (CLI)', async () => {

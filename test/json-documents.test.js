@@ -14,13 +14,8 @@ const { load } = require('..')
 let srv
 let redis
 let tmp
-useServer('pipeload-jsondoc-', s => { ({ srv, redis, tmp } = s) })
-
-function write (name, text) {
-  const file = path.join(tmp, name)
-  fs.writeFileSync(file, text)
-  return file
-}
+let write
+useServer('pipeload-jsondoc-', s => { ({ srv, redis, tmp, write } = s) })
 
 const API = JSON.stringify({ meta: { page: 1 }, data: { items: [{ id: 'a', v: 1 }, { id: 'b', v: 2 }] } }, null, 2)
 

@@ -15,13 +15,8 @@ const { load } = require('../lib')
 let srv
 let redis
 let tmp
-useServer('pipeload-map-', s => { ({ srv, redis, tmp } = s) })
-
-function write (name, text) {
-  const file = path.join(tmp, name)
-  fs.writeFileSync(file, text)
-  return file
-}
+let write
+useServer('pipeload-map-', s => { ({ srv, redis, tmp, write } = s) })
 
 // A CSV with a header: records reach map() as objects of column -> text.
 const CSV = 'id,name,population\n1,Tokyo,37400068\n2,Vaduz,5696\n3,Delhi,28514000\n4,Monaco,38300\n'

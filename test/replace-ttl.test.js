@@ -5,8 +5,6 @@
 // before its commands (a re-import leaves no stale fields), and --ttl-keys all expires every
 // key a record writes (index sets too), by the key positions @ioredis/commands gives.
 
-const fs = require('node:fs')
-const path = require('node:path')
 const Redis = require('ioredis')
 const { useServer } = require('./helpers/redis-server')
 const { startCluster } = require('./helpers/cluster')
@@ -15,14 +13,8 @@ const { load } = require('../lib')
 
 let srv
 let redis
-let tmp
-useServer('pipeload-replace-', s => { ({ srv, redis, tmp } = s) })
-
-function write (name, text) {
-  const file = path.join(tmp, name)
-  fs.writeFileSync(file, text)
-  return file
-}
+let write
+useServer('pipeload-replace-', s => { ({ srv, redis, write } = s) })
 
 const CSV = 'id,name,country\n1,Ann,DE\n2,Bob,FR\n3,Cem,DE\n'
 const NDJSON = '{"id":1,"name":"Ann","country":"DE"}\n{"id":2,"name":"Bob","country":"FR"}\n{"id":3,"name":"Cem","country":"DE"}\n'

@@ -341,6 +341,12 @@ function useServer (tmpPrefix, assign, { server } = {}) {
     ctx.srv = await startRedis({ server })
     ctx.redis = ctx.srv.client()
     ctx.tmp = fs.mkdtempSync(path.join(os.tmpdir(), tmpPrefix))
+    // An input file in the test's tmpdir: write('in.csv', text) -> its path.
+    ctx.write = (name, text) => {
+      const file = path.join(ctx.tmp, name)
+      fs.writeFileSync(file, text)
+      return file
+    }
     assign(ctx)
   })
   afterAll(async () => { // eslint-disable-line no-undef
