@@ -51,14 +51,14 @@ function bulk (text) {
 
 /**
  * Start a fake server. `answer(command, conn)`: the reply (RESP text) or null; conn is
- * { index, commands } (index: the connection's number, from 0).
+ * { index, commands, port } (index: the connection's number, from 0; port: the fake's own).
  */
 async function startFakeRedis (answer) {
   const events = new EventEmitter()
   const state = { connections: 0, commands: [] } // commands: { conn, args }
   const sockets = new Set()
   const server = net.createServer(socket => {
-    const conn = { index: state.connections++, commands: [] }
+    const conn = { index: state.connections++, commands: [], port: socket.localPort }
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
     socket.on('error', () => {})
