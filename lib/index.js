@@ -1,8 +1,8 @@
 'use strict'
 
-const { load } = require('./load')
+const { load } = require('./run/load')
 const { bench } = require('./bench')
 const { PipeloadError, EXIT, CODES } = require('./errors')
-const { DEFAULTS } = require('./options')
+const { DEFAULTS } = require('./run/options')
 
 module.exports = { load, bench, PipeloadError, EXIT, CODES, DEFAULTS }

@@ -14,7 +14,7 @@ const zlib = require('node:zlib')
 const { useServer } = require('./helpers/redis-server')
 const { runCli: cli } = require('./helpers/run-cli')
 const { load, PipeloadError } = require('../lib')
-const { formatFailure } = require('../lib/reporter')
+const { formatFailure } = require('../lib/run/reporter')
 
 const STACK = /\n\s+at /
 

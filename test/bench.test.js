@@ -21,7 +21,7 @@ const { startDelayProxy } = require('../lib/bench/delay-proxy')
 const { prefixTemplate } = require('../lib/bench/file')
 const { formatTable, formatCsv, formatMarkdown, formatChart, formatProgress } = require('../lib/bench/format')
 const { BENCH_DEFAULTS } = require('../lib/bench/options')
-const { DEFAULTS } = require('../lib/options')
+const { DEFAULTS } = require('../lib/run/options')
 
 let srv
 let redis

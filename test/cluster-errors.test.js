@@ -2,7 +2,7 @@
 /* global describe, it, expect, beforeAll, afterAll */
 
 // Cluster mode where things go wrong: error replies from masters (file:line attribution,
-// which the cluster sink does with its own record lookup, lib/cluster.js Parent.recordOf),
+// which the cluster sink does with its own record lookup, lib/send/cluster.js Parent.recordOf),
 // the abort policy's stop position, ASK redirections from a slot migrated by hand, a dead
 // seed node, a cluster with requirepass/masterauth on every node, a cluster over TLS, and
 // every master gone (the --retry-timeout give-up). Keys are placed with cluster-key-slot (ioredis' own

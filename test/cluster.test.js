@@ -17,8 +17,8 @@ const keySlot = require('cluster-key-slot')
 const { startCluster, waitFor, sleep } = require('./helpers/cluster')
 const { startRedis, describeEachServer } = require('./helpers/redis-server')
 const { load, bench } = require('..')
-const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/cluster-slots')
-const { encodeCommand } = require('../lib/resp')
+const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/encode/slots')
+const { encodeCommand } = require('../lib/encode/resp')
 
 const ROWS = 200_000
 const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')

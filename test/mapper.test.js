@@ -1,12 +1,12 @@
 'use strict'
 
 /* global describe, it, expect */
-const { parseTemplate } = require('../lib/template')
-const { createMapper } = require('../lib/mapper')
-const { encodeCommand, quoteArg, bulk } = require('../lib/resp')
-// Expected bytes come from this model of RESP, not from lib/resp.js.
+const { parseTemplate } = require('../lib/encode/template')
+const { createMapper } = require('../lib/encode/mapper')
+const { encodeCommand, quoteArg, bulk } = require('../lib/encode/resp')
+// Expected bytes come from this model of RESP, not from lib/encode/resp.js.
 const { respCommands } = require('./helpers/resp-model')
-const { ByteWriter } = require('../lib/writer')
+const { ByteWriter } = require('../lib/encode/writer')
 
 /** What the mapper writes for one record, as text. */
 function written (m, rec) {
@@ -15,7 +15,7 @@ function written (m, rec) {
   const bytes = w.take()
   return { text: bytes.toString('utf8'), bytes, count }
 }
-const { Batch } = require('../lib/pipe')
+const { Batch } = require('../lib/send/pipe')
 
 const objects = { file: 'x.ndjson' }
 const csv = columns => ({ columns, file: 'x.csv' })

@@ -9,8 +9,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli: pipeload, ROOT } = require('./helpers/run-cli')
-const { createMapper } = require('../lib/mapper')
-const { formatSummary } = require('../lib/reporter')
+const { createMapper } = require('../lib/encode/mapper')
+const { formatSummary } = require('../lib/run/reporter')
 const { load } = require('..')
 
 let srv

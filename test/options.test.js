@@ -2,7 +2,7 @@
 /* global describe, it, expect, vi, afterEach */ // vitest globals (see vitest.config.js)
 
 const os = require('node:os')
-const { normalizeLoadOptions } = require('../lib/options')
+const { normalizeLoadOptions } = require('../lib/run/options')
 
 describe('load options: worker', () => {
   const base = { input: 'x.csv', key: 'k:{id}' }
@@ -26,7 +26,7 @@ describe('load options: worker', () => {
 describe('unknown option names', () => {
   const fs = require('node:fs')
   const path = require('node:path')
-  const { LOAD_OPTIONS } = require('../lib/options')
+  const { LOAD_OPTIONS } = require('../lib/run/options')
   const { normalizeBenchOptions, BENCH_OPTIONS } = require('../lib/bench/options')
   const { load, bench } = require('..')
   const base = { input: 'x.csv', key: 'k:{id}' }

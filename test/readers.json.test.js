@@ -1,7 +1,7 @@
 'use strict'
 /* global describe, it, expect */ // vitest globals (see vitest.config.js): vitest 4 refuses require('vitest')
 
-const { openReader } = require('../lib/readers')
+const { openReader } = require('../lib/read/reader')
 const { tmpFile, gzip, chunked, readAll, readBoth, offsetsOf } = require('./fixtures/readers/helpers')
 
 describe('json reader', () => {
@@ -120,7 +120,7 @@ describe('json reader', () => {
     })
 
     it('an object keyed by id: members as records with their key under MEMBER_KEY, as a file and in 1-byte chunks', async () => {
-      const { MEMBER_KEY } = require('../lib/readers/json-value')
+      const { MEMBER_KEY } = require('../lib/read/json-value')
       const content = '{"wrap": 1, "by": { "A\\"1" : {"v": [1, {"x": "}"}]},\n "\u00e9": {"v": 2} }}'
       const r = await readBoth('keyed.json', content, { format: 'json', jsonPath: 'by' })
       expect(JSON.parse(JSON.stringify(r.records))).toEqual([{ v: [1, { x: '}' }] }, { v: 2 }]) // JSON text leaves the symbol out

@@ -2,8 +2,8 @@
 /* global describe, it, expect */ // vitest globals (see vitest.config.js): vitest 4 refuses require('vitest')
 
 const { tmpFile, gzip, chunked, readAll, readBoth, offsetsOf } = require('./fixtures/readers/helpers')
-const { Rejected } = require('../lib/readers')
-const { keysOf } = require('../lib/readers/json-value')
+const { Rejected } = require('../lib/read/reader')
+const { keysOf } = require('../lib/read/json-value')
 
 describe('ndjson reader', () => {
   it('reads one value per line with lines, offsets and bytesRead', async () => {

@@ -3,7 +3,7 @@
 
 const { Readable } = require('node:stream')
 const { PipeloadError } = require('../lib/errors')
-const { openReader, detectFormat } = require('../lib/readers')
+const { openReader, detectFormat } = require('../lib/read/reader')
 const { tmpFile, gzip, readAll, dir } = require('./fixtures/readers/helpers')
 
 describe('detectFormat', () => {

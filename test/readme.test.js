@@ -15,7 +15,7 @@ const run = promisify(execFile)
 const DATA = path.join(ROOT, 'examples', 'data')
 
 /**
- * The example files read by the test itself (not by lib/readers): a small RFC 4180 CSV
+ * The example files read by the test itself (not by lib/read): a small RFC 4180 CSV
  * reader (quotes, "" inside them, newlines in quoted fields) and JSON.parse. Records as
  * objects of column -> text.
  */

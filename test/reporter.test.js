@@ -2,7 +2,7 @@
 /* global describe, it, expect */
 
 // The reporter's text: pure functions from summaries and progress to lines.
-const { formatSummary, formatProgress, formatFailure } = require('../lib/reporter')
+const { formatSummary, formatProgress, formatFailure } = require('../lib/run/reporter')
 
 const base = {
   input: 'users.csv', target: '127.0.0.1:6379', dryRun: null, resumedFrom: null, records: 1000, loaded: 998,

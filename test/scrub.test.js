@@ -1,7 +1,7 @@
 'use strict'
 /* global describe, it, expect, afterEach */
 
-// The password scrubber (lib/connection.js scrub) against servers that echo the password in
+// The password scrubber (lib/send/connection.js scrub) against servers that echo the password in
 // their error replies. A real Redis never quotes the password back, so without these tests
 // scrub could be a no-op and every secrets test stay green. A scripted server (plain TCP)
 // answers AUTH with an error that contains the password it was sent, on the control

@@ -246,7 +246,7 @@ describe('secrets: library errors', () => {
 })
 
 describe('secrets: URLs are split at the last @', () => {
-  const { redactUrl } = require('../lib/connection')
+  const { redactUrl } = require('../lib/send/connection')
 
   it('redactUrl hides everything between // and the last @, whatever it holds', () => {
     expect(redactUrl(`redis://:${ISSUE_FORM}@127.0.0.1:6379`)).toBe('redis://***@127.0.0.1:6379')

@@ -11,7 +11,7 @@ const path = require('node:path')
 const { startRedis } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { load } = require('..')
-const { connectData } = require('../lib/connection')
+const { connectData } = require('../lib/send/connection')
 
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 

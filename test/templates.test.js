@@ -205,7 +205,7 @@ describe('{$n} is stable across --resume', () => {
 })
 
 describe('template parsing (pure)', () => {
-  const { parseTemplate, keyWord } = require('../lib/template')
+  const { parseTemplate, keyWord } = require('../lib/encode/template')
   const names = t => parseTemplate(t).words.slice(1).map(w => w.star ? '*' : w.parts.map(p => p.type === 1 ? `{${p.name}}` : p.text).join(''))
 
   it('braces group whitespace; quotes still group; {{ }} stay literal', () => {

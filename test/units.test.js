@@ -9,7 +9,7 @@ const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { load } = require('../lib')
-const { parseCount, parseTtl, parseDuration } = require('../lib/options')
+const { parseCount, parseTtl, parseDuration } = require('../lib/run/options')
 
 let srv
 let redis

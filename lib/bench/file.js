@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { parseTemplate, FIELD, LITERAL } = require('../template')
+const { parseTemplate, FIELD, LITERAL } = require('../encode/template')
 
 // The file workload runs the real import, but bench must touch only keys under its run
 // prefix. Each template's key (its first argument) gets the prefix, so `HSET user:{id} *`

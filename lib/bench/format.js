@@ -1,6 +1,6 @@
 'use strict'
 
-const { duration, bytes } = require('../reporter')
+const { duration, bytes } = require('../run/reporter')
 const { GOOD_ENOUGH } = require('./options')
 
 // The bench result as text: an aligned table and a bar chart for people, CSV and Markdown

@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration, parseCount } = require('../options')
+const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration, parseCount } = require('../run/options')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
 const BENCH_DEFAULTS = Object.freeze({

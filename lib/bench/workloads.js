@@ -1,6 +1,6 @@
 'use strict'
 
-const { ByteWriter, bulkBytes } = require('../writer')
+const { ByteWriter, bulkBytes } = require('../encode/writer')
 
 // The synthetic workloads: how to encode `n` commands starting at command number `from`
 // under a key prefix, and how to check afterwards that the server holds what was sent.

@@ -1,7 +1,7 @@
 'use strict'
 
 const prettyHrtime = require('pretty-hrtime')
-const { where } = require('./errors')
+const { where } = require('../errors')
 
 // Human-readable text for progress and summaries. Pure: returns strings, writes nothing.
 

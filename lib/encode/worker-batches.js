@@ -2,13 +2,13 @@
 
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 
 // The loader's side of the encode worker: an async iterable of encoded batches, in input
 // order, with at most `ahead` batches encoded but not yet taken (the worker waits for a
 // credit per batch), so a fast parser cannot run ahead of a slow server.
 
-const WORKER = path.join(__dirname, 'encode-worker.js')
+const WORKER = path.join(__dirname, 'worker.js')
 const AHEAD = 4
 const STREAM_CHUNKS_IN_FLIGHT = 8
 

@@ -2,12 +2,12 @@
 
 const { types } = require('node:util')
 const { getKeyIndexes, exists: knownCommand } = require('@ioredis/commands')
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 const { parseTemplate, FIELD } = require('./template')
 const { bulkBytes, utf8Bytes } = require('./writer')
-const { CsvRow } = require('./readers/csv-row')
-const { JsonRow } = require('./readers/json-row')
-const { keysOf, INDEX, MEMBER_KEY } = require('./readers/json-value')
+const { CsvRow } = require('../read/csv-row')
+const { JsonRow } = require('../read/json-row')
+const { keysOf, INDEX, MEMBER_KEY } = require('../read/json-value')
 
 // Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
 // compiles them once into a mapper that writes a record's commands as RESP bytes.

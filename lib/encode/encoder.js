@@ -1,8 +1,8 @@
 'use strict'
 
-const { textLines } = require('./dry-run')
+const { textLines } = require('./resp')
 const { ByteWriter } = require('./writer')
-const { Rejected } = require('./readers/sink')
+const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs

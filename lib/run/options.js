@@ -1,8 +1,8 @@
 'use strict'
 
 const os = require('node:os')
-const { PipeloadError } = require('./errors')
-const { keyWord, altReading } = require('./template')
+const { PipeloadError } = require('../errors')
+const { keyWord, altReading } = require('../encode/template')
 
 /** Defaults for load(); see README "Choosing --batch-size and --window" for why these. */
 const DEFAULTS = Object.freeze({

@@ -2,12 +2,12 @@
 
 const { performance } = require('node:perf_hooks')
 const Redis = require('ioredis')
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { connectData, dataEndpoint, ask, bounded } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
-const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('./cluster-slots')
+const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
 const { scrub } = require('./connection')
 

@@ -19,7 +19,11 @@ const DEFAULTS = Object.freeze({
   batchRecords: 512,
   onError: 'abort', // 'skip': a malformed record becomes a Rejected in its batch, reading goes on
   raw: false, // batches carry each record's input text (`raws`), for a rejects file
-  rows: false // csv/tsv records may be CsvRows and ndjson ones JsonRows (byte ranges), for the mapper
+  rows: false, // csv/tsv records may be CsvRows and ndjson ones JsonRows (byte ranges), for the mapper
+  // Reading from the middle of an input: { offset, line, columns?, fields? } = the first byte's
+  // absolute offset (decompressed, BOM included) and line, the header read before (csv/tsv)
+  // and the fields per record. The bytes are then plain: no gzip header or BOM is looked for.
+  start: null
 })
 
 const EXTENSIONS = Object.freeze({
@@ -98,11 +102,23 @@ function normalizeOptions (options) {
     throw optionError(`onError: expected "abort" or "skip", got ${JSON.stringify(o.onError)}`)
   }
   if (o.fields !== null && o.fields !== undefined) positiveInteger('fields', o.fields)
+  if (o.start !== null) o.start = startState(o.start, o.format)
   o.raw = Boolean(o.raw)
   o.rows = Boolean(o.rows)
   positiveInteger('maxRecordSize', o.maxRecordSize)
   positiveInteger('batchRecords', o.batchRecords)
   return o
+}
+
+/** The `start` option, checked: a JSON document cannot be read from its middle. */
+function startState (start, format) {
+  if (format === 'json') throw optionError('start: a JSON document can only be read from its beginning')
+  if (typeof start !== 'object' || !Number.isSafeInteger(start.offset) || start.offset < 0 || !Number.isSafeInteger(start.line) || start.line < 1) {
+    throw optionError(`start: expected { offset ≥ 0, line ≥ 1 }, got ${JSON.stringify(start)}`)
+  }
+  if (start.columns != null && !Array.isArray(start.columns)) throw optionError('start.columns: expected an array of column names')
+  if (start.fields != null) positiveInteger('start.fields', start.fields)
+  return { offset: start.offset, line: start.line, columns: start.columns ?? null, fields: start.fields ?? null }
 }
 
 function checkSource (source) {
@@ -127,15 +143,18 @@ function checkSource (source) {
 
 function createCore (o, file, base, bad) {
   const common = { file, maxRecordSize: o.maxRecordSize, base, skip: o.onError === 'skip', raw: o.raw, bad }
+  const st = o.start
+  // Mid-input: the line, the header already read, the fields per record expected.
+  const resume = st ? { columns: st.columns, line: st.line, expected: st.fields ?? (st.columns ? st.columns.length : -1) } : null
   switch (o.format) {
     case 'csv':
     case 'tsv':
-      if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
-      return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields })
+      if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields, resume })
+      return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields, resume })
     case 'json':
       return new JsonArrayCore({ ...common, jsonPath: o.jsonPath, jsonPathText: o.jsonPathText })
     default:
-      return new NdjsonCore({ ...common, rows: o.rows })
+      return new NdjsonCore({ ...common, rows: o.rows, line: st ? st.line : 1 })
   }
 }
 
@@ -228,9 +247,10 @@ class Reader {
     let yieldedBytes = -1
     let failure = null
     try {
-      for await (const chunk of openBytes(this.source, state)) {
+      const startAt = o.start ? o.start.offset : 0
+      for await (const chunk of openBytes(this.source, state, o.start !== null)) {
         if (core === null) {
-          at = state.bomLength
+          at = startAt + state.bomLength
           core = createCore(o, file, at, bad)
         }
         bad.add(utf8.check(chunk, at))
@@ -248,7 +268,7 @@ class Reader {
         }
         if (failure !== null) throw failure
       }
-      if (core === null) core = createCore(o, file, state.bomLength, bad)
+      if (core === null) core = createCore(o, file, startAt + state.bomLength, bad)
       bad.add(utf8.end())
       try {
         core.end(sink)

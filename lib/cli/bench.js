@@ -2,20 +2,15 @@
 
 const { Command, Option } = require('commander')
 const { PipeloadError, EXIT } = require('../errors')
-const { bench } = require('./index')
-const { BENCH_DEFAULTS, WORKLOADS } = require('./options')
-const { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress } = require('./format')
+const { bench } = require('../bench')
+const { BENCH_DEFAULTS, WORKLOADS } = require('../bench/options')
+const { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress } = require('../bench/format')
+const { collect, addConnectionOptions, connectionOptions } = require('./connection-flags')
 
 // `pipeload bench`: argv -> bench() options -> a table (or JSON / CSV / Markdown).
 
-function collect (value, previous) {
-  return previous.concat([value])
-}
-
 /** The `bench` subcommand; `io` = { stdout, stderr, env, signal } as for import. */
 function benchCommand (io) {
-  // lib/cli requires this file; by the time a program is built it is fully loaded.
-  const { addConnectionOptions, connectionOptions } = require('../cli')
   const cmd = new Command('bench')
     .description('time the same work sent one command at a time and at several batch sizes, on your server and link')
     .argument('[file]', 'time the real import of this file instead of a synthetic workload (with --key or -c)')

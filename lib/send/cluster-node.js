@@ -2,7 +2,7 @@
 
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,

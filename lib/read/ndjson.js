@@ -15,7 +15,7 @@ const { parseRecord } = require('./json-value')
  */
 class NdjsonCore {
   /** `rows`: flat objects may come out as JsonRows (json-row.js) instead of parsed objects. */
-  constructor ({ file, maxRecordSize, base, skip = false, raw = false, bad = null, rows = false }) {
+  constructor ({ file, maxRecordSize, base, skip = false, raw = false, bad = null, rows = false, line = 1 }) {
     this.file = file
     this.flat = rows ? new FlatScanner() : null
     this.max = maxRecordSize
@@ -23,7 +23,7 @@ class NdjsonCore {
     this.raw = raw
     this.bad = bad || new BadOffsets()
     this.offset = base // absolute offset of the start of the current (partial) line
-    this.line = 1
+    this.line = line
     this.parts = [] // pieces of a line spanning chunks
     this.partsLength = 0
     this.discarding = -1 // skip mode: length so far of an oversized line being dropped

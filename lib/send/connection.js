@@ -4,8 +4,8 @@ const net = require('node:net')
 const tls = require('node:tls')
 const Redis = require('ioredis')
 const RedisParser = require('redis-parser')
-const { PipeloadError } = require('./errors')
-const { encodeCommand } = require('./resp')
+const { PipeloadError } = require('../errors')
+const { encodeCommand } = require('../encode/resp')
 const { normalizeTls, tlsConnectOptions, describeTlsError } = require('./tls')
 
 // Two planes. ioredis is the control plane: it resolves the URL and options, does AUTH,

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs')
 const net = require('node:net')
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 
 // TLS settings, one shape for both planes: the ioredis control client and the data socket
 // get the same object (ioredis passes it to tls.connect as we do). Verification is on

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { PipeloadError, fsReason } = require('./errors')
+const { PipeloadError, fsReason } = require('../errors')
 
 // --checkpoint / --resume. The checkpoint file records how many input records, from the
 // start, are acknowledged by the server (batches are acknowledged in order, so that is a
@@ -181,22 +181,4 @@ class Checkpointer {
   }
 }
 
-/** Record batches without the first `n` records (already loaded by an earlier run). */
-async function * skipRecords (batches, n, file) {
-  let left = n
-  for await (const batch of batches) {
-    if (left === 0) { yield batch; continue }
-    const k = Math.min(left, batch.records.length)
-    left -= k
-    if (k === batch.records.length) {
-      yield { ...batch, records: [], lines: [], offsets: [], raws: batch.raws && [] }
-      continue
-    }
-    yield { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k), raws: batch.raws?.slice(k) }
-  }
-  if (left > 0) {
-    throw checkpointError(file, `it says ${n.toLocaleString('en-US')} records were loaded, but the input has only ${(n - left).toLocaleString('en-US')}: it was not written for this input; remove it to start over`)
-  }
-}
-
-module.exports = { Checkpointer, readCheckpoint, checkResumable, checkpointProblems, inputIdentity, skipRecords }
+module.exports = { Checkpointer, readCheckpoint, checkResumable, checkpointProblems, inputIdentity }

@@ -10,10 +10,10 @@
 
 const { parentPort, workerData } = require('node:worker_threads')
 const { Readable } = require('node:stream')
-const { openRecords } = require('./input')
+const { openRecords } = require('../read/input')
 const { createMapper } = require('./mapper')
 const { encodeRecords } = require('./encoder')
-const { skipRecords } = require('./checkpoint')
+const { skipRecords } = require('../read/skip')
 
 const { desc, options, ahead, skip } = workerData
 let credits = ahead

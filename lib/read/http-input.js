@@ -3,8 +3,8 @@
 const http = require('node:http')
 const https = require('node:https')
 const { Readable } = require('node:stream')
-const { PipeloadError } = require('./errors')
-const { version } = require('../package.json')
+const { PipeloadError } = require('../errors')
+const { version } = require('../../package.json')
 
 // An http(s):// input: one GET, its body streamed into the reader like stdin (never saved
 // whole), gzip found by the reader's magic-byte check. The format comes from --format, the

@@ -1,7 +1,6 @@
 'use strict'
 
-const { quoteArg } = require('./resp')
-const { PipeloadError, fsReason } = require('./errors')
+const { PipeloadError, fsReason } = require('../errors')
 
 // The sink for --dry-run: the same send/finish contract as Pipe, but the batches go to a
 // stream (stdout) instead of a server. `resp` is byte-exact input for `redis-cli --pipe`;
@@ -70,11 +69,4 @@ class DryRunSink {
   }
 }
 
-/** `--dry-run text` lines for one record's commands. */
-function textLines (commands) {
-  let s = ''
-  for (const args of commands) s += args.map(quoteArg).join(' ') + '\n'
-  return s
-}
-
-module.exports = { DryRunSink, textLines, outputError }
+module.exports = { DryRunSink, outputError }

@@ -2,8 +2,8 @@
 
 const fs = require('node:fs')
 const { Readable } = require('node:stream')
-const { PipeloadError, where } = require('./errors')
-const { openReader, detectFormat } = require('./readers')
+const { PipeloadError, where } = require('../errors')
+const { openReader, detectFormat } = require('./reader')
 const { isUrl, displayUrl } = require('./http-input')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { PipeloadError, where, fsReason } = require('./errors')
+const { PipeloadError, where, fsReason } = require('../errors')
 
 // The rejects file: one NDJSON line per failed record, input errors and error replies
 // alike: { file, line, offset, code, reason, source, raw }. `raw` is the record's input

@@ -7,8 +7,8 @@
 // first non-ASCII char rolls the argument back and re-writes it through utf8Write.
 
 const { bulk } = require('./resp')
-const { PipeloadError } = require('./errors')
-const { describeLoneSurrogate } = require('./readers/json-value')
+const { PipeloadError } = require('../errors')
+const { describeLoneSurrogate } = require('../read/json-value')
 
 const CR = 13
 const LF = 10

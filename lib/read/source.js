@@ -16,10 +16,10 @@ const EMPTY = Buffer.alloc(0)
  * how many raw bytes were consumed (`bytesRead`) and how many BOM bytes were skipped
  * (`bomLength`, known before the first chunk is yielded).
  */
-async function * openBytes (source, state) {
+async function * openBytes (source, state, plain = false) {
   const file = source.name
   const raw = source.path != null
-    ? fs.createReadStream(source.path, { highWaterMark: FILE_CHUNK })
+    ? openFile(source.path, source.range)
     : source.stream
   const it = raw[Symbol.asyncIterator]()
   let finished = false
@@ -43,6 +43,11 @@ async function * openBytes (source, state) {
 
   try {
     const rawIt = rawChunks()
+    if (plain) { // bytes from the middle of an input: no gzip header or BOM to look for
+      bytesIt = rawIt
+      yield * rawIt
+      return
+    }
     const head = await readHead(rawIt, 2)
     let bytes
     if (head.length >= 2 && head.buf[0] === 0x1f && head.buf[1] === 0x8b) {
@@ -73,6 +78,14 @@ async function * openBytes (source, state) {
     if (!finished && bytesIt !== null) await bytesIt.return()
     if (!finished && typeof raw.destroy === 'function') raw.destroy()
   }
+}
+
+/** A file, or its byte range [start, end) (`end` null: to the end of the file). */
+function openFile (path, range) {
+  if (!range) return fs.createReadStream(path, { highWaterMark: FILE_CHUNK })
+  if (range.end != null && range.end <= range.start) return Readable.from([]) // an empty range
+  // fs.createReadStream's `end` is inclusive.
+  return fs.createReadStream(path, { highWaterMark: FILE_CHUNK, start: range.start, end: range.end == null ? undefined : range.end - 1 })
 }
 
 /** Reads chunks until at least `n` bytes are buffered (or the input ends). */

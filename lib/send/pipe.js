@@ -2,7 +2,7 @@
 
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 

@@ -50,4 +50,11 @@ function quoteBytes (b) {
   return out + '"'
 }
 
-module.exports = { bulk, encodeCommand, quoteArg }
+/** `--dry-run text` lines for one record's commands, quoted as redis-cli reads them. */
+function textLines (commands) {
+  let s = ''
+  for (const args of commands) s += args.map(quoteArg).join(' ') + '\n'
+  return s
+}
+
+module.exports = { bulk, encodeCommand, quoteArg, textLines }

@@ -1,26 +1,27 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 const { normalizeLoadOptions } = require('./options')
-const { describeInput, openRecords } = require('./input')
-const { openUrl } = require('./http-input')
-const { openWorkerBatches, workerEligible } = require('./worker-batches')
-const { createMapper } = require('./mapper')
-const { Pipe } = require('./pipe')
-const { DryRunSink } = require('./dry-run')
-const { encodeRecords } = require('./encoder')
-const { openControl, dataEndpoint, connectData, dataReconnector } = require('./connection')
-const { isCluster, openClusterSink } = require('./cluster')
-const { Checkpointer, readCheckpoint, checkResumable, inputIdentity, skipRecords } = require('./checkpoint')
+const { describeInput, openRecords } = require('../read/input')
+const { openUrl } = require('../read/http-input')
+const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
+const { createMapper } = require('../encode/mapper')
+const { Pipe } = require('../send/pipe')
+const { DryRunSink } = require('../send/dry-run')
+const { encodeRecords } = require('../encode/encoder')
+const { openControl, dataEndpoint, connectData, dataReconnector } = require('../send/connection')
+const { isCluster, openClusterSink } = require('../send/cluster')
+const { Checkpointer, readCheckpoint, checkResumable, inputIdentity } = require('./checkpoint')
+const { skipRecords } = require('../read/skip')
 const { RejectsFile } = require('./rejects')
 const { formatFailure } = require('./reporter')
 
 /**
  * Load a dataset into Redis. Resolves with the run's summary; rejects with a
  * PipeloadError (carrying `summary` when records were already sent).
- * @param {import('..').LoadOptions} options
- * @returns {Promise<import('..').Summary>}
+ * @param {import('../..').LoadOptions} options
+ * @returns {Promise<import('../..').Summary>}
  */
 async function load (options) {
   const o = normalizeLoadOptions(options)

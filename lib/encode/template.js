@@ -1,6 +1,6 @@
 'use strict'
 
-const { PipeloadError } = require('./errors')
+const { PipeloadError } = require('../errors')
 
 // A command template such as `HSET user:{id} *` is compiled once into a small program:
 // a list of arguments, each a list of parts (literal text or a field reference), or the

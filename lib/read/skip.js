@@ -1,0 +1,27 @@
+'use strict'
+
+const { PipeloadError } = require('../errors')
+
+// --resume: the records an earlier run loaded are read again (a quoted CSV field may
+// span lines, so only reading tells where record n ends) and dropped before mapping.
+
+/** Record batches without the first `n` records (already loaded by an earlier run). */
+async function * skipRecords (batches, n, file) {
+  let left = n
+  for await (const batch of batches) {
+    if (left === 0) { yield batch; continue }
+    const k = Math.min(left, batch.records.length)
+    left -= k
+    if (k === batch.records.length) {
+      yield { ...batch, records: [], lines: [], offsets: [], raws: batch.raws && [] }
+      continue
+    }
+    yield { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k), raws: batch.raws?.slice(k) }
+  }
+  if (left > 0) {
+    const reason = `it says ${n.toLocaleString('en-US')} records were loaded, but the input has only ${(n - left).toLocaleString('en-US')}: it was not written for this input; remove it to start over`
+    throw new PipeloadError('PIPELOAD_CHECKPOINT_INVALID', `checkpoint ${file}: ${reason}`, { file })
+  }
+}
+
+module.exports = { skipRecords }
