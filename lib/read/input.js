@@ -71,8 +71,9 @@ function describeStream (stream, name, o) {
 }
 
 /**
- * Open a described input as record batches.
- * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean }>}
+ * Open a described input as record batches; `desc.start` (reader option `start`): its bytes
+ * begin at a record in the middle of the input.
+ * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean, resumeShape?: () => object }>}
  */
 async function openRecords (desc, o) {
   if (desc.kind === 'records') {
@@ -87,7 +88,8 @@ async function openRecords (desc, o) {
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,
     raw: Boolean(o.rejects), // records' input text, for the rejects file
-    rows: !o.map // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
+    rows: !o.map, // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
+    start: desc.start // --resume of a URL by a Range request: the body starts at a record
   })
   const tabular = desc.format === 'csv' || desc.format === 'tsv'
   if (o.columns && !tabular) {
@@ -100,7 +102,8 @@ async function openRecords (desc, o) {
     batches: reader,
     // With a header expected but none read, the input is empty: nothing to map.
     empty: tabular && o.header && !header,
-    shape: tabular ? { columns: columns || null, file: desc.name } : { file: desc.name }
+    shape: tabular ? { columns: columns || null, file: desc.name } : { file: desc.name },
+    resumeShape: () => reader.resumeShape() // for a checkpoint's `next`
   }
 }
 
