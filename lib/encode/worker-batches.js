@@ -37,12 +37,13 @@ function reviveError (e) {
 
 /**
  * Start the worker; resolves once it has read the header and compiled the templates (so
- * template and header errors surface before connecting) with { batches }.
+ * template and header errors surface before connecting) with { batches }. The first `skip`
+ * records are dropped (--resume); `before` records of the run came before this input's first ({$n}).
  */
-async function openWorkerBatches (desc, o, skip = 0) {
+async function openWorkerBatches (desc, o, skip = 0, before = skip) {
   const fromParent = Boolean(desc.stream)
   const workerDesc = { kind: desc.kind, name: desc.name, format: desc.format, path: desc.path, size: desc.size, fromParent }
-  const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD, skip } })
+  const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD, skip, before } })
   const queue = new MessageQueue(worker)
   if (fromParent) feedStream(desc.stream, worker, queue)
   const first = await queue.next()
