@@ -9,6 +9,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const zlib = require('node:zlib')
+const http = require('node:http')
 const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { BIN, BASE_ENV } = require('./helpers/run-cli')
@@ -153,6 +154,36 @@ describe('pipeload import with several inputs', () => {
   })
 })
 
+describe('a URL among the inputs', () => {
+  it('is requested in its turn; the checkpoint keeps its ETag once requested; --resume after the end sends nothing again', async () => {
+    const d = dataset('url')
+    let requests = 0
+    const web = http.createServer((req, res) => {
+      requests++
+      res.writeHead(200, { 'content-type': 'text/csv', etag: '"v1"' })
+      res.end('id,name\n50,web\n51,net\n')
+    })
+    await new Promise(resolve => web.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${web.address().port}/more`
+    try {
+      const args = ['import', 'a.csv', url, 'b.csv', '-u', server.url, '--json', '-c', 'HSET u:{id} from {$file}:{$line}', '--checkpoint', 'cp.json']
+      const res = await pipeload(args, { cwd: d })
+      expect(res.code).toBe(0)
+      expect(JSON.parse(res.stdout).files.map(f => [f.input, f.loaded])).toEqual([['a.csv', 2], [url, 2], ['b.csv', 3]])
+      expect(await redis.hget('u:51', 'from')).toBe(`${url}:3`)
+      const cp = JSON.parse(fs.readFileSync(path.join(d, 'cp.json'), 'utf8'))
+      expect(cp.inputs[1]).toEqual({ name: url, url, etag: '"v1"', lastModified: null, size: null })
+      expect(cp.files.map(f => f.complete)).toEqual([true, true, true])
+      const again = await pipeload([...args, '--resume'], { cwd: d })
+      expect(again.code).toBe(0)
+      expect(JSON.parse(again.stdout)).toMatchObject({ records: 7, loaded: 7, commands: 7, batches: 0 })
+      expect(requests).toBe(1) // complete: not requested again
+    } finally {
+      web.close()
+    }
+  })
+})
+
 describe('failures in several inputs name their own file:line', () => {
   function failing (name) {
     const d = dataset(name)
@@ -238,6 +269,18 @@ describe('load({ input: [...] })', () => {
     const records = await load({ input: [{ id: 'r1', name: 'obj' }], url: server.url, key: 'lib:{id}' })
     expect(records.files).toEqual([{ input: '<records>', records: 1, loaded: 1, errors: 0, skipped: 0 }])
     expect(await redis.hget('lib:r1', 'name')).toBe('obj')
+  })
+
+  it('progress: totalBytes adds up the sizes, bytesRead counts on over the inputs', async () => {
+    const d = dataset('progress')
+    const seen = []
+    const files = ['a.csv', 'b.csv', 'parts/p1.ndjson'].map(f => path.join(d, f))
+    await load({ input: files, dryRun: 'text', output: fs.createWriteStream('/dev/null'), command: 'SET {id} 1', batchSize: 1, progressInterval: 1, onProgress: p => seen.push(p) })
+    const total = files.reduce((n, f) => n + fs.statSync(f).size, 0)
+    expect(seen.every(p => p.totalBytes === total)).toBe(true)
+    expect(seen.at(-1)).toMatchObject({ records: 6, bytesRead: total })
+    const bytes = seen.map(p => p.bytesRead)
+    expect(bytes).toEqual([...bytes].sort((a, b) => a - b)) // never back to 0 at the next input
   })
 
   it('a pattern as the only input is expanded; one match is one input', async () => {

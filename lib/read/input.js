@@ -28,7 +28,7 @@ function describeInput (o) {
   if (input && (typeof input[Symbol.asyncIterator] === 'function' || typeof input[Symbol.iterator] === 'function')) {
     return { kind: 'records', name: o.name || '<records>', iterable: input }
   }
-  throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'input must be a file path, "-", a Readable or an iterable of records', { option: 'input' })
+  throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'input must be a file path, a pattern, "-", a URL, a list of these, a Readable or an iterable of records', { option: 'input' })
 }
 
 /**
