@@ -275,10 +275,12 @@ describe('load({ input: [...] })', () => {
     const d = dataset('progress')
     const seen = []
     const files = ['a.csv', 'b.csv', 'parts/p1.ndjson'].map(f => path.join(d, f))
-    await load({ input: files, dryRun: 'text', output: fs.createWriteStream('/dev/null'), command: 'SET {id} 1', batchSize: 1, progressInterval: 1, onProgress: p => seen.push(p) })
+    const s = await load({ input: files, dryRun: 'text', output: fs.createWriteStream('/dev/null'), command: 'SET {id} 1', batchSize: 1, progressInterval: 1, onProgress: p => seen.push(p) })
     const total = files.reduce((n, f) => n + fs.statSync(f).size, 0)
     expect(seen.every(p => p.totalBytes === total)).toBe(true)
     expect(seen.at(-1)).toMatchObject({ records: 6, bytesRead: total })
+    // A dry run's records count as loaded once written, per file too.
+    expect(s.files.map(f => f.loaded)).toEqual([2, 3, 1])
     const bytes = seen.map(p => p.bytesRead)
     expect(bytes).toEqual([...bytes].sort((a, b) => a - b)) // never back to 0 at the next input
   })

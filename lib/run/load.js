@@ -80,7 +80,7 @@ async function openSink (o, input, run) {
   const onFailure = (f, batch) => run.fail(f, batch)
   if (o.dryRun) {
     const output = o.output || process.stdout
-    const sink = new DryRunSink({ output, name: output === process.stdout ? 'stdout' : 'the dry-run output' })
+    const sink = new DryRunSink({ output, name: output === process.stdout ? 'stdout' : 'the dry-run output', onAck: b => run.acked(b) })
     return { sink, close: async () => {} }
   }
   const owned = !o.redis

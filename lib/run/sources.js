@@ -62,7 +62,7 @@ class InputSequence {
   /**
    * @param {object[]} inputs described inputs (lib/read/input.js)
    * @param {{ from: number, skip: number, before: number }} plan the first input to read, its records to skip, the run's records before it
-   * @param {{ opened(i, input), started(i), ended(i) }} run
+   * @param {{ opened(i, input, skip), started(i), ended(i) }} run
    */
   constructor (inputs, o, plan, run) {
     this.inputs = inputs
@@ -77,7 +77,12 @@ class InputSequence {
     this.run.started(i) // from here its failures (a bad header) are its own
     if (input.kind === 'url') {
       await openUrl(input, this.o) // only now: a response waiting for its turn could time out
-      this.run.opened(i, input, skip)
+      try {
+        this.run.opened(i, input, skip)
+      } catch (err) {
+        input.stream.destroy() // not the response the checkpoint was written for: not read
+        throw err
+      }
     }
     this.current = await openSource(input, this.o, skip, before)
     return this.current
