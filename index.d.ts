@@ -314,6 +314,8 @@ export class PipeloadError extends Error {
   url?: string
   /** The HTTP status an http(s) input answered with, when that stopped the run. */
   status?: number
+  /** PIPELOAD_OPTION_INVALID for an input pattern that matches no file: the pattern. */
+  pattern?: string
 }
 
 export function load (options: LoadOptions): Promise<Summary>
