@@ -68,7 +68,7 @@ async function waitFor (ready, ms = 30_000) {
 /** Start a slow run, SIGKILL it once the checkpoint says the first input is done and the second begun. */
 async function killedInTheSecondInput (d, args) {
   const cp = path.join(d, 'cp.json')
-  const child = start(d, [...FILES, ...args, '--checkpoint', cp], { SLOW_MS: '1' })
+  const child = start(d, [...FILES, ...args, '--checkpoint', cp], { SLOW_MS: '2' })
   await waitFor(() => {
     const st = readState(cp)
     return st && st.files[0].complete && st.files[1].records > 0
