@@ -70,7 +70,7 @@ export interface Progress {
   commands: number
   errors: number
   bytesRead: number
-  /** Size of the input file, null for streams and iterables. */
+  /** Size of the input file, null for streams and iterables; of several inputs, the sizes added up (null while one is not known). */
   totalBytes: number | null
   elapsedMs: number
   recordsPerSec: number
@@ -107,11 +107,16 @@ export interface MapContext {
 }
 
 export interface LoadOptions extends ConnectionOptions {
-  /** A file path, an `http://`/`https://` URL (streamed), `'-'` for stdin, a byte stream, or an (async) iterable of records. */
-  input: string | Readable | Iterable<unknown> | AsyncIterable<unknown>
+  /**
+   * A file path, a pattern (`'parts/*.csv'`), an `http://`/`https://` URL (streamed), `'-'` for stdin,
+   * a list of these (loaded one after another), a byte stream, or an (async) iterable of records.
+   * An array whose every element is a string is a list of inputs; any other array is records
+   * (pass string records as an iterable that is no array: `lines.values()`).
+   */
+  input: string | string[] | Readable | Iterable<unknown> | AsyncIterable<unknown>
   /** Required for streams; taken from the file extension otherwise. */
   format?: Format
-  /** Name used in messages for streams and iterables. */
+  /** Name used in messages for streams and iterables (of several inputs, for `'-'` only). */
   name?: string
   /** CSV/TSV has a header row. Default true. */
   header?: boolean
@@ -219,7 +224,17 @@ export interface LoadOptions extends ConnectionOptions {
   onResume?: (event: { input: string, records: number, range: { offset: number, line: number } | null, reason: string | null }) => void
 }
 
+/** One input of a run: its counts (every batch belongs to one input). */
+export interface FileSummary {
+  input: string
+  records: number
+  loaded: number
+  errors: number
+  skipped: number
+}
+
 export interface Summary {
+  /** The input's name; of several, the inputs as given, joined with ', '. */
   input: string
   /** `host:port` written to; null in dry-run mode. */
   target: string | null
@@ -257,6 +272,8 @@ export interface Summary {
   stoppedAt: Position | null
   /** With `rejects`: the file and how many failed records it holds (with `resume`, those of the earlier runs too). */
   rejects: { file: string, records: number } | null
+  /** Per input, in load order (one entry for one input). */
+  files: FileSummary[]
 }
 
 export type ErrorCode =
@@ -305,6 +322,8 @@ export class PipeloadError extends Error {
   url?: string
   /** The HTTP status an http(s) input answered with, when that stopped the run. */
   status?: number
+  /** PIPELOAD_OPTION_INVALID for an input pattern that matches no file: the pattern. */
+  pattern?: string
 }
 
 export function load (options: LoadOptions): Promise<Summary>

@@ -101,7 +101,7 @@ describe('cli: help and version', () => {
     const res = await pipeload(['--help'])
     expect(res.code).toBe(0)
     expect(res.stdout).toMatch(/Usage: pipeload/)
-    expect(res.stdout).toMatch(/import \[options\] <input>/)
+    expect(res.stdout).toMatch(/import \[options\] <input\.\.\.>/)
     expect(res.stderr).toBe('')
   })
 

@@ -264,7 +264,7 @@ describe('--resume over a URL', () => {
 describe('help', () => {
   it('says the input can be an http(s) URL, with an example', async () => {
     const res = await runCli(['import', '--help'])
-    expect(res.stdout).toMatch(/input\s+file to load, - for stdin, or an http\(s\):\/\/ URL/)
+    expect(res.stdout).toMatch(/input\s+files to load, one after another: paths,\s+patterns[^]*- for stdin, http\(s\):\/\/ URLs/)
     expect(res.stdout).toContain('a URL that answers 4xx/5xx, cannot be reached or is cut short')
     expect(res.stdout).toContain('pipeload import https://')
   })

@@ -99,7 +99,7 @@ describe('installed from the tarball into an empty folder', () => {
   it('npx pipeload --help', async () => {
     const { stdout } = await sh('npx', ['--no-install', 'pipeload', '--help'], app)
     expect(stdout).toMatch(/Usage: pipeload/)
-    expect(stdout).toMatch(/import \[options\] <input>/)
+    expect(stdout).toMatch(/import \[options\] <input\.\.\.>/)
   }, TIMEOUT_MS)
 
   it('npx pipeload --version', async () => {

@@ -65,8 +65,8 @@ function flagName (option) {
 
 function importCommand (io) {
   const cmd = new Command('import')
-    .description('stream a CSV, TSV, JSON or NDJSON file or URL (or - for stdin) into Redis as pipelined commands')
-    .argument('<input>', 'file to load, - for stdin, or an http(s):// URL (streamed; gzip is detected)')
+    .description('stream CSV, TSV, JSON or NDJSON files or URLs (or - for stdin) into Redis as pipelined commands')
+    .argument('<input...>', 'files to load, one after another: paths, patterns (\'parts/*.csv\', expanded by pipeload too), - for stdin, http(s):// URLs (streamed; gzip is detected)')
     .helpOption('--help', 'display help for import (so does -h without a host)')
     .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension; for a URL, its path or Content-Type)').choices(['csv', 'tsv', 'json', 'ndjson']))
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
@@ -111,14 +111,15 @@ Examples:
   pipeload import api.json --json-path '$.data.items[*]' --key 'item:{id}'
   pipeload import countries.json -c 'HSET country:{$key} *'   (a document {"AD": {…}, "AE": {…}})
   pipeload import users.csv --key 'user:{id}' --dry-run resp | redis-cli --pipe
+  pipeload import jan.csv feb.csv.gz 'events/*.ndjson' --key 'event:{id}'   (one after another)
   pipeload import users.csv --key 'user:{id}' --checkpoint users.ckpt   (then --resume)
   pipeload import https://example.com/data/cities.csv.gz --key 'city:{id}'
   pipeload import cities.csv --map ./big-cities.cjs      (module.exports = (row, ctx) => commands or null)
   pipeload import cities.csv -c 'HSET city:{id} name {name}' -c 'SADD cities:{country} {id}' --replace --ttl 1d --ttl-keys all
   pipeload import big.csv --key 'row:{id}' -b 10k --max-record-size 1MiB --timeout 90s
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
-  cmd.action(async (input, flags) => {
-    io.exitCode = await runImport(input, flags, io)
+  cmd.action(async (inputs, flags) => {
+    io.exitCode = await runImport(inputs.length === 1 ? inputs[0] : inputs, flags, io)
   })
   return cmd
 }

@@ -37,8 +37,9 @@ function reviveError (e) {
 
 /**
  * Start the worker; resolves once it has read the header and compiled the templates (so
- * template and header errors surface before connecting) with { batches, resumeShape }.
- * `skip` records are dropped, `before` come before the first read (see encodeInThread).
+ * template and header errors surface before connecting) with { batches, resumeShape }. The
+ * first `skip` records are dropped (--resume); `before` records of the run came before this
+ * input's first ({$n}).
  */
 async function openWorkerBatches (desc, o, skip = 0, before = skip) {
   const fromParent = Boolean(desc.stream)

@@ -5,6 +5,7 @@ const { Readable } = require('node:stream')
 const { PipeloadError, where } = require('../errors')
 const { openReader, detectFormat } = require('./reader')
 const { isUrl, displayUrl } = require('./http-input')
+const { isInputList, isPattern, expandInputs } = require('./inputs')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
 // describeInput() says what it is without reading it (cheap, and the description of a file
@@ -27,7 +28,20 @@ function describeInput (o) {
   if (input && (typeof input[Symbol.asyncIterator] === 'function' || typeof input[Symbol.iterator] === 'function')) {
     return { kind: 'records', name: o.name || '<records>', iterable: input }
   }
-  throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'input must be a file path, "-", a Readable or an iterable of records', { option: 'input' })
+  throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'input must be a file path, a pattern, "-", a URL, a list of these, a Readable or an iterable of records', { option: 'input' })
+}
+
+/**
+ * load()'s input as the inputs it names, in load order: several for a list of strings or a
+ * pattern matching several files, else one. `label`: the run's name for them all.
+ */
+function describeInputs (o) {
+  const given = isInputList(o.input) ? o.input : typeof o.input === 'string' && isPattern(o.input) ? [o.input] : null
+  if (given === null) return { label: null, inputs: [describeInput(o)] }
+  const list = expandInputs(given)
+  if (list.length === 1) return { label: null, inputs: [describeInput({ ...o, input: list[0] })] }
+  // `name` names stdin only: files of one name could not be told apart.
+  return { label: given.join(', '), inputs: list.map(input => describeInput({ ...o, input, name: input === '-' ? o.name : undefined })) }
 }
 
 function describeFile (path, o) {
@@ -161,4 +175,4 @@ function iterableFailed (err, name, record) {
     { file: name, line: record, cause: err })
 }
 
-module.exports = { describeInput, openRecords }
+module.exports = { describeInput, describeInputs, openRecords }

@@ -3,6 +3,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { PipeloadError, fsReason } = require('../errors')
+const { displayUrl } = require('../read/http-input')
 
 // --checkpoint / --resume. The checkpoint file records how many input records, from the
 // start, are acknowledged by the server (batches are acknowledged in order, so that is a
@@ -14,6 +15,11 @@ const { PipeloadError, fsReason } = require('../errors')
 // after the last write is sent again (at-least-once, like a reconnect). `next` says where
 // a record at or before the prefix's end starts, so that an http(s) input can be resumed
 // with a Range request (lib/run/url-resume.js).
+//
+// Several inputs (a list, a pattern): `inputs` holds each one's identity, in load order, and
+// `files` each one's counts and whether it is complete (read to its end and acknowledged).
+// A resumed run does not read the complete ones, skips the counted records of the first
+// incomplete one and reads the rest from their start. The totals are over them all.
 
 const VERSION = 1
 const WRITE_INTERVAL_MS = 500
@@ -25,6 +31,7 @@ const WRITE_INTERVAL_MS = 500
  */
 function inputIdentity (desc) {
   if (desc.http) return { name: desc.name, ...desc.http }
+  if (desc.kind === 'url') return { name: desc.name, url: displayUrl(desc.url) } // one of several, not requested yet
   if (desc.kind !== 'bytes' || !desc.path) return { name: desc.name }
   const st = fs.statSync(desc.path)
   return { name: desc.name, path: path.resolve(desc.path), size: st.size, mtimeMs: st.mtimeMs }
@@ -50,14 +57,8 @@ function checkpointProblems (state) {
   if (problems.length === 0 && state.loaded + state.errors > state.records) {
     problems.push(`loaded (${state.loaded}) and errors (${state.errors}) add up to more than records (${state.records})`)
   }
-  const input = state.input
-  if (input === null || typeof input !== 'object' || typeof input.name !== 'string') {
-    problems.push('input is missing or has no name')
-  } else if (input.path !== undefined && (typeof input.path !== 'string' || !isCount(input.size) || !Number.isFinite(input.mtimeMs))) {
-    problems.push('input names a file without a valid size and modification time')
-  } else if (input.url !== undefined && typeof input.url !== 'string') {
-    problems.push('input.url is not a string')
-  }
+  if (state.inputs !== undefined) problems.push(...listProblems(state))
+  else problems.push(...inputProblems(state.input, 'input'))
   if (state.line !== undefined && state.line !== null && !(Number.isSafeInteger(state.line) && state.line >= 1)) {
     problems.push(`line is ${JSON.stringify(state.line)}, not a line number`)
   }
@@ -89,6 +90,37 @@ function nextProblems (next, records) {
   return problems
 }
 
+/** What is wrong with one input's identity (`label`: where it is in the checkpoint). */
+function inputProblems (input, label) {
+  if (input === null || typeof input !== 'object' || typeof input.name !== 'string') return [`${label} is missing or has no name`]
+  if (input.path !== undefined && (typeof input.path !== 'string' || !isCount(input.size) || !Number.isFinite(input.mtimeMs))) {
+    return [`${label} names a file without a valid size and modification time`]
+  }
+  if (input.url !== undefined && typeof input.url !== 'string') return [`${label}.url is not a string`]
+  return []
+}
+
+/** Several inputs: each one's identity, and as many `files` entries, the complete ones first. */
+function listProblems (state) {
+  const { inputs, files } = state
+  if (!Array.isArray(inputs) || inputs.length < 2) return ['inputs is not a list of two or more inputs']
+  const problems = inputs.flatMap((input, i) => inputProblems(input, `inputs[${i}]`))
+  if (!Array.isArray(files) || files.length !== inputs.length) return [...problems, `files is not a list of ${inputs.length} entries, one per input`]
+  let total = 0
+  let incomplete = false
+  for (const [i, f] of files.entries()) {
+    if (f === null || typeof f !== 'object' || !['records', 'loaded', 'errors', 'commands'].every(k => isCount(f[k])) || typeof f.complete !== 'boolean') {
+      problems.push(`files[${i}] is not { records, loaded, errors, commands, complete }`)
+      continue
+    }
+    total += f.records
+    if (f.complete && incomplete) problems.push(`files[${i}] is complete, but an input before it is not`)
+    incomplete = incomplete || !f.complete
+  }
+  if (problems.length === 0 && total !== state.records) problems.push(`the records of files add up to ${total}, not records (${state.records})`)
+  return problems
+}
+
 /** The saved state, validated whole, or null when the file does not exist. */
 function readCheckpoint (file) {
   let text
@@ -115,6 +147,9 @@ function readCheckpoint (file) {
  * stream or the other way round.
  */
 function checkResumable (file, state, identity) {
+  if (state.inputs) {
+    throw checkpointError(file, `it was written for ${inputs(state.inputs)}; the input is ${identity.url || identity.path || identity.name}: remove the checkpoint to start over`)
+  }
   const was = state.input || {}
   if (was.url || identity.url) return checkUrlResumable(file, was, identity)
   if (was.path && identity.path && (was.path !== identity.path || was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
@@ -123,6 +158,42 @@ function checkResumable (file, state, identity) {
   if (!(was.path && identity.path) && (Boolean(was.path) !== Boolean(identity.path) || was.name !== identity.name)) {
     throw checkpointError(file, `it was written for ${was.path || was.name}; the input is ${identity.path || identity.name}: remove the checkpoint to start over`)
   }
+}
+
+/**
+ * Several inputs: the same list, in the same order, each input the same as for one input
+ * (a file by path, size and mtime). A URL's response is compared when it is requested,
+ * and only when records of it are to be skipped (checkUrlResumable).
+ */
+function checkListResumable (file, state, identities) {
+  const now = inputs(identities)
+  const was = state.inputs
+  if (!was) throw checkpointError(file, `it was written for ${state.input.path || state.input.url || state.input.name}; the inputs are ${now}: remove the checkpoint to start over`)
+  const same = (w, id) => w.name === id.name && (w.path ?? null) === (id.path ?? null) && (w.url ?? null) === (id.url ?? null)
+  if (was.length !== identities.length || was.some((w, i) => !same(w, identities[i]))) {
+    throw checkpointError(file, `it was written for ${inputs(was)}; the inputs are ${now} (a different list): remove the checkpoint to start over`)
+  }
+  for (const [i, id] of identities.entries()) {
+    if (!id.url) checkResumable(file, { input: was[i] }, id)
+  }
+}
+
+/** A list of inputs for a message: its first few, and how many. */
+function inputs (list) {
+  const names = list.slice(0, 3).map(i => i.path || i.url || i.name)
+  return `the ${list.length} inputs ${names.join(', ')}${list.length > 3 ? ', …' : ''}`
+}
+
+/**
+ * Where a run starts: the first input to read (`from`), the records of it to skip, and the
+ * records of the run before its first ({$n} goes on from there).
+ */
+function resumePlan (state, count) {
+  if (!state) return { from: 0, skip: 0, before: 0 }
+  if (!state.files) return { from: 0, skip: state.records, before: state.records }
+  const from = state.files.findIndex(f => !f.complete)
+  if (from === -1) return { from: count, skip: 0, before: state.records }
+  return { from, skip: state.files[from].records, before: state.records }
 }
 
 /**
@@ -147,6 +218,7 @@ function checkUrlResumable (file, was, identity) {
 }
 
 class Checkpointer {
+  /** @param {object|object[]} identity the input's, or of several inputs, the list of theirs */
   constructor (file, identity) {
     this.file = file
     this.tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`)
@@ -184,7 +256,7 @@ class Checkpointer {
   write (state) {
     if (this.failed) return
     this.lastWrite = Date.now()
-    const body = JSON.stringify({ version: VERSION, input: this.identity, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
+    const body = JSON.stringify({ version: VERSION, [Array.isArray(this.identity) ? 'inputs' : 'input']: this.identity, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
     let fd = null
     try {
       fd = fs.openSync(this.tmp, 'w')
@@ -203,4 +275,4 @@ class Checkpointer {
   }
 }
 
-module.exports = { Checkpointer, readCheckpoint, checkResumable, checkpointProblems, inputIdentity }
+module.exports = { Checkpointer, readCheckpoint, checkResumable, checkListResumable, checkUrlResumable, checkpointProblems, inputIdentity, resumePlan }

@@ -3,20 +3,18 @@
 const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('../errors')
 const { normalizeLoadOptions } = require('./options')
-const { describeInput, openRecords } = require('../read/input')
+const { describeInputs } = require('../read/input')
 const { openUrl } = require('../read/http-input')
-const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
-const { createMapper } = require('../encode/mapper')
 const { Pipe } = require('../send/pipe')
 const { DryRunSink } = require('../send/dry-run')
-const { encodeRecords } = require('../encode/encoder')
 const { openControl, dataEndpoint, connectData, dataReconnector } = require('../send/connection')
 const { isCluster, openClusterSink } = require('../send/cluster')
-const { Checkpointer, readCheckpoint, checkResumable, inputIdentity } = require('./checkpoint')
-const { skipRecords } = require('../read/skip')
-const { rangePlan, resumePlan } = require('./url-resume')
+const { Checkpointer, readCheckpoint, checkResumable, checkListResumable, checkUrlResumable, inputIdentity, resumePlan } = require('./checkpoint')
+const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
 const { formatFailure } = require('./reporter')
+const { InputSequence } = require('./sources')
+const { FileCounts } = require('./file-counts')
 
 /**
  * Load a dataset into Redis. Resolves with the run's summary; rejects with a
@@ -27,34 +25,38 @@ const { formatFailure } = require('./reporter')
 async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
-  const input = describeInput(o)
+  const { label, inputs } = describeInputs(o)
   const saved = o.checkpoint && o.resume ? readCheckpoint(o.checkpoint) : null
-  let plan = null
-  if (input.kind === 'url') { // the response's headers: format, size, identity; with --resume, the rest only
-    plan = rangePlan(o.checkpoint, saved, input)
-    await openUrl(input, o, plan.range)
+  // One URL: its response's headers (format, size, identity) before the checkpoint is
+  // checked, as they are part of its identity; with --resume, only the rest of its body
+  // where the server allows (lib/run/url-resume.js). Of several, each is requested in its turn.
+  let ranged = null
+  if (inputs.length === 1 && inputs[0].kind === 'url') {
+    ranged = rangePlan(o.checkpoint, saved, inputs[0])
+    await openUrl(inputs[0], o, ranged.range)
   }
   // Outputs first: a checkpoint or rejects path that cannot be written stops the run
   // before anything is read or sent.
   let resume, rejects
   try {
-    resume = openCheckpoint(o, input, saved)
+    resume = openCheckpoint(o, inputs, saved)
     rejects = o.rejects ? new RejectsFile(o.rejects, resume.state?.rejects ?? null) : null
   } catch (err) {
-    if (input.http) input.stream.destroy() // the response body is not read
+    if (inputs[0].http) inputs[0].stream.destroy() // the response body is not read
     throw err
   }
   try {
-    const from = input.http ? resumePlan(resume.state, input, plan) : fileResume(resume.state, input)
-    input.start = from.start
-    if (from.notice && o.onResume) o.onResume(from.notice)
-    const source = workerEligible(input, o) ? await openWorkerBatches(input, o, from.skip, from.before) : await encodeInThread(input, o, from.skip, from.before)
-    const run = new Run(o, input, startedAt, resume, rejects)
-    run.resumeShape = source.resumeShape || null
+    if (ranged) resume.plan = fromUrl(resume, inputs[0], ranged)
+    else if (saved) resume.plan.notice = { input: label, records: saved.records, range: null, reason: null }
+    if (resume.plan.notice && o.onResume) o.onResume(resume.plan.notice)
+    const run = new Run(o, inputs, startedAt, resume, rejects, label)
+    const sources = new InputSequence(inputs, o, resume.plan, run)
     try {
-      const { sink, close } = await openSink(o, input, run)
+      await sources.start()
+      run.resumeShape = sources.current?.resumeShape || null
+      const { sink, close } = await openSink(o, inputs[0], run)
       try {
-        await run.pump(source.batches, sink)
+        await run.pump(sources.batches(), sink)
         return run.summary(sink)
       } catch (err) {
         throw run.attach(err, sink)
@@ -62,53 +64,40 @@ async function load (options) {
         await close()
       }
     } finally {
-      await source.close()
+      await sources.close()
     }
   } finally {
     if (rejects) try { rejects.close() } catch {} // pump() closed it and reported a failure to write
-    if (input.http) input.stream.destroy() // a run stopped early must not keep the download open
+    if (inputs[0].http && inputs.length === 1) inputs[0].stream.destroy() // a run stopped before reading it
   }
 }
 
-/** A file, a stream or an iterable resumes by reading again and skipping what was loaded. */
-function fileResume (state, input) {
-  const records = state?.records ?? 0
-  return { start: null, skip: records, before: records, notice: state ? { input: input.name, records, range: null, reason: null } : null }
+/** A single URL resumed: from the range the server sent, or from its start (lib/run/url-resume.js). */
+function fromUrl (resume, input, ranged) {
+  const p = urlResumePlan(resume.state, input, ranged)
+  input.start = p.start
+  return { from: 0, skip: p.skip, before: p.before, notice: p.notice }
 }
 
 /**
- * Encoded batches from the input, encoded on this thread; the first `skip` records read are
- * dropped, `before` records come before the first one read (--resume: {$n} goes on).
+ * The --checkpoint file and, with --resume (`state`: the checkpoint read), the state to
+ * continue from. Of several inputs, the identity is the list, each input's own identity in it.
  */
-async function encodeInThread (input, o, skip, before) {
-  const src = await openRecords(input, o)
-  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
-  const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, before)
-  return {
-    batches,
-    resumeShape: src.resumeShape,
-    close: async () => {
-      input.stream?.destroy?.() // a read still waiting on an idle stream ends now
-      await batches.return()
-    }
-  }
-}
-
-/** The --checkpoint file and, with --resume, the state to continue from. */
-function openCheckpoint (o, input, state) {
-  if (!o.checkpoint) return { checkpointer: null, state: null }
-  const identity = inputIdentity(input)
-  if (state) checkResumable(o.checkpoint, state, identity)
+function openCheckpoint (o, inputs, state) {
+  if (!o.checkpoint) return { checkpointer: null, state: null, plan: resumePlan(null, inputs.length) }
+  const identity = inputs.length === 1 ? inputIdentity(inputs[0]) : inputs.map(inputIdentity)
+  if (state && inputs.length === 1) checkResumable(o.checkpoint, state, identity)
+  else if (state) checkListResumable(o.checkpoint, state, identity)
   const checkpointer = new Checkpointer(o.checkpoint, identity)
   checkpointer.check()
-  return { checkpointer, state }
+  return { checkpointer, state, plan: resumePlan(state, inputs.length) }
 }
 
 async function openSink (o, input, run) {
   const onFailure = (f, batch) => run.fail(f, batch)
   if (o.dryRun) {
     const output = o.output || process.stdout
-    const sink = new DryRunSink({ output, name: output === process.stdout ? 'stdout' : 'the dry-run output' })
+    const sink = new DryRunSink({ output, name: output === process.stdout ? 'stdout' : 'the dry-run output', onAck: b => run.acked(b) })
     return { sink, close: async () => {} }
   }
   const owned = !o.redis
@@ -157,22 +146,33 @@ async function clusterMode (o, control) {
 
 /** The state of one load: counters, failures, progress. */
 class Run {
-  constructor (o, input, startedAt, resume = {}, rejects = null) {
+  /**
+   * @param {object[]} inputs the described inputs, loaded in this order
+   * @param {string|null} label the summary's `input` for several inputs (one: its name)
+   */
+  constructor (o, inputs, startedAt, resume = {}, rejects = null, label = null) {
     this.o = o
-    this.input = input
+    this.inputs = inputs
+    this.label = label ?? inputs[0].name
     this.startedAt = startedAt
     this.checkpointer = resume.checkpointer || null
     // Totals of the runs this one resumes; this run's counts add to them.
     const st = resume.state
+    this.resumeState = st
     this.base = { records: st?.records ?? 0, loaded: st?.loaded ?? 0, errors: st?.errors ?? 0, commands: st?.commands ?? 0, skipped: st?.skipped ?? 0 }
     this.resumedFrom = st ? st.records : null
+    this.from = resume.plan?.from ?? 0 // the first input this run reads: those before it are done
+    // Per input; of one input, the checkpoint's totals are its own.
+    this.files = inputs.map((d, i) => new FileCounts(d.name, inputs.length === 1 ? st : st?.files?.[i] ?? null))
+    this.current = 0 // the input being read
     this.done = { records: 0, loaded: 0, errors: 0, commands: 0, skipped: 0, line: st?.line ?? null, next: st?.next ?? null } // acknowledged prefix
-    // Where batches sent start ({ at: this run's records before it, offset, line }), oldest
-    // first: once the records before one are acknowledged, a resumed run can start reading
-    // there (the checkpoint's `next`). A JSON document is only read from its start.
-    this.starts = this.checkpointer && input.kind === 'bytes' && input.format !== 'json' ? [] : null
+    // Of one input: where batches sent start ({ at: this run's records before it, offset,
+    // line }), oldest first: once the records before one are acknowledged, a resumed run can
+    // start reading there (the checkpoint's `next`). A JSON document is only read from its start.
+    const only = inputs.length === 1 ? inputs[0] : null
+    this.starts = this.checkpointer && only && only.kind === 'bytes' && only.format !== 'json' ? [] : null
     this.resumeShape = null // the source's: header, fields per record, gzip (see Reader#resumeShape)
-    this.offset = input.range ? input.range.offset : 0 // a ranged body's first byte in the input
+    this.offset = only && only.range ? only.range.offset : 0 // a ranged body's first byte in the input
     this.records = 0
     this.skipped = 0 // records map() returned null for
     this.mapFailures = 0
@@ -211,6 +211,7 @@ class Run {
     d.commands += b.cmds
     if (b.lines.length) d.line = b.lines[b.lines.length - 1]
     if (this.starts !== null) this.passStarts()
+    this.files[b.fileIndex ?? 0].acked(b, mapFailed)
     // Called from a socket's reply handler: a write failure must not be thrown from here.
     try {
       if (this.rejects) this.writeAckedRejects()
@@ -259,7 +260,7 @@ class Run {
 
   checkpointState (complete) {
     const { base, done } = this
-    return {
+    const state = {
       records: base.records + done.records,
       loaded: base.loaded + done.loaded,
       errors: base.errors + done.errors,
@@ -269,6 +270,28 @@ class Run {
       ...(done.next !== null ? { next: this.nextState() } : {}),
       complete
     }
+    // Of several inputs: which are done (a resumed run does not read them again), and how
+    // far the others are.
+    if (this.inputs.length > 1) state.files = this.files.map(f => f.state())
+    return state
+  }
+
+  /** A URL of several inputs got its response: its identity is complete now. */
+  opened (i, input, skip) {
+    if (!this.checkpointer) return
+    const identity = inputIdentity(input)
+    // Records of it are skipped: it must be what the checkpoint counted them in.
+    if (skip > 0) checkUrlResumable(this.o.checkpoint, this.resumeState.inputs[i], identity)
+    this.checkpointer.identity[i] = identity
+  }
+
+  started (i) {
+    this.current = i
+  }
+
+  /** Input i was read to its end. */
+  ended (i) {
+    this.files[i].ended = true
   }
 
   /**
@@ -302,6 +325,7 @@ class Run {
     delete failure.raw // kept out of the summary: it can be large
     if (failure.offset === undefined) delete failure.offset
     if (this.failures.length < this.o.maxFailures) this.failures.push(failure)
+    this.files[batch?.fileIndex ?? this.current].errors++
     if (this.rejects) {
       const entry = batch ? this.byLines.get(batch.lines) : undefined
       const list = entry ? entry.failures : this.late
@@ -329,9 +353,9 @@ class Run {
       { file: f.file, line: f.line, offset: f.offset, failure: f })
   }
 
-  /** Where the first record not sent starts. */
-  stopAt (pos) {
-    this.stoppedAt = pos ? { file: this.input.name, line: pos.line ?? null, offset: pos.offset ?? null } : null
+  /** Where the first record not sent starts (in the input being read). */
+  stopAt (pos, file = this.inputs[this.current].name) {
+    this.stoppedAt = pos ? { file, line: pos.line ?? null, offset: pos.offset ?? null } : null
   }
 
   /** Send every encoded batch; on a failure, wait for what was sent, then rethrow. */
@@ -343,7 +367,7 @@ class Run {
         // An error reply (abort), one failure too many, or an output that cannot be
         // written: send nothing more.
         if (this.stop !== null || this.outputError !== null) {
-          this.stopAt(batch.records ? batch.first : null)
+          this.stopAt(batch.records ? batch.first : null, batch.file)
           break
         }
         if (this.starts !== null && batch.records && batch.first && Number.isSafeInteger(batch.first.offset)) {
@@ -351,15 +375,18 @@ class Run {
         }
         this.records += batch.records
         this.skipped += batch.skipped || 0
+        const file = this.files[batch.fileIndex]
+        file.read += batch.records
+        file.skipped += batch.skipped || 0
         this.bytesRead = this.offset + batch.bytesRead
         if (this.rejects) this.track(batch)
         for (const f of batch.failures) {
           this.mapFailures++
-          this.fail({ file: this.input.name, line: f.line, offset: f.offset ?? undefined, code: f.code, message: f.message, source: 'input', raw: f.raw }, batch)
+          this.fail({ file: batch.file, line: f.line, offset: f.offset ?? undefined, code: f.code, message: f.message, source: 'input', raw: f.raw }, batch)
         }
         await sink.send(batch)
         if (batch.stop) { // abort: the failed record and all after it are not sent
-          this.stopAt(batch.stop)
+          this.stopAt(batch.stop, batch.file)
           break
         }
         this.progress(sink, false)
@@ -367,7 +394,7 @@ class Run {
           // An iterable's records are numbered: the first not sent is the next one. A file's
           // next record starts at a position only reading it would tell (a quoted CSV field
           // may span lines): left null.
-          if (this.input.kind === 'records') this.stopAt({ line: this.base.records + this.records + 1 })
+          if (this.inputs[this.current].kind === 'records') this.stopAt({ line: this.base.records + this.records + 1 })
           throw new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
         }
       }
@@ -408,6 +435,7 @@ class Run {
     if (!(err instanceof PipeloadError) || !err.file || (err.code !== 'PIPELOAD_INPUT_INVALID' && err.code !== 'PIPELOAD_RECORD_TOO_LARGE')) return
     if (err.line == null && err.offset == null) return // the file cannot be read at all
     this.records++ // the record that could not be read
+    this.files[this.current].read++
     this.mapFailures++
     this.fail({ file: err.file, line: err.line ?? null, offset: err.offset ?? undefined, code: err.code, message: err.message, source: 'input', raw: err.raw })
     this.stopAt({ line: err.line, offset: err.offset })
@@ -442,10 +470,21 @@ class Run {
       commands: sink.stats.commands,
       errors: this.mapFailures + sink.stats.failedRecords,
       bytesRead: this.bytesRead,
-      totalBytes: this.input.size ?? null,
+      totalBytes: this.totalBytes(),
       elapsedMs,
       recordsPerSec: elapsedMs > 0 ? (this.records * 1000) / elapsedMs : 0
     })
+  }
+
+  /** The sizes of the inputs this run reads, added up; null when one is not known (yet). */
+  totalBytes () {
+    let total = 0
+    for (let i = this.from; i < this.inputs.length; i++) {
+      const size = this.inputs[i].size
+      if (size == null) return null
+      total += size
+    }
+    return total
   }
 
   summary (sink) {
@@ -453,7 +492,7 @@ class Run {
     const s = sink.stats
     const base = this.base
     return {
-      input: this.input.name,
+      input: this.label,
       target: this.o.dryRun ? null : this.target,
       dryRun: this.o.dryRun || null,
       resumedFrom: this.resumedFrom,
@@ -478,7 +517,8 @@ class Run {
       onError: this.o.onError,
       recordsAcknowledged: s.ackedRecords,
       stoppedAt: this.stoppedAt,
-      rejects: this.rejects ? { file: this.rejects.path, records: this.rejects.count } : null
+      rejects: this.rejects ? { file: this.rejects.path, records: this.rejects.count } : null,
+      files: this.files.map(f => f.summary())
     }
   }
 

@@ -275,7 +275,7 @@ function columnsOf (o) {
 function normalizeLoadOptions (o = {}) {
   if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
   checkKnownOptions(o, LOAD_OPTIONS)
-  if (o.input === undefined || o.input === null) throw invalid('input', 'a file path, "-", a Readable or an iterable of records', o.input)
+  if (o.input === undefined || o.input === null) throw invalid('input', 'a file path, a pattern, "-", a URL, a list of these, a Readable or an iterable of records', o.input)
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw invalid('onProgress', 'a function', typeof o.onProgress)
   if (o.onFailure !== undefined && typeof o.onFailure !== 'function') throw invalid('onFailure', 'a function', typeof o.onFailure)
   if (o.onResume !== undefined && typeof o.onResume !== 'function') throw invalid('onResume', 'a function', typeof o.onResume)

@@ -69,12 +69,20 @@ function formatSummary (s) {
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
       (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '')
   ]
+  if (s.files && s.files.length > 1) for (const f of s.files) lines.push(formatFileLine(f))
   const c = s.cluster
   if (c) {
     lines.push(`cluster: ${int(c.masters)} masters · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
       `${int(c.retried)} retried · ${int(c.rerouted)} re-routed · ${int(c.refreshes)} slot map refreshes`)
   }
   return lines.join('\n')
+}
+
+/** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */
+function formatFileLine (f) {
+  return `  ${f.input}: ${int(f.loaded)} of ${int(f.records)} records loaded` +
+    (f.errors ? ` · ${int(f.errors)} error${f.errors === 1 ? '' : 's'}` : '') +
+    (f.skipped ? ` · ${int(f.skipped)} skipped` : '')
 }
 
 /** `users.csv:12: WRONGTYPE Operation against a key holding the wrong kind of value` */

@@ -39,7 +39,7 @@ function rangePlan (checkpoint, state, input) {
  * beginning), the records to skip after it, the records before the first one read ({$n}),
  * and the notice for onResume.
  */
-function resumePlan (state, input, plan) {
+function urlResumePlan (state, input, plan) {
   if (!state) return { start: null, skip: 0, before: 0, notice: null }
   const records = state.records
   if (input.range) {
@@ -55,4 +55,4 @@ function resumePlan (state, input, plan) {
   return { start: null, skip: records, before: records, notice: { input: input.name, records, range: null, reason } }
 }
 
-module.exports = { rangePlan, resumePlan }
+module.exports = { rangePlan, urlResumePlan }

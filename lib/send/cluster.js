@@ -74,6 +74,8 @@ class Parent {
     this.raws = encoded.raws
     this.records = encoded.records
     this.skipped = encoded.skipped || 0 // records map() skipped: neither loaded nor failed
+    this.file = encoded.file // its input, when the run has several (a batch never spans two)
+    this.fileIndex = encoded.fileIndex
     this.starts = null // byte offset of each command, and the end
     this.slots = null
     this.done = new Uint8Array(this.cmds)
@@ -268,7 +270,7 @@ class ClusterSink {
     parent.recFailed[r] = 1
     parent.failed++
     this.stats.failedRecords++
-    this.onFailure({ file: this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] }, parent)
+    this.onFailure({ file: parent.file ?? this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] }, parent)
   }
 
   /** A final reply for command i of parent (err: an error reply that fails its record). */

@@ -17,9 +17,11 @@ function outputError (err, name) {
 }
 
 class DryRunSink {
-  constructor ({ output, name = 'the dry-run output' }) {
+  /** @param {{ output, name?, onAck?: (batch) => void }} o onAck: each batch once written (its records are done) */
+  constructor ({ output, name = 'the dry-run output', onAck = () => {} }) {
     this.output = output
     this.name = name
+    this.onAck = onAck
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0 }
     this.rtt = null
     // A stream that failed emits 'error' and never 'drain': both end the wait.
@@ -44,7 +46,8 @@ class DryRunSink {
     if (this.fatal) throw this.fatal
     // Records that mapped to no commands (map() returned []) are done: nothing to send.
     this.stats.ackedRecords += encoded.ends.length
-    if (encoded.cmds === 0) return
+    encoded.failed = 0 // no replies: nothing fails after encoding
+    if (encoded.cmds === 0) return this.onAck(encoded)
     this.stats.batches++
     this.stats.commands += encoded.cmds
     this.stats.acked += encoded.cmds
@@ -56,6 +59,7 @@ class DryRunSink {
       })
     }
     if (this.fatal) throw this.fatal
+    this.onAck(encoded)
   }
 
   /** Resolves once every batch is written out (the callback of an empty write comes after theirs). */

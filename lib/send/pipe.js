@@ -37,6 +37,8 @@ class Batch {
     this.raws = encoded.raws // input text of each record, with a rejects file
     this.records = encoded.records // records read for this batch, failed ones included
     this.skipped = encoded.skipped || 0 // records map() skipped (returned null): neither loaded nor failed
+    this.file = encoded.file // its input, when the run has several (a batch never spans two)
+    this.fileIndex = encoded.fileIndex
     this.replies = 0
     this.seen = 0 // replies seen before a re-send: their errors are already counted
     this.failedUpTo = -1 // index of the last record counted as failed
@@ -138,10 +140,16 @@ class Pipe {
 
   /**
    * A batch without commands: records that failed to map, or that mapped to none (map()
-   * returned []), which count as loaded. Acknowledged in turn, after what was sent before.
+   * returned []), which count as loaded. Acknowledged in turn, after what was sent before:
+   * as part of the last batch in flight, or, when that one is of another input (a batch
+   * never spans two), once nothing is in flight.
    */
-  sendEmpty (encoded) {
-    const last = this.inflight.at(-1)
+  async sendEmpty (encoded) {
+    let last = this.inflight.at(-1)
+    if (last && last.fileIndex !== encoded.fileIndex && encoded.records) {
+      await this.waitFor(() => this.inflight.length === 0 && !this.connecting)
+      last = undefined
+    }
     if (last) {
       last.records += encoded.records
       last.skipped += encoded.skipped || 0
@@ -215,7 +223,7 @@ class Pipe {
         b.failed++
         this.stats.failedRecords++
         const message = String(err.message)
-        this.onFailure({ file: this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
+        this.onFailure({ file: b.file ?? this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
       }
     }
     if (++b.replies === b.cmds) this.ack(b)

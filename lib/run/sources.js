@@ -1,0 +1,131 @@
+'use strict'
+
+const { openRecords } = require('../read/input')
+const { openUrl } = require('../read/http-input')
+const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
+const { createMapper } = require('../encode/mapper')
+const { encodeRecords } = require('../encode/encoder')
+const { skipRecords } = require('../read/skip')
+
+// The inputs of a run as one stream of encoded batches: each input opened in turn (its own
+// format, header and mapper), its batches tagged with it, closed before the next is opened.
+// One input at a time keeps memory and open files bounded whatever the list's length, and
+// the result is the same as loading the inputs one after another.
+
+/**
+ * One input as encoded batches, parsed and encoded in the worker thread or on this one.
+ * `skip`: its first records, dropped (--resume); `before`: records of the run before its
+ * first ({$n} goes on from there). Resolves once its header is read and the templates are
+ * compiled against it, so their errors come before anything of it is sent.
+ * @returns {Promise<{ batches: AsyncIterable<object>, close: () => Promise<void> }>}
+ */
+async function openSource (input, o, skip = 0, before = skip) {
+  let source
+  try {
+    source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip, before) : await encodeInThread(input, o, skip, before)
+  } catch (err) {
+    if (input.http) input.stream.destroy() // the response body is not read
+    throw err
+  }
+  return {
+    batches: source.batches,
+    resumeShape: source.resumeShape, // where a ranged --resume can start (see Reader#resumeShape)
+    close: async () => {
+      try {
+        await source.close()
+      } finally {
+        if (input.http) input.stream.destroy() // a run stopped early must not keep the download open
+      }
+    }
+  }
+}
+
+/** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
+async function encodeInThread (input, o, skip, before) {
+  const src = await openRecords(input, o)
+  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
+  const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, before)
+  return {
+    batches,
+    resumeShape: src.resumeShape,
+    close: async () => {
+      input.stream?.destroy?.() // a read still waiting on an idle stream ends now
+      await batches.return()
+    }
+  }
+}
+
+/**
+ * The inputs from `plan.from` on, one after another. Batches get `file` (the input's name)
+ * and `fileIndex`; `bytesRead` counts over the inputs read. `run` hears of each input
+ * opened (a URL's response is its identity), started and read to its end.
+ */
+class InputSequence {
+  /**
+   * @param {object[]} inputs described inputs (lib/read/input.js)
+   * @param {{ from: number, skip: number, before: number }} plan the first input to read, its records to skip, the run's records before it
+   * @param {{ opened(i, input, skip), started(i), ended(i) }} run
+   */
+  constructor (inputs, o, plan, run) {
+    this.inputs = inputs
+    this.o = o
+    this.plan = plan
+    this.run = run
+    this.current = null // the open source
+  }
+
+  async open (i, skip, before) {
+    const input = this.inputs[i]
+    this.run.started(i) // from here its failures (a bad header) are its own
+    if (input.kind === 'url') {
+      await openUrl(input, this.o) // only now: a response waiting for its turn could time out
+      try {
+        this.run.opened(i, input, skip)
+      } catch (err) {
+        input.stream.destroy() // not the response the checkpoint was written for: not read
+        throw err
+      }
+    }
+    this.current = await openSource(input, this.o, skip, before)
+    return this.current
+  }
+
+  /** Open the first input to read: before connecting, so its header and templates are checked first. */
+  async start () {
+    if (this.plan.from < this.inputs.length) await this.open(this.plan.from, this.plan.skip, this.plan.before)
+  }
+
+  async * batches () {
+    let before = this.plan.before
+    let bytes = 0
+    for (let i = this.plan.from; i < this.inputs.length; i++) {
+      const source = i === this.plan.from ? this.current : await this.open(i, 0, before)
+      const input = this.inputs[i]
+      let read = 0
+      try {
+        for await (const batch of source.batches) {
+          batch.file = input.name
+          batch.fileIndex = i
+          read = batch.bytesRead
+          batch.bytesRead = bytes + read
+          before += batch.records
+          yield batch
+          if (batch.stop) return // on-error abort: nothing after the failed record is read
+        }
+      } finally {
+        this.current = null
+        await source.close()
+      }
+      bytes += read
+      this.run.ended(i)
+    }
+  }
+
+  async close () {
+    const source = this.current
+    this.current = null
+    if (source) await source.close()
+  }
+}
+
+module.exports = { openSource, InputSequence }
