@@ -21,11 +21,13 @@ const WRITE_INTERVAL_MS = 500
  * shown form (no credentials, no query) and what the server said: ETag, Last-Modified,
  * Content-Length.
  */
-function inputIdentity (desc) {
-  if (desc.http) return { name: desc.name, ...desc.http }
-  if (desc.kind !== 'bytes' || !desc.path) return { name: desc.name }
+function inputIdentity (desc, shard = null) {
+  // --shard: each shard loads its own records, so its checkpoint is its own.
+  const which = shard ? { shard: `${shard.index}/${shard.count}` } : {}
+  if (desc.http) return { name: desc.name, ...desc.http, ...which }
+  if (desc.kind !== 'bytes' || !desc.path) return { name: desc.name, ...which }
   const st = fs.statSync(desc.path)
-  return { name: desc.name, path: path.resolve(desc.path), size: st.size, mtimeMs: st.mtimeMs }
+  return { name: desc.name, path: path.resolve(desc.path), size: st.size, mtimeMs: st.mtimeMs, ...which }
 }
 
 function checkpointError (file, reason) {
@@ -55,6 +57,8 @@ function checkpointProblems (state) {
     problems.push('input names a file without a valid size and modification time')
   } else if (input.url !== undefined && typeof input.url !== 'string') {
     problems.push('input.url is not a string')
+  } else if (input.shard !== undefined && !(typeof input.shard === 'string' && /^\d+\/\d+$/.test(input.shard))) {
+    problems.push(`input.shard is ${JSON.stringify(input.shard)}, not "i/n"`)
   }
   if (state.line !== undefined && state.line !== null && !(Number.isSafeInteger(state.line) && state.line >= 1)) {
     problems.push(`line is ${JSON.stringify(state.line)}, not a line number`)
@@ -90,11 +94,19 @@ function readCheckpoint (file) {
 /**
  * Refuse to resume over a different input: same file, same size, same mtime; a stream or an
  * iterable (no path) only over one of the same name, and never a file's checkpoint over a
- * stream or the other way round.
+ * stream or the other way round; and only by the same --shard (or none) that wrote it.
  */
 function checkResumable (file, state, identity) {
   const was = state.input || {}
-  if (was.url || identity.url) return checkUrlResumable(file, was, identity)
+  if (was.url || identity.url) checkUrlResumable(file, was, identity)
+  else checkSameInput(file, was, identity)
+  if (was.shard !== identity.shard) {
+    const shard = s => s ? `shard ${s}` : 'a run without --shard'
+    throw checkpointError(file, `it was written by ${shard(was.shard)} of ${was.path || was.url || was.name}; this is ${shard(identity.shard)}: resume with ${was.shard ? `--shard ${was.shard}` : 'no --shard'}, or remove the checkpoint to start over`)
+  }
+}
+
+function checkSameInput (file, was, identity) {
   if (was.path && identity.path && (was.path !== identity.path || was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
     throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input ${identity.path} is not the same file any more (${identity.size} bytes): remove the checkpoint to start over`)
   }

@@ -16,6 +16,7 @@ const { Checkpointer, readCheckpoint, checkResumable, inputIdentity } = require(
 const { skipRecords } = require('../read/skip')
 const { RejectsFile } = require('./rejects')
 const { formatFailure } = require('./reporter')
+const { shardOf } = require('../read/shard')
 
 /**
  * Load a dataset into Redis. Resolves with the run's summary; rejects with a
@@ -39,6 +40,7 @@ async function load (options) {
     throw err
   }
   try {
+    if (o.shard) input.shard = await shardOf(input, o.shard, o) // after the checkpoint's checks: it may scan the file
     const skip = resume.state?.records ?? 0
     const source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip) : await encodeInThread(input, o, skip)
     const run = new Run(o, input, startedAt, resume, rejects)
@@ -78,7 +80,7 @@ async function encodeInThread (input, o, skip) {
 /** The --checkpoint file and, with --resume, the state to continue from. */
 function openCheckpoint (o, input) {
   if (!o.checkpoint) return { checkpointer: null, state: null }
-  const identity = inputIdentity(input)
+  const identity = inputIdentity(input, o.shard)
   const state = o.resume ? readCheckpoint(o.checkpoint) : null
   if (state) checkResumable(o.checkpoint, state, identity)
   const checkpointer = new Checkpointer(o.checkpoint, identity)
@@ -402,6 +404,7 @@ class Run {
     const base = this.base
     return {
       input: this.input.name,
+      shard: this.o.shard ? `${this.o.shard.index}/${this.o.shard.count}` : null,
       target: this.o.dryRun ? null : this.target,
       dryRun: this.o.dryRun || null,
       resumedFrom: this.resumedFrom,
