@@ -392,7 +392,7 @@ class Run {
       commands: sink.stats.commands,
       errors: this.mapFailures + sink.stats.failedRecords,
       bytesRead: this.bytesRead,
-      totalBytes: this.input.size ?? null,
+      totalBytes: shareSize(this.input),
       elapsedMs,
       recordsPerSec: elapsedMs > 0 ? (this.records * 1000) / elapsedMs : 0
     })
@@ -439,6 +439,12 @@ class Run {
     e.summary = this.summary(sink)
     return e
   }
+}
+
+/** The bytes this run reads: a shard's byte range, else the input's size (if known). */
+function shareSize (input) {
+  const range = input.shard?.range
+  return range ? range.end - range.start : input.size ?? null
 }
 
 /** Input order of two failures: by line, then byte offset (several records on one line). */
