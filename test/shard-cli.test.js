@@ -156,6 +156,7 @@ describe('--shard: how it is given and refused', () => {
     const byEnv = await runCase(c, ['--dry-run', 'resp'], { env: { PIPELOAD_SHARD: '1/3' } })
     const byFlag = await runCase(c, ['--dry-run', 'resp', '--shard', '1/3'])
     expect(byEnv.stdout).toBe(byFlag.stdout)
+    expect(byEnv.stderr).toMatch(/^wrote resp for \d+ of \d+ records \(\d+ commands\) from .*small\.csv \(shard 1\/3\) in /m)
     const whole = await runCase(c, ['--dry-run', 'resp'])
     expect(byEnv.stdout.length).toBeLessThan(whole.stdout.length)
     const both = await runCase(c, ['--dry-run', 'resp', '--shard', '1/3'], { env: { PIPELOAD_SHARD: '0/3' } })
