@@ -131,6 +131,18 @@ describe('--shard i/n: the union of the shards is the whole load', () => {
     }, 120_000)
   }
 
+  it('on-error abort: a bad row stops only the shard whose share holds it', async () => {
+    // Two chunks from stdin; the first row is bad: shard 1 reads it only to learn the header.
+    const text = csvText(30_000, new Set([1]), ' '.padEnd(30, 'p'))
+    expect(Buffer.byteLength(text)).toBeGreaterThan(1 << 20)
+    const args = ['import', '-', '--format', 'csv', '--key', 'u:{id}', '--dry-run', 'text']
+    const [zero, one] = await Promise.all(['0/2', '1/2'].map(s => runCli([...args, '--shard', s], { input: text })))
+    expect(zero.code).toBe(3)
+    expect(zero.stderr).toMatch(/^pipeload: <stdin>:2: Invalid Record Length/)
+    expect(one.code, one.stderr).toBe(0)
+    expect(one.stdout).toMatch(/^HSET u:\d+ /)
+  })
+
   it('more shards than records: the others load nothing and exit 0', async () => {
     const file = write('two.csv', 'id,v\n1,a\n2,b\n')
     const runs = await Promise.all([0, 1, 2, 3, 4].map(i => runCli(['import', file, '--key', 'tiny:{id}', '-u', server.url, '-n', '9', '--json', '--shard', `${i}/5`])))

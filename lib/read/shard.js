@@ -57,7 +57,7 @@ async function shardOf (desc, shard, o) {
       index,
       count,
       range: { start, end },
-      start: index === 0 ? null : { offset: start, line, columns: head ? head.columns : null, fields: head ? head.fields : null }
+      start: index === 0 ? null : { offset: start, line, columns: head ? head.columns : null, fields: head && !o.header ? head.fields : null }
     }
   } finally {
     await fh.close()
@@ -218,24 +218,27 @@ class ChunkShard {
       yield * cutter.end()
     }
     for await (const chunk of chunks.call(this)) {
-      const start = { offset: state.bomLength + chunk.offset, line, columns: this.columns, fields: this.fields }
+      const start = { offset: state.bomLength + chunk.offset, line, columns: this.columns, fields: this.options.fields ?? this.fields }
       const mine = chunk.index % count === index
       if (chunk.index === 0 && this.tabular) {
-        for await (const b of this.read(chunk.buf, start, state)) {
-          if (this.fields === null && b.records.length) this.fields = fieldCount(b.records[0])
-          if (!mine) break // the header and the first record's field count are all it needed
+        // Another shard's chunk 0 is read for the header and the first record's field count
+        // only: its bad records are that shard's to report, not this one's.
+        const options = mine ? this.options : { ...this.options, onError: 'skip', raw: false }
+        for await (const b of this.read(chunk.buf, start, state, options)) {
+          if (!this.hasHeader && this.fields === null && b.records.length) this.fields = fieldCount(b.records[0])
+          if (!mine) break
           yield b
         }
       } else if (mine) {
-        yield * this.read(chunk.buf, start, state)
+        yield * this.read(chunk.buf, start, state, this.options)
       }
       line += countLines(chunk.buf)
     }
   }
 
   /** One chunk's batches, positions in the whole input; bytesRead: the source's so far. */
-  async * read (buf, start, state) {
-    const reader = openReader({ name: this.source.name, stream: Readable.from([buf]) }, { ...this.options, start })
+  async * read (buf, start, state, options) {
+    const reader = openReader({ name: this.source.name, stream: Readable.from([buf]) }, { ...options, start })
     if (start.columns === null && this.hasHeader) this.columns = await reader.ready()
     for await (const batch of reader) {
       batch.bytesRead = state.bytesRead
