@@ -215,8 +215,16 @@ export interface LoadOptions extends ConnectionOptions {
    * before anything is sent: a path that cannot be written is PIPELOAD_OPTION_INVALID.
    */
   checkpoint?: string
-  /** Continue from `checkpoint`: skip the records it counts as loaded. */
+  /**
+   * Continue from `checkpoint`: skip the records it counts as loaded. An http(s) input is
+   * asked only for the bytes after them (a Range request) when its server accepts that.
+   */
   resume?: boolean
+  /**
+   * Called once before a resumed run reads: `range` when an http(s) input is read from that
+   * byte and line; else `reason` says why it is read again from its start (null for a file).
+   */
+  onResume?: (event: { input: string, records: number, range: { offset: number, line: number } | null, reason: string | null }) => void
 }
 
 export interface Summary {

@@ -1,16 +1,21 @@
 'use strict'
 
-// npm run bench:cluster [-- --rows N --runs N --workload users|kv --json --pipeload-args '…']
-// The same dataset loaded with the real CLI into: one standalone server, a cluster of one
-// master (the cost of routing alone) and a cluster of three masters (the gain of spreading
-// the load). Each target is started fresh (private ports, no persistence), each run starts
-// from empty masters and is checked: key count on the masters and sampled rows read back.
-// Prints wall time, rows/s and the speed-up against the standalone server.
+// npm run bench:cluster [-- --rows N --runs N --masters 1,3,6,12 --workers 0,auto,4
+//                          --processes 4,8 --workload users|kv --json --pipeload-args '…']
+// The same dataset loaded with the real CLI into one standalone server (the baseline) and
+// into clusters of each --masters count: for every --workers value one process, and for
+// every --processes k, k processes at once each loading its --shard i/k (the upper bound
+// one process with workers is measured against: no ordering across shards). Each target is
+// started fresh (private ports, no persistence), each run starts from empty masters and is
+// checked: key count on the masters and sampled rows read back. Prints median wall time,
+// rows/s, the speed-up against the standalone server, the share of the best k-process row
+// and the loader's peak RSS; then the issue's goals, met or not.
 
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
 const { parseArgs } = require('node:util')
+const { performance } = require('node:perf_hooks')
 const Redis = require('ioredis')
 const { ensureDatasets } = require('./datasets')
 const { runTimed, positiveIntFlag } = require('./measure')
@@ -24,12 +29,25 @@ const WORKLOADS = {
   kv: { name: 'csv 2-col SET', file: 'kvCsv', samples: 'kvSamples', template: ['-c', 'SET {key} {value}'] }
 }
 
+/** A comma-separated list of whole numbers (and `auto` where allowed). */
+function listFlag (name, value, { auto = false, min = 1 } = {}) {
+  return value.split(',').filter(Boolean).map(v => {
+    if (auto && v === 'auto') return v
+    const n = Number(v)
+    if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name}: expected whole numbers ≥ ${min}${auto ? ' or auto' : ''}, got ${v}`)
+    return n
+  })
+}
+
 function options () {
   const { values } = parseArgs({
     options: {
       rows: { type: 'string', default: '1000000' },
       runs: { type: 'string', default: '3' },
       workload: { type: 'string', default: 'users' },
+      masters: { type: 'string', default: '1,3' },
+      workers: { type: 'string', default: '' },
+      processes: { type: 'string', default: '' },
       json: { type: 'boolean', default: false },
       'pipeload-args': { type: 'string', default: '' }
     }
@@ -38,18 +56,28 @@ function options () {
   const runs = positiveIntFlag('runs', values.runs)
   const workload = WORKLOADS[values.workload]
   if (!workload) throw new Error(`--workload must be one of ${Object.keys(WORKLOADS).join(', ')}`)
-  return { rows, runs, workload, json: values.json, pipeloadArgs: values['pipeload-args'].split(/\s+/).filter(Boolean) }
+  return {
+    rows,
+    runs,
+    workload,
+    masters: listFlag('masters', values.masters),
+    // Empty: no --workers flag at all (the default of the code under test).
+    workers: values.workers === '' ? [null] : listFlag('workers', values.workers, { auto: true, min: 0 }),
+    processes: listFlag('processes', values.processes),
+    json: values.json,
+    pipeloadArgs: values['pipeload-args'].split(/\s+/).filter(Boolean)
+  }
 }
 
 /** A target: its URL, its masters' ports, and stop(). */
 async function standalone () {
   const s = await startRedis()
-  return { name: '1 server (no cluster)', url: s.url, masters: () => [s.port], stop: () => s.stop() }
+  return { name: '1 server (no cluster)', masterCount: 0, url: s.url, masters: () => [s.port], stop: () => s.stop() }
 }
 
 async function cluster (masters) {
   const c = await startCluster({ masters })
-  return { name: `cluster, ${masters} master${masters > 1 ? 's' : ''}`, url: c.url, masters: () => c.masterPorts(), stop: () => c.stop() }
+  return { name: `cluster, ${masters} master${masters > 1 ? 's' : ''}`, masterCount: masters, url: c.url, masters: () => c.masterPorts(), stop: () => c.stop() }
 }
 
 async function onMasters (ports, fn) {
@@ -86,18 +114,32 @@ async function verify (target, files, workload, rows) {
 
 const sortKeys = o => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
-async function runOne (target, files, o) {
+/** One import: `k` processes at once, each with --shard i/k (k = 1: one plain process). */
+async function runOne (target, files, o, { workers = null, k = 1 } = {}) {
   await onMasters(await target.masters(), c => c.flushall())
-  const args = [CLI, 'import', files[o.workload.file], ...o.workload.template, '--json', '-q', '-u', target.url, ...o.pipeloadArgs]
-  const r = await runTimed(process.execPath, args)
-  let error = r.code !== 0 ? `exit code ${r.code}: ${r.stderr.trim().slice(0, 500)}` : null
-  let summary = null
-  if (!error) {
-    try { summary = JSON.parse(r.stdout.trim().split('\n').pop()) } catch { error = 'no JSON summary' }
+  const base = [CLI, 'import', files[o.workload.file], ...o.workload.template, '--json', '-q', '-u', target.url, ...o.pipeloadArgs]
+  if (workers !== null) base.push('--workers', String(workers))
+  const started = performance.now()
+  const procs = await Promise.all(Array.from({ length: k }, (_, i) => runTimed(process.execPath, k > 1 ? [...base, '--shard', `${i}/${k}`] : base)))
+  const wall = (performance.now() - started) / 1000
+  let error = null
+  let records = 0
+  for (const r of procs) {
+    if (r.code !== 0) { error = `exit code ${r.code}: ${r.stderr.trim().slice(0, 500)}`; break }
+    let summary
+    try { summary = JSON.parse(r.stdout.trim().split('\n').pop()) } catch { error = 'no JSON summary'; break }
+    if (summary.errors !== 0) { error = `summary reports ${summary.errors} errors`; break }
+    records += summary.loaded
   }
-  if (!error && summary.errors !== 0) error = `summary reports ${summary.errors} errors`
+  if (!error && records !== o.rows) error = `the processes loaded ${records} records, expected ${o.rows}`
   if (!error) error = await verify(target, files, o.workload, o.rows)
-  return { wall: r.wall, cpu: r.cpu, rssMB: r.rssMB, ok: !error, error }
+  return {
+    wall: k > 1 ? wall : procs[0].wall, // one process: GNU time's wall, as before
+    cpu: procs.reduce((a, r) => a + r.cpu, 0),
+    rssMB: Math.max(...procs.map(r => r.rssMB)),
+    ok: !error,
+    error
+  }
 }
 
 function median (xs) {
@@ -106,46 +148,100 @@ function median (xs) {
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2
 }
 
+/** The rows measured on one target: one per --workers value, one per --processes k. */
+async function measureTarget (target, files, o, log) {
+  const variants = [
+    ...o.workers.map(w => ({ label: w === null ? '1 process' : `1 process, --workers ${w}`, workers: w, k: 1 })),
+    ...o.processes.map(k => ({ label: `${k} processes (--shard i/${k})`, workers: null, k }))
+  ]
+  const out = []
+  for (const v of variants) {
+    const runs = []
+    for (let i = 0; i < o.runs; i++) {
+      log(`${target.name}, ${v.label}: run ${i + 1}/${o.runs} …`)
+      runs.push(await runOne(target, files, o, v))
+    }
+    const wall = median(runs.map(r => r.wall))
+    out.push({
+      target: target.name,
+      masters: target.masterCount,
+      variant: v.label,
+      workers: v.workers,
+      processes: v.k,
+      runs: runs.length,
+      wall,
+      rowsPerSec: o.rows / wall,
+      cpu: median(runs.map(r => r.cpu)),
+      rssMB: Math.max(...runs.map(r => r.rssMB)),
+      ok: runs.every(r => r.ok),
+      errors: runs.filter(r => !r.ok).map(r => r.error)
+    })
+  }
+  return out
+}
+
+// The issue's goals: a cluster of M masters against one server, one process.
+const GOALS = { 3: 2, 6: 3.5, 12: 4.5 }
+const SHARE_OF_PROCESSES = 0.9
+
+/** Speed-up against the first row (one server, one process) and share of the best k-process row. */
+function addRatios (results) {
+  const base = results[0]
+  for (const r of results) {
+    r.speedUp = base.wall / r.wall
+    const best = Math.max(0, ...results.filter(p => p.masters === r.masters && p.processes > 1).map(p => p.rowsPerSec))
+    r.ofProcesses = r.processes === 1 && best > 0 ? r.rowsPerSec / best : null
+  }
+}
+
+function goalLines (results) {
+  const lines = []
+  for (const [m, want] of Object.entries(GOALS)) {
+    const rows = results.filter(r => r.masters === Number(m) && r.processes === 1)
+    if (!rows.length) continue
+    const best = rows.reduce((a, b) => (b.rowsPerSec > a.rowsPerSec ? b : a))
+    let line = `${m} masters: best one-process row (${best.variant}) ${best.speedUp.toFixed(2)}x one server (goal ≥ ${want}x: ${best.speedUp >= want ? 'met' : 'missed'})`
+    if (best.ofProcesses !== null) line += `, ${(best.ofProcesses * 100).toFixed(0)} % of the best k-process row (goal ≥ ${SHARE_OF_PROCESSES * 100} %: ${best.ofProcesses >= SHARE_OF_PROCESSES ? 'met' : 'missed'})`
+    line += `, peak RSS ${Math.round(best.rssMB)} MB (goal ≤ 400 MB: ${best.rssMB <= 400 ? 'met' : 'missed'})`
+    lines.push(line)
+  }
+  return lines
+}
+
+function printTable (o, results) {
+  const head = ['target', 'loader', 'wall (median)', 'rows/s', 'vs 1 server', 'of k procs', 'loader CPU s', 'peak RSS', 'ok']
+  const pct = v => (v === null ? '' : `${(v * 100).toFixed(0)} %`)
+  const lines = results.map(r => [r.target, r.variant, `${r.wall.toFixed(2)} s`, Math.round(r.rowsPerSec).toLocaleString('en-US'),
+    `${r.speedUp.toFixed(2)}x`, pct(r.ofProcesses), r.cpu.toFixed(2), `${Math.round(r.rssMB)} MB`, r.ok ? 'yes' : 'NO'])
+  process.stdout.write(`\n${o.workload.name}, ${o.rows.toLocaleString('en-US')} rows, ${o.runs} run(s) each (median), ${os.availableParallelism()} CPUs, ${os.cpus()[0].model}\n\n`)
+  process.stdout.write(`| ${head.join(' | ')} |\n| ${head.map(() => '---').join(' | ')} |\n`)
+  for (const l of lines) process.stdout.write(`| ${l.join(' | ')} |\n`)
+  const goals = goalLines(results)
+  if (goals.length) process.stdout.write('\nGoals (issue 12):\n' + goals.map(g => `- ${g}`).join('\n') + '\n')
+  for (const r of results) for (const e of r.errors) process.stdout.write(`\n${r.target}, ${r.variant}: ${e}`)
+  process.stdout.write('\n')
+}
+
 async function main () {
   const o = options()
   const log = line => process.stderr.write(line + '\n')
   const files = ensureDatasets(o.rows, log)
   const results = []
-  for (const make of [standalone, () => cluster(1), () => cluster(3)]) {
+  // The baseline: one server, one process, the code's default loader.
+  const baseline = { ...o, workers: [null], processes: [] }
+  for (const [make, opts] of [[standalone, baseline], ...o.masters.map(m => [() => cluster(m), o])]) {
     const target = await make()
     try {
-      const runs = []
-      for (let i = 0; i < o.runs; i++) {
-        log(`${target.name}: run ${i + 1}/${o.runs} …`)
-        runs.push(await runOne(target, files, o))
-      }
-      const wall = median(runs.map(r => r.wall))
-      results.push({
-        target: target.name,
-        runs: runs.length,
-        wall,
-        rowsPerSec: o.rows / wall,
-        cpu: median(runs.map(r => r.cpu)),
-        rssMB: median(runs.map(r => r.rssMB)),
-        ok: runs.every(r => r.ok),
-        errors: runs.filter(r => !r.ok).map(r => r.error)
-      })
+      results.push(...await measureTarget(target, files, opts, log))
     } finally {
       await target.stop()
     }
   }
-  for (const r of results) r.speedUp = results[0].wall / r.wall
+  addRatios(results)
   if (o.json) {
-    process.stdout.write(JSON.stringify({ rows: o.rows, workload: o.workload.name, cpus: os.availableParallelism(), results }, null, 2) + '\n')
+    process.stdout.write(JSON.stringify({ rows: o.rows, workload: o.workload.name, cpus: os.availableParallelism(), results, goals: goalLines(results) }, null, 2) + '\n')
   } else {
-    const head = ['target', 'wall (median)', 'rows/s', 'speed-up', 'loader CPU s', 'loader RSS', 'ok']
-    const lines = results.map(r => [r.target, `${r.wall.toFixed(2)} s`, Math.round(r.rowsPerSec).toLocaleString('en-US'),
-      `${r.speedUp.toFixed(2)}x`, r.cpu.toFixed(2), `${Math.round(r.rssMB)} MB`, r.ok ? 'yes' : 'NO'])
-    process.stdout.write(`\n${o.workload.name}, ${o.rows.toLocaleString('en-US')} rows, ${o.runs} run(s) each, ${os.availableParallelism()} CPUs, ${os.cpus()[0].model}\n\n`)
-    process.stdout.write(`| ${head.join(' | ')} |\n| ${head.map(() => '---').join(' | ')} |\n`)
-    for (const l of lines) process.stdout.write(`| ${l.join(' | ')} |\n`)
-    for (const r of results) for (const e of r.errors) process.stdout.write(`\n${r.target}: ${e}`)
-    process.stdout.write('\n')
+    printTable(o, results)
   }
   if (!results.every(r => r.ok)) process.exitCode = 1
 }

@@ -170,6 +170,7 @@ async function runImport (input, flags, io) {
     retryTimeout: flags.retryTimeout,
     checkpoint: flags.checkpoint,
     resume: flags.resume,
+    onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
     onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
@@ -196,6 +197,12 @@ async function runImport (input, flags, io) {
   }
   await report(summary, flags, io)
   return summary.errors > 0 ? EXIT.RECORD_ERRORS : EXIT.OK
+}
+
+/** How a resumed http(s) input is read, in one line. */
+function resumeNotice (e) {
+  if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${int(e.records)} records already loaded`
+  return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${int(e.records)} records already loaded: ${e.reason}`
 }
 
 /** --shard, else PIPELOAD_SHARD (unset or empty: none); a bad value is named as it was given. */

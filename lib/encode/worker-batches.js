@@ -37,12 +37,13 @@ function reviveError (e) {
 
 /**
  * Start the worker; resolves once it has read the header and compiled the templates (so
- * template and header errors surface before connecting) with { batches }.
+ * template and header errors surface before connecting) with { batches, resumeShape }.
+ * `skip` records are dropped, `before` come before the first read (see encodeInThread).
  */
-async function openWorkerBatches (desc, o, skip = 0) {
+async function openWorkerBatches (desc, o, skip = 0, before = skip) {
   const fromParent = Boolean(desc.stream)
-  const workerDesc = { kind: desc.kind, name: desc.name, format: desc.format, path: desc.path, size: desc.size, shard: desc.shard, fromParent }
-  const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD, skip } })
+  const workerDesc = { kind: desc.kind, name: desc.name, format: desc.format, path: desc.path, size: desc.size, start: desc.start, shard: desc.shard, fromParent }
+  const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD, skip, before } })
   const queue = new MessageQueue(worker)
   if (fromParent) feedStream(desc.stream, worker, queue)
   const first = await queue.next()
@@ -50,10 +51,11 @@ async function openWorkerBatches (desc, o, skip = 0) {
     await worker.terminate()
     throw reviveError(first.error)
   }
-  return { batches: batchesFrom(worker, queue), close: () => worker.terminate() }
+  const seen = { shape: null } // the reader's resumeShape(), as of the last batch
+  return { batches: batchesFrom(worker, queue, seen), close: () => worker.terminate(), resumeShape: () => seen.shape }
 }
 
-async function * batchesFrom (worker, queue) {
+async function * batchesFrom (worker, queue, seen) {
   try {
     for (;;) {
       const msg = await queue.next()
@@ -61,6 +63,7 @@ async function * batchesFrom (worker, queue) {
       if (msg.type === 'error') throw reviveError(msg.error)
       const b = msg.batch
       b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
+      if (msg.shape) seen.shape = msg.shape
       yield b
       worker.postMessage({ type: 'credit' })
     }

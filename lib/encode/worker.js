@@ -15,7 +15,7 @@ const { createMapper } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { skipRecords } = require('../read/skip')
 
-const { desc, options, ahead, skip } = workerData
+const { desc, options, ahead, skip, before } = workerData
 let credits = ahead
 let wakeCredit = null
 
@@ -47,11 +47,12 @@ async function main () {
   const src = await openRecords(desc, options)
   const mapper = src.empty ? null : createMapper({ templates: options.templates, ttl: options.ttl, ttlKeys: options.ttlKeys, replace: options.replace, vectors: options.vectors, shape: src.shape })
   parentPort.postMessage({ type: 'ready', empty: src.empty })
-  for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options, skip)) {
+  for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options, before)) {
     if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })
     credits--
     const buf = batch.buf
-    parentPort.postMessage({ type: 'batch', batch }, buf.length ? [buf.buffer] : [])
+    // The reader's shape goes along for the loader's checkpoint (small: a header at most).
+    parentPort.postMessage({ type: 'batch', batch, shape: src.resumeShape ? src.resumeShape() : null }, buf.length ? [buf.buffer] : [])
   }
   parentPort.postMessage({ type: 'done' })
 }

@@ -105,6 +105,12 @@ class FastCsvCore {
     this.base += p
   }
 
+  /** Fields per record once known, from csv-parse's core once it took over. */
+  fieldsPerRecord () {
+    const expected = this.fallback ? this.fallback.expected : this.expected
+    return expected > 0 ? expected : null
+  }
+
   /** Hand bytes from `p` on to csv-parse, with the state reached so far. */
   handOver (buf, p, sink) {
     this.fallback = new CsvCore({

@@ -127,6 +127,11 @@ class CsvCore {
     return p
   }
 
+  /** Fields per record once known (the header's, --columns' or the first record's), else null. */
+  fieldsPerRecord () {
+    return this.expected > 0 ? this.expected : null
+  }
+
   /** A csv-parse error: thrown, or in skip mode the record is rejected and parsing resumes. */
   failed (err) {
     if (!this.skip || !SKIPPABLE.has(err.code) || (this.header && this.columns === null)) throw this.toError(err)

@@ -78,11 +78,15 @@ function get (url, headers, timeoutMs, signal, shown) {
 
 /**
  * GET `input.url`, following up to 5 redirects, and complete the input's description
- * (`stream`, `format`, `size`, `http` identity) in place.
+ * (`stream`, `format`, `size`, `http` identity) in place. With `range` (--resume), ask for
+ * the bytes from `range.offset` on, if the resource still matches `range.ifRange`: a 206
+ * sets `input.range` ({ offset }: the body starts there); a 200 is the whole body, as
+ * without `range` (the server ignores ranges, or the resource changed).
  * @param {{ url: string, name: string, format?: string }} input
  * @param {{ format?: string, connectTimeout: number, signal?: AbortSignal }} o
+ * @param {{ offset: number, ifRange: string, checkpoint: string }|null} [range]
  */
-async function openUrl (input, o) {
+async function openUrl (input, o, range = null) {
   let url = new URL(input.url)
   const shown = input.name
   let auth = url.username || url.password
@@ -95,6 +99,7 @@ async function openUrl (input, o) {
     target.username = ''
     target.password = ''
     const headers = { 'user-agent': `pipeload/${version}`, accept: '*/*', 'accept-encoding': 'identity' }
+    if (range) Object.assign(headers, { range: `bytes=${range.offset}-`, 'if-range': range.ifRange })
     // Credentials go to the host they were written for, not to where it redirects.
     if (auth && target.origin === origin) headers.authorization = auth
     res = await get(target, headers, o.connectTimeout, o.signal, shown)
@@ -112,6 +117,12 @@ async function openUrl (input, o) {
     if (url.origin !== origin) auth = null
   }
   const status = res.statusCode
+  if (range && status === 416) {
+    res.resume()
+    throw new PipeloadError('PIPELOAD_CHECKPOINT_INVALID',
+      `checkpoint ${range.checkpoint}: ${shown} has no byte ${range.offset} (HTTP 416 Range Not Satisfiable): it is shorter than when the checkpoint was written; remove the checkpoint to start over`,
+      { file: range.checkpoint, url: shown, status })
+  }
   if (status < 200 || status >= 300) {
     res.resume()
     const code = status === 404 || status === 410 ? 'PIPELOAD_INPUT_NOT_FOUND' : 'PIPELOAD_INPUT_INVALID'
@@ -125,18 +136,43 @@ async function openUrl (input, o) {
       `cannot tell the format of ${shown} from its path or its Content-Type (${type || 'none'}): use --format csv|tsv|json|ndjson`, { file: shown })
   }
   const length = Number(res.headers['content-length'])
+  const bodySize = Number.isSafeInteger(length) && length >= 0 ? length : undefined
+  const part = status === 206 && range ? partOf(res, range, bodySize, shown) : null
   input.kind = 'bytes'
   input.format = format
-  input.size = Number.isSafeInteger(length) && length >= 0 ? length : undefined
-  input.stream = bodyStream(res, input.size)
-  // What a checkpoint compares on --resume: the same resource, unchanged.
+  input.size = part ? part.total ?? undefined : bodySize // the whole resource's: progress counts from the offset
+  input.range = part ? { offset: range.offset } : null
+  input.stream = bodyStream(res, bodySize)
+  // What a checkpoint compares on --resume: the same resource, unchanged. A 206 need not
+  // repeat Last-Modified, but it answers If-Range: the validator sent still holds.
   input.http = {
     url: shown,
-    etag: res.headers.etag ?? null,
-    lastModified: res.headers['last-modified'] ?? null,
+    etag: res.headers.etag ?? (part ? range.etag : null) ?? null,
+    lastModified: res.headers['last-modified'] ?? (part ? range.lastModified : null) ?? null,
     size: input.size ?? null
   }
   return input
+}
+
+/**
+ * A 206's Content-Range, checked against the range asked for: `bytes <offset>-<last>/<total>`
+ * (`*` for an unknown total). Anything else would load bytes from the wrong place.
+ */
+function partOf (res, range, bodySize, shown) {
+  const value = res.headers['content-range']
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(value ?? '').trim())
+  const first = m && Number(m[1])
+  const last = m && Number(m[2])
+  const total = m && m[3] !== '*' ? Number(m[3]) : null
+  const fits = m && first === range.offset && last >= first && (total === null || last < total) &&
+    (bodySize === undefined || bodySize === last - first + 1)
+  if (!fits) {
+    res.destroy()
+    throw new PipeloadError('PIPELOAD_INPUT_INVALID',
+      `cannot resume ${shown}: asked for its bytes from ${range.offset} on, the server answered 206 with ${value === undefined ? 'no Content-Range' : `Content-Range ${JSON.stringify(value)}`}${m && bodySize !== undefined && bodySize !== last - first + 1 ? ` and Content-Length ${bodySize}` : ''}`,
+      { file: shown, url: shown, status: 206 })
+  }
+  return { total: total ?? range.size ?? null }
 }
 
 // Unread body bytes held here before the response is paused. Node drops what a response

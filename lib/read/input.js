@@ -72,8 +72,9 @@ function describeStream (stream, name, o) {
 }
 
 /**
- * Open a described input as record batches.
- * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean }>}
+ * Open a described input as record batches; `desc.start` (reader option `start`): its bytes
+ * begin at a record in the middle of the input.
+ * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean, resumeShape?: () => object }>}
  */
 async function openRecords (desc, o) {
   if (desc.kind === 'records') {
@@ -88,7 +89,8 @@ async function openRecords (desc, o) {
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,
     raw: Boolean(o.rejects), // records' input text, for the rejects file
-    rows: !o.map // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
+    rows: !o.map, // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
+    start: desc.start // --resume of a URL by a Range request: the body starts at a record
   }
   // desc.shard (--shard): lib/read/shard.js's plan of this shard's share of the input.
   const reader = desc.shard ? openShardReader(desc, options) : openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, options)
@@ -104,7 +106,8 @@ async function openRecords (desc, o) {
     // With a header expected but none read, the input is empty: nothing to map.
     empty: tabular && o.header && !header,
     // shard: record numbers over the whole input are not known ({$n}, map()'s ctx.n).
-    shape: { ...(tabular ? { columns: columns || null } : {}), file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}) }
+    shape: { ...(tabular ? { columns: columns || null } : {}), file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}) },
+    resumeShape: () => reader.resumeShape() // for a checkpoint's `next`
   }
 }
 

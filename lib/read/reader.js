@@ -178,7 +178,8 @@ class Reader {
     this.source = source
     this.options = normalizeOptions(options)
     this.columns = null
-    this._state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
+    this._state = { bytesRead: 0, bomLength: 0, decompressed: 0, gzip: false }
+    this._core = null
     this._hasHeader = this.options.header && (this.options.format === 'csv' || this.options.format === 'tsv')
     this._batches = null // the generator, once started
     this._stash = null // a first batch pulled by ready() before iteration
@@ -213,6 +214,18 @@ class Reader {
       }
     }
     return this._header.promise
+  }
+
+  /**
+   * What another reader needs, with the `start` option at a record's offset and line, to
+   * read on from there as this one would: the header read and the fields per record
+   * (csv/tsv), and whether the bytes were gzip (offsets are then not the source's: such a
+   * source can only be read again from its start).
+   * @returns {{ gzip: boolean, columns: string[]|null, fields: number|null }}
+   */
+  resumeShape () {
+    const core = this._core
+    return { gzip: this._state.gzip, columns: this.columns, fields: core && core.fieldsPerRecord ? core.fieldsPerRecord() : null }
   }
 
   [Symbol.asyncIterator] () {
@@ -251,7 +264,7 @@ class Reader {
       for await (const chunk of openBytes(this.source, state, o.start !== null)) {
         if (core === null) {
           at = startAt + state.bomLength
-          core = createCore(o, file, at, bad)
+          core = this._core = createCore(o, file, at, bad)
         }
         bad.add(utf8.check(chunk, at))
         at += chunk.length
@@ -268,7 +281,7 @@ class Reader {
         }
         if (failure !== null) throw failure
       }
-      if (core === null) core = createCore(o, file, startAt + state.bomLength, bad)
+      if (core === null) core = this._core = createCore(o, file, startAt + state.bomLength, bad)
       bad.add(utf8.end())
       try {
         core.end(sink)

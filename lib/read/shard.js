@@ -196,6 +196,11 @@ class ChunkShard {
     return this.columns
   }
 
+  /** No checkpoint `next` shape: a shard resumes by skipping, never by a Range request. */
+  resumeShape () {
+    return null
+  }
+
   async * [Symbol.asyncIterator] () {
     if (this.gen === null) this.gen = this.run()
     const stash = this.stash

@@ -13,8 +13,9 @@ const EMPTY = Buffer.alloc(0)
 /**
  * The decompressed bytes of a source, as an async iterable of Buffers.
  * gzip is recognised by its magic bytes, a UTF-8 BOM is dropped; `state` tells the caller
- * how many raw bytes were consumed (`bytesRead`) and how many BOM bytes were skipped
- * (`bomLength`, known before the first chunk is yielded).
+ * how many raw bytes were consumed (`bytesRead`), how many BOM bytes were skipped
+ * (`bomLength`) and whether the source was gzip (`gzip`), both known before the first
+ * chunk is yielded.
  */
 async function * openBytes (source, state, plain = false) {
   const file = source.name
@@ -51,6 +52,7 @@ async function * openBytes (source, state, plain = false) {
     const head = await readHead(rawIt, 2)
     let bytes
     if (head.length >= 2 && head.buf[0] === 0x1f && head.buf[1] === 0x8b) {
+      state.gzip = true // offsets are then the decompressed stream's, not the source's
       const gunzip = zlib.createGunzip()
       const compressed = Readable.from(prepend(head.buf, rawIt), { objectMode: false })
       // pipeline() destroys both ends on error; the error then surfaces in the loop below.

@@ -11,7 +11,9 @@ const { PipeloadError, fsReason } = require('../errors')
 // temporary file, fsync it, rename it over the old one), at most once per interval and at
 // the end, so a crash at any moment leaves the previous or the next state, never a torn
 // one. Resuming re-reads the input and skips that many records; anything acknowledged
-// after the last write is sent again (at-least-once, like a reconnect).
+// after the last write is sent again (at-least-once, like a reconnect). `next` says where
+// a record at or before the prefix's end starts, so that an http(s) input can be resumed
+// with a Range request (lib/run/url-resume.js).
 
 const VERSION = 1
 const WRITE_INTERVAL_MS = 500
@@ -63,11 +65,31 @@ function checkpointProblems (state) {
   if (state.line !== undefined && state.line !== null && !(Number.isSafeInteger(state.line) && state.line >= 1)) {
     problems.push(`line is ${JSON.stringify(state.line)}, not a line number`)
   }
+  const next = state.next
+  if (next !== undefined && next !== null) problems.push(...nextProblems(next, state.records))
   if (state.complete !== undefined && typeof state.complete !== 'boolean') problems.push(`complete is ${JSON.stringify(state.complete)}, not true or false`)
   const r = state.rejects
   if (r !== undefined && r !== null && (typeof r !== 'object' || typeof r.path !== 'string' || !isCount(r.bytes) || !isCount(r.records))) {
     problems.push('rejects is not { path, bytes, records }')
   }
+  return problems
+}
+
+/**
+ * `next`: where the record after a prefix of `records` (at most the acknowledged ones)
+ * starts: its byte offset in the decompressed input and its line, with what a reader needs
+ * to begin there (`columns`: the CSV header, `fields` per record, `gzip`: the offset is not
+ * the source's).
+ */
+function nextProblems (next, records) {
+  if (typeof next !== 'object' || Array.isArray(next)) return ['next is not { records, offset, line }']
+  const problems = []
+  if (!isCount(next.records) || (isCount(records) && next.records > records)) problems.push(`next.records is ${JSON.stringify(next.records)}, not a whole number ≤ records`)
+  if (!isCount(next.offset)) problems.push(`next.offset is ${JSON.stringify(next.offset)}, not a byte offset`)
+  if (!(Number.isSafeInteger(next.line) && next.line >= 1)) problems.push(`next.line is ${JSON.stringify(next.line)}, not a line number`)
+  if (next.gzip !== undefined && typeof next.gzip !== 'boolean') problems.push(`next.gzip is ${JSON.stringify(next.gzip)}, not true or false`)
+  if (next.columns !== undefined && !(Array.isArray(next.columns) && next.columns.every(c => typeof c === 'string'))) problems.push('next.columns is not a list of column names')
+  if (next.fields !== undefined && !(Number.isSafeInteger(next.fields) && next.fields > 0)) problems.push(`next.fields is ${JSON.stringify(next.fields)}, not a positive whole number`)
   return problems
 }
 

@@ -14,6 +14,7 @@ const { openControl, dataEndpoint, connectData, dataReconnector } = require('../
 const { isCluster, openClusterSink } = require('../send/cluster')
 const { Checkpointer, readCheckpoint, checkResumable, inputIdentity } = require('./checkpoint')
 const { skipRecords } = require('../read/skip')
+const { rangePlan, resumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
 const { formatFailure } = require('./reporter')
 const { shardOf } = require('../read/shard')
@@ -28,12 +29,17 @@ async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
   const input = describeInput(o)
-  if (input.kind === 'url') await openUrl(input, o) // the response's headers: format, size, identity
+  const saved = o.checkpoint && o.resume ? readCheckpoint(o.checkpoint) : null
+  let plan = null
+  if (input.kind === 'url') { // the response's headers: format, size, identity; with --resume, the rest only
+    plan = rangePlan(o.checkpoint, saved, input, o.shard)
+    await openUrl(input, o, plan.range)
+  }
   // Outputs first: a checkpoint or rejects path that cannot be written stops the run
   // before anything is read or sent.
   let resume, rejects
   try {
-    resume = openCheckpoint(o, input)
+    resume = openCheckpoint(o, input, saved)
     rejects = o.rejects ? new RejectsFile(o.rejects, resume.state?.rejects ?? null) : null
   } catch (err) {
     if (input.http) input.stream.destroy() // the response body is not read
@@ -41,9 +47,12 @@ async function load (options) {
   }
   try {
     if (o.shard) input.shard = await shardOf(input, o.shard, o) // after the checkpoint's checks: it may scan the file
-    const skip = resume.state?.records ?? 0
-    const source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip) : await encodeInThread(input, o, skip)
+    const from = input.http ? resumePlan(resume.state, input, plan) : fileResume(resume.state, input)
+    input.start = from.start
+    if (from.notice && o.onResume) o.onResume(from.notice)
+    const source = workerEligible(input, o) ? await openWorkerBatches(input, o, from.skip, from.before) : await encodeInThread(input, o, from.skip, from.before)
     const run = new Run(o, input, startedAt, resume, rejects)
+    run.resumeShape = source.resumeShape || null
     try {
       const { sink, close } = await openSink(o, input, run)
       try {
@@ -63,13 +72,23 @@ async function load (options) {
   }
 }
 
-/** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
-async function encodeInThread (input, o, skip) {
+/** A file, a stream or an iterable resumes by reading again and skipping what was loaded. */
+function fileResume (state, input) {
+  const records = state?.records ?? 0
+  return { start: null, skip: records, before: records, notice: state ? { input: input.name, records, range: null, reason: null } : null }
+}
+
+/**
+ * Encoded batches from the input, encoded on this thread; the first `skip` records read are
+ * dropped, `before` records come before the first one read (--resume: {$n} goes on).
+ */
+async function encodeInThread (input, o, skip, before) {
   const src = await openRecords(input, o)
   const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
-  const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, skip)
+  const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, before)
   return {
     batches,
+    resumeShape: src.resumeShape,
     close: async () => {
       input.stream?.destroy?.() // a read still waiting on an idle stream ends now
       await batches.return()
@@ -78,10 +97,9 @@ async function encodeInThread (input, o, skip) {
 }
 
 /** The --checkpoint file and, with --resume, the state to continue from. */
-function openCheckpoint (o, input) {
+function openCheckpoint (o, input, state) {
   if (!o.checkpoint) return { checkpointer: null, state: null }
   const identity = inputIdentity(input, o.shard)
-  const state = o.resume ? readCheckpoint(o.checkpoint) : null
   if (state) checkResumable(o.checkpoint, state, identity)
   const checkpointer = new Checkpointer(o.checkpoint, identity)
   checkpointer.check()
@@ -150,7 +168,13 @@ class Run {
     const st = resume.state
     this.base = { records: st?.records ?? 0, loaded: st?.loaded ?? 0, errors: st?.errors ?? 0, commands: st?.commands ?? 0, skipped: st?.skipped ?? 0 }
     this.resumedFrom = st ? st.records : null
-    this.done = { records: 0, loaded: 0, errors: 0, commands: 0, skipped: 0, line: st?.line ?? null } // acknowledged prefix
+    this.done = { records: 0, loaded: 0, errors: 0, commands: 0, skipped: 0, line: st?.line ?? null, next: st?.next ?? null } // acknowledged prefix
+    // Where batches sent start ({ at: this run's records before it, offset, line }), oldest
+    // first: once the records before one are acknowledged, a resumed run can start reading
+    // there (the checkpoint's `next`). A JSON document is only read from its start.
+    this.starts = this.checkpointer && input.kind === 'bytes' && input.format !== 'json' ? [] : null
+    this.resumeShape = null // the source's: header, fields per record, gzip (see Reader#resumeShape)
+    this.offset = input.range ? input.range.offset : 0 // a ranged body's first byte in the input
     this.records = 0
     this.skipped = 0 // records map() returned null for
     this.mapFailures = 0
@@ -188,12 +212,36 @@ class Run {
     d.errors += mapFailed + b.failed
     d.commands += b.cmds
     if (b.lines.length) d.line = b.lines[b.lines.length - 1]
+    if (this.starts !== null) this.passStarts()
     // Called from a socket's reply handler: a write failure must not be thrown from here.
     try {
       if (this.rejects) this.writeAckedRejects()
       if (this.checkpointer && this.checkpointer.due()) this.writeCheckpoint(false)
     } catch (err) {
       this.outputFailed(err)
+    }
+  }
+
+  /** The last batch start the acknowledged prefix reaches is where a resumed run reads on. */
+  passStarts () {
+    let s = null
+    while (this.starts.length && this.starts[0].at <= this.done.records) s = this.starts.shift()
+    if (s !== null) this.done.next = { records: this.base.records + s.at, offset: s.offset, line: s.line }
+  }
+
+  /** The checkpoint's `next`: a record start and what a reader needs to begin there. */
+  nextState () {
+    const next = this.done.next
+    if (next === null) return null
+    const shape = this.resumeShape ? this.resumeShape() : null
+    if (!shape) return next
+    return {
+      records: next.records,
+      offset: next.offset,
+      line: next.line,
+      ...(shape.gzip ? { gzip: true } : {}),
+      ...(shape.columns ? { columns: shape.columns } : {}),
+      ...(shape.fields ? { fields: shape.fields } : {})
     }
   }
 
@@ -220,6 +268,7 @@ class Run {
       commands: base.commands + done.commands,
       skipped: base.skipped + done.skipped,
       line: done.line,
+      ...(done.next !== null ? { next: this.nextState() } : {}),
       complete
     }
   }
@@ -299,9 +348,12 @@ class Run {
           this.stopAt(batch.records ? batch.first : null)
           break
         }
+        if (this.starts !== null && batch.records && batch.first && Number.isSafeInteger(batch.first.offset)) {
+          this.starts.push({ at: this.records, offset: batch.first.offset, line: batch.first.line })
+        }
         this.records += batch.records
         this.skipped += batch.skipped || 0
-        this.bytesRead = batch.bytesRead
+        this.bytesRead = this.offset + batch.bytesRead
         if (this.rejects) this.track(batch)
         for (const f of batch.failures) {
           this.mapFailures++

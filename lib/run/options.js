@@ -32,7 +32,7 @@ const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'pa
 const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'jsonPath', 'key',
   'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
-  'checkpoint', 'resume', 'vector', 'shard'])
+  'checkpoint', 'resume', 'onResume', 'vector', 'shard'])
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson']
 const DRY_RUN = ['resp', 'text']
@@ -303,6 +303,7 @@ function normalizeLoadOptions (o = {}) {
   if (o.input === undefined || o.input === null) throw invalid('input', 'a file path, "-", a Readable or an iterable of records', o.input)
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw invalid('onProgress', 'a function', typeof o.onProgress)
   if (o.onFailure !== undefined && typeof o.onFailure !== 'function') throw invalid('onFailure', 'a function', typeof o.onFailure)
+  if (o.onResume !== undefined && typeof o.onResume !== 'function') throw invalid('onResume', 'a function', typeof o.onResume)
   if (o.signal !== undefined && !(o.signal && typeof o.signal.aborted === 'boolean')) throw invalid('signal', 'an AbortSignal', o.signal)
   const { templates, map } = templatesOf(o)
   if (o.checkpoint !== undefined && (typeof o.checkpoint !== 'string' || !o.checkpoint)) throw invalid('checkpoint', 'a file path', o.checkpoint)
