@@ -44,8 +44,8 @@ Environment:
   REDIS_URL       the server when -u is not given; -h, -p, -n override its parts
   REDISCLI_AUTH   the password, as for redis-cli (-a or a password in -u wins)
   REDIS_PASSWORD  the password when REDISCLI_AUTH is not set
-  PIPELOAD_SHARD  import's --shard i/n when it is not given (a Kubernetes Indexed Job:
-                  PIPELOAD_SHARD=$(JOB_COMPLETION_INDEX)/N)
+  PIPELOAD_SHARD  import's --shard i/n when it is not given, e.g. in a Kubernetes Indexed
+                  Job: the pod's completion index / completions (README: Shards)
 `
 const EXIT_HELP = `
 Exit codes:
