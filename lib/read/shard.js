@@ -5,7 +5,7 @@ const { Readable } = require('node:stream')
 const { PipeloadError } = require('../errors')
 const { openReader } = require('./reader')
 const { openBytes } = require('./source')
-const { Cutter, recordEnd, quoteState, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
+const { cutChunks, recordEnd, quoteState, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
 const { CsvRow } = require('./csv-row')
 
 // --shard i/n: which records of one input shard i loads. The n shards' shares are disjoint
@@ -216,13 +216,8 @@ class ChunkShard {
   async * run () {
     const { index, count, size } = this.plan
     const state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
-    const cutter = new Cutter({ format: this.options.format, size })
     let line = 1
-    const chunks = async function * () {
-      for await (const buf of openBytes(this.source, state)) yield * cutter.push(buf)
-      yield * cutter.end()
-    }
-    for await (const chunk of chunks.call(this)) {
+    for await (const chunk of cutChunks(openBytes(this.source, state), { format: this.options.format, size })) {
       const start = { offset: state.bomLength + chunk.offset, line, columns: this.columns, fields: this.options.fields ?? this.fields }
       const mine = chunk.index % count === index
       if (chunk.index === 0 && this.tabular) {
