@@ -98,7 +98,7 @@ export interface Position {
 
 /** map()'s second argument: where the record came from. */
 export interface MapContext {
-  /** The record's number, 1-based over the whole run (a resumed run goes on from the checkpoint). */
+  /** The record's number, 1-based over the whole run (a resumed run goes on from the checkpoint). With `shard`, reading it throws: a shard does not know it. */
   n: number
   /** Its input line (an iterable's record: its number). */
   line: number | null
@@ -173,6 +173,14 @@ export interface LoadOptions extends ConnectionOptions {
    */
   worker?: boolean | 'auto'
   /**
+   * Load only shard `index` of `count` (0 ≤ index < count) of the input: `count` processes,
+   * anywhere, with shards 0 … count - 1 load every record once. A plain file is split by
+   * byte ranges at record boundaries, stdin/gzip/URLs by ~1 MiB chunk numbers; a JSON
+   * document, an iterable and `{$n}` are refused. `'0/1'` is no shard. The CLI also reads
+   * `PIPELOAD_SHARD`; load() does not.
+   */
+  shard?: `${number}/${number}` | { index: number, count: number }
+  /**
    * Redis Cluster mode: each command goes to the master owning its hash slot. `true`: the
    * server must be a cluster node; `false`: never; unset: asked with `INFO cluster`. Also on
    * when `redis` is an ioredis `Cluster`.
@@ -236,6 +244,8 @@ export interface FileSummary {
 export interface Summary {
   /** The input's name; of several, the inputs as given, joined with ', '. */
   input: string
+  /** With `shard`: which one, `"i/n"`; else null. */
+  shard: string | null
   /** `host:port` written to; null in dry-run mode. */
   target: string | null
   dryRun: 'resp' | 'text' | null

@@ -220,6 +220,24 @@ describe('--resume of a URL with a Range request', () => {
     await expectEach('r6', ROWS, '1')
   })
 
+  it('--shard: no Range request (chunk numbers count from the body\'s start); read again and skipped', async () => {
+    const p = '/shard.ndjson'
+    const rows = 60_000 // ~2.4 MiB: chunks for both shards
+    const body = Buffer.from(Array.from({ length: rows }, (_, i) => JSON.stringify({ id: i, pad: 'p'.repeat(20) }) + '\n').join(''))
+    resource(p, body, { cutAt: body.length - 1000 }) // after shard 1's chunk 1 (bytes 1-2 MiB)
+    const cp = path.join(dir, 'r8.ckpt')
+    const args = ['import', `${base}${p}`, '-u', server.url, '-c', 'INCR r8:{id}', '-b', '500', '--checkpoint', cp, '--shard', '1/2']
+    expect((await runCli(args)).code).toBe(3)
+    expect(JSON.parse(fs.readFileSync(cp, 'utf8')).records).toBeGreaterThan(0)
+    const second = await runCli([...args, '--resume'])
+    expect(second.code, second.stderr).toBe(0)
+    expect(requestsTo(p).at(-1).headers.range).toBe(undefined)
+    expect(second.stderr).toContain('a shard counts its chunks from the start of the input')
+    const zero = await runCli(['import', `${base}${p}`, '-u', server.url, '-c', 'INCR r8:{id}', '--shard', '0/2'])
+    expect(zero.code, zero.stderr).toBe(0)
+    await expectEach('r8', rows, '1')
+  })
+
   it('a 206 whose Content-Range is not the range asked for is an input error (exit 3), nothing more loaded', async () => {
     const p = '/bad206.ndjson'
     resource(p, ndjson, { cutAt: cutNdjson, contentRange: 'bytes 0-99/99999' })

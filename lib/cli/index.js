@@ -3,7 +3,7 @@
 const { Command, Option, CommanderError } = require('commander')
 const { load } = require('../run/load')
 const { PipeloadError, EXIT, where } = require('../errors')
-const { DEFAULTS } = require('../run/options')
+const { DEFAULTS, parseShard } = require('../run/options')
 const { formatProgress, formatSummary, formatFailure, int } = require('../run/reporter')
 const { version } = require('../../package.json')
 const { benchCommand } = require('./bench')
@@ -44,6 +44,8 @@ Environment:
   REDIS_URL       the server when -u is not given; -h, -p, -n override its parts
   REDISCLI_AUTH   the password, as for redis-cli (-a or a password in -u wins)
   REDIS_PASSWORD  the password when REDISCLI_AUTH is not set
+  PIPELOAD_SHARD  import's --shard i/n when it is not given, e.g. in a Kubernetes Indexed
+                  Job: the pod's completion index / completions (README: Shards)
 `
 const EXIT_HELP = `
 Exit codes:
@@ -90,6 +92,7 @@ function importCommand (io) {
     .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
     .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send (ms, s, m, h; a plain number is ms)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
+    .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
     .option('--worker', 'parse and encode in a worker thread (default: main thread)')
     .option('--no-worker', 'parse and encode on the main thread')
     .option('--cluster', 'the server is a Redis Cluster node: route each command to the master of its hash slot (default: asked with INFO cluster)')
@@ -117,6 +120,7 @@ Examples:
   pipeload import cities.csv --map ./big-cities.cjs      (module.exports = (row, ctx) => commands or null)
   pipeload import cities.csv -c 'HSET city:{id} name {name}' -c 'SADD cities:{country} {id}' --replace --ttl 1d --ttl-keys all
   pipeload import big.csv --key 'row:{id}' -b 10k --max-record-size 1MiB --timeout 90s
+  parallel -j4 pipeload import big.csv --key 'row:{id}' --shard {}/4 ::: 0 1 2 3
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
   cmd.action(async (inputs, flags) => {
     io.exitCode = await runImport(inputs.length === 1 ? inputs[0] : inputs, flags, io)
@@ -162,6 +166,7 @@ async function runImport (input, flags, io) {
     rejects: flags.rejects,
     worker: flags.worker,
     cluster: flags.cluster,
+    shard: shardFlag(flags, io.env),
     timeout: flags.timeout,
     retryTimeout: flags.retryTimeout,
     checkpoint: flags.checkpoint,
@@ -199,6 +204,13 @@ async function runImport (input, flags, io) {
 function resumeNotice (e) {
   if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${int(e.records)} records already loaded`
   return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${int(e.records)} records already loaded: ${e.reason}`
+}
+
+/** --shard, else PIPELOAD_SHARD (unset or empty: none); a bad value is named as it was given. */
+function shardFlag (flags, env) {
+  if (flags.shard !== undefined) return parseShard(flags.shard, '--shard')
+  const v = env.PIPELOAD_SHARD
+  return v === undefined || v === '' ? undefined : parseShard(v, 'PIPELOAD_SHARD')
 }
 
 /**

@@ -239,7 +239,9 @@ function altGetter (p, shape, template) {
 function altValue (alt, shape, template) {
   if (alt.kind === 'meta') {
     switch (alt.which) {
-      case 'n': return (rec, ctx) => String(ctx.n)
+      case 'n':
+        if (shape.shard) throw noRecordNumber('{$n}', template)
+        return (rec, ctx) => String(ctx.n)
       case 'line': return (rec, ctx) => ctx.line == null ? missingMeta('$line') : String(ctx.line)
       case 'file': return () => shape.file == null ? missingMeta('$file') : String(shape.file)
       default: return recordJson(shape)
@@ -254,6 +256,16 @@ function altValue (alt, shape, template) {
     }
   }
   return rec => vectorBytes(get(rec), alt.name, alt.type, alt.dim)
+}
+
+/**
+ * A shard skips the records before its share without reading them, so their count, and a
+ * record's number over the whole input, is not known to it.
+ */
+function noRecordNumber (what, template) {
+  return new PipeloadError('PIPELOAD_OPTION_INVALID',
+    `shard cannot be used with ${what}: a shard does not know how many records come before its share. Use {$line} (and {$file}) for a number unique in the input, or load without --shard`,
+    { option: 'shard', template })
 }
 
 function missingMeta (name) {
@@ -626,7 +638,7 @@ function vectorPairs (star, shape, vectors) {
  * @param {object} o { templates: string[], ttl?: number, map?: fn, shape: { columns?: string[]|null, file } }
  */
 function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map, shape, vectors }) {
-  if (map) return mapFunctionMapper(map, { ttl, ttlKeys, replace, columns: shape && shape.columns, file: shape && shape.file })
+  if (map) return mapFunctionMapper(map, { ttl, ttlKeys, replace, columns: shape && shape.columns, file: shape && shape.file, shard: Boolean(shape && shape.shard) })
   const vectorMap = new Map((vectors || []).map(v => [v.name, v]))
   const commands = templates.map(t => compileCommand(parseTemplate(t), shape, vectorMap))
   const first = commands[0]
@@ -745,11 +757,15 @@ function recordForMap (columns) {
   }
 }
 
-function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file }) {
+function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file, shard }) {
   const toRecord = recordForMap(columns)
-  // map(record, ctx): n is the record's number over the whole run (stable across --resume).
+  // map(record, ctx): n is the record's number over the whole run (stable across --resume);
+  // a shard does not know it, and reading ctx.n there fails the record with why.
+  const context = shard
+    ? (num, line) => ({ get n () { throw noRecordNumber("map()'s ctx.n") }, line, file })
+    : (num, line) => ({ n: num, line, file })
   const args = (rec, num, line) => {
-    const ctx = { n: num, line, file }
+    const ctx = context(num, line)
     let cmds
     try {
       cmds = map(toRecord(rec), ctx)

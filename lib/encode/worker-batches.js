@@ -43,7 +43,7 @@ function reviveError (e) {
  */
 async function openWorkerBatches (desc, o, skip = 0, before = skip) {
   const fromParent = Boolean(desc.stream)
-  const workerDesc = { kind: desc.kind, name: desc.name, format: desc.format, path: desc.path, size: desc.size, start: desc.start, fromParent }
+  const workerDesc = { kind: desc.kind, name: desc.name, format: desc.format, path: desc.path, size: desc.size, start: desc.start, shard: desc.shard, fromParent }
   const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD, skip, before } })
   const queue = new MessageQueue(worker)
   if (fromParent) feedStream(desc.stream, worker, queue)

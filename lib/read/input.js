@@ -6,6 +6,7 @@ const { PipeloadError, where } = require('../errors')
 const { openReader, detectFormat } = require('./reader')
 const { isUrl, displayUrl } = require('./http-input')
 const { isInputList, isPattern, expandInputs } = require('./inputs')
+const { openShardReader } = require('./shard')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
 // describeInput() says what it is without reading it (cheap, and the description of a file
@@ -93,7 +94,7 @@ async function openRecords (desc, o) {
   if (desc.kind === 'records') {
     return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
-  const reader = openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, {
+  const options = {
     format: desc.format,
     header: o.header,
     fields: o.columns && !o.header ? o.columns.length : null, // fields per record, known before the first
@@ -104,7 +105,9 @@ async function openRecords (desc, o) {
     raw: Boolean(o.rejects), // records' input text, for the rejects file
     rows: !o.map, // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
     start: desc.start // --resume of a URL by a Range request: the body starts at a record
-  })
+  }
+  // desc.shard (--shard): lib/read/shard.js's plan of this shard's share of the input.
+  const reader = desc.shard ? openShardReader(desc, options) : openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, options)
   const tabular = desc.format === 'csv' || desc.format === 'tsv'
   if (o.columns && !tabular) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is ${desc.format}`, { option: 'columns', file: desc.name })
@@ -116,7 +119,8 @@ async function openRecords (desc, o) {
     batches: reader,
     // With a header expected but none read, the input is empty: nothing to map.
     empty: tabular && o.header && !header,
-    shape: tabular ? { columns: columns || null, file: desc.name } : { file: desc.name },
+    // shard: record numbers over the whole input are not known ({$n}, map()'s ctx.n).
+    shape: { ...(tabular ? { columns: columns || null } : {}), file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}) },
     resumeShape: () => reader.resumeShape() // for a checkpoint's `next`
   }
 }

@@ -29,12 +29,14 @@ const WRITE_INTERVAL_MS = 500
  * shown form (no credentials, no query) and what the server said: ETag, Last-Modified,
  * Content-Length.
  */
-function inputIdentity (desc) {
-  if (desc.http) return { name: desc.name, ...desc.http }
-  if (desc.kind === 'url') return { name: desc.name, url: displayUrl(desc.url) } // one of several, not requested yet
-  if (desc.kind !== 'bytes' || !desc.path) return { name: desc.name }
+function inputIdentity (desc, shard = null) {
+  // --shard: each shard loads its own records, so its checkpoint is its own.
+  const which = shard ? { shard: `${shard.index}/${shard.count}` } : {}
+  if (desc.http) return { name: desc.name, ...desc.http, ...which }
+  if (desc.kind === 'url') return { name: desc.name, url: displayUrl(desc.url), ...which } // one of several, not requested yet
+  if (desc.kind !== 'bytes' || !desc.path) return { name: desc.name, ...which }
   const st = fs.statSync(desc.path)
-  return { name: desc.name, path: path.resolve(desc.path), size: st.size, mtimeMs: st.mtimeMs }
+  return { name: desc.name, path: path.resolve(desc.path), size: st.size, mtimeMs: st.mtimeMs, ...which }
 }
 
 function checkpointError (file, reason) {
@@ -97,6 +99,7 @@ function inputProblems (input, label) {
     return [`${label} names a file without a valid size and modification time`]
   }
   if (input.url !== undefined && typeof input.url !== 'string') return [`${label}.url is not a string`]
+  if (input.shard !== undefined && !(typeof input.shard === 'string' && /^\d+\/\d+$/.test(input.shard))) return [`${label}.shard is ${JSON.stringify(input.shard)}, not "i/n"`]
   return []
 }
 
@@ -144,14 +147,22 @@ function readCheckpoint (file) {
 /**
  * Refuse to resume over a different input: same file, same size, same mtime; a stream or an
  * iterable (no path) only over one of the same name, and never a file's checkpoint over a
- * stream or the other way round.
+ * stream or the other way round; and only by the same --shard (or none) that wrote it.
  */
 function checkResumable (file, state, identity) {
   if (state.inputs) {
     throw checkpointError(file, `it was written for ${inputs(state.inputs)}; the input is ${identity.url || identity.path || identity.name}: remove the checkpoint to start over`)
   }
   const was = state.input || {}
-  if (was.url || identity.url) return checkUrlResumable(file, was, identity)
+  if (was.url || identity.url) checkUrlResumable(file, was, identity)
+  else checkSameInput(file, was, identity)
+  if (was.shard !== identity.shard) {
+    const shard = s => s ? `shard ${s}` : 'a run without --shard'
+    throw checkpointError(file, `it was written by ${shard(was.shard)} of ${was.path || was.url || was.name}; this is ${shard(identity.shard)}: resume with ${was.shard ? `--shard ${was.shard}` : 'no --shard'}, or remove the checkpoint to start over`)
+  }
+}
+
+function checkSameInput (file, was, identity) {
   if (was.path && identity.path && (was.path !== identity.path || was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
     throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input ${identity.path} is not the same file any more (${identity.size} bytes): remove the checkpoint to start over`)
   }
@@ -169,7 +180,7 @@ function checkListResumable (file, state, identities) {
   const now = inputs(identities)
   const was = state.inputs
   if (!was) throw checkpointError(file, `it was written for ${state.input.path || state.input.url || state.input.name}; the inputs are ${now}: remove the checkpoint to start over`)
-  const same = (w, id) => w.name === id.name && (w.path ?? null) === (id.path ?? null) && (w.url ?? null) === (id.url ?? null)
+  const same = (w, id) => w.name === id.name && (w.path ?? null) === (id.path ?? null) && (w.url ?? null) === (id.url ?? null) && (w.shard ?? null) === (id.shard ?? null)
   if (was.length !== identities.length || was.some((w, i) => !same(w, identities[i]))) {
     throw checkpointError(file, `it was written for ${inputs(was)}; the inputs are ${now} (a different list): remove the checkpoint to start over`)
   }

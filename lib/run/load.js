@@ -15,6 +15,7 @@ const { RejectsFile } = require('./rejects')
 const { formatFailure } = require('./reporter')
 const { InputSequence } = require('./sources')
 const { FileCounts } = require('./file-counts')
+const { shardOf } = require('../read/shard')
 
 /**
  * Load a dataset into Redis. Resolves with the run's summary; rejects with a
@@ -32,7 +33,7 @@ async function load (options) {
   // where the server allows (lib/run/url-resume.js). Of several, each is requested in its turn.
   let ranged = null
   if (inputs.length === 1 && inputs[0].kind === 'url') {
-    ranged = rangePlan(o.checkpoint, saved, inputs[0])
+    ranged = rangePlan(o.checkpoint, saved, inputs[0], o.shard)
     await openUrl(inputs[0], o, ranged.range)
   }
   // Outputs first: a checkpoint or rejects path that cannot be written stops the run
@@ -46,6 +47,9 @@ async function load (options) {
     throw err
   }
   try {
+    // --shard: each input's share (a byte range or every n-th chunk), after the checkpoint's
+    // checks, as finding a byte range may scan the file.
+    if (o.shard) for (const input of inputs) input.shard = await shardOf(input, o.shard, o)
     if (ranged) resume.plan = fromUrl(resume, inputs[0], ranged)
     else if (saved) resume.plan.notice = { input: label, records: saved.records, range: null, reason: null }
     if (resume.plan.notice && o.onResume) o.onResume(resume.plan.notice)
@@ -85,7 +89,7 @@ function fromUrl (resume, input, ranged) {
  */
 function openCheckpoint (o, inputs, state) {
   if (!o.checkpoint) return { checkpointer: null, state: null, plan: resumePlan(null, inputs.length) }
-  const identity = inputs.length === 1 ? inputIdentity(inputs[0]) : inputs.map(inputIdentity)
+  const identity = inputs.length === 1 ? inputIdentity(inputs[0], o.shard) : inputs.map(d => inputIdentity(d, o.shard))
   if (state && inputs.length === 1) checkResumable(o.checkpoint, state, identity)
   else if (state) checkListResumable(o.checkpoint, state, identity)
   const checkpointer = new Checkpointer(o.checkpoint, identity)
@@ -480,7 +484,7 @@ class Run {
   totalBytes () {
     let total = 0
     for (let i = this.from; i < this.inputs.length; i++) {
-      const size = this.inputs[i].size
+      const size = shareSize(this.inputs[i])
       if (size == null) return null
       total += size
     }
@@ -493,6 +497,7 @@ class Run {
     const base = this.base
     return {
       input: this.label,
+      shard: this.o.shard ? `${this.o.shard.index}/${this.o.shard.count}` : null,
       target: this.o.dryRun ? null : this.target,
       dryRun: this.o.dryRun || null,
       resumedFrom: this.resumedFrom,
@@ -528,6 +533,12 @@ class Run {
     e.summary = this.summary(sink)
     return e
   }
+}
+
+/** The bytes this run reads: a shard's byte range, else the input's size (if known). */
+function shareSize (input) {
+  const range = input.shard?.range
+  return range ? range.end - range.start : input.size ?? null
 }
 
 /** Input order of two failures: by line, then byte offset (several records on one line). */

@@ -32,7 +32,7 @@ const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'pa
 const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'jsonPath', 'key',
   'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
-  'checkpoint', 'resume', 'onResume', 'vector'])
+  'checkpoint', 'resume', 'onResume', 'vector', 'shard'])
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson']
 const DRY_RUN = ['resp', 'text']
@@ -271,6 +271,31 @@ function columnsOf (o) {
   return Object.freeze([...list])
 }
 
+/**
+ * shard: 'i/n' or { index, count }, 0 ≤ i < n → { index, count }, or null for none. One
+ * shard of one (0/1) is the whole input: null, so it reads, numbers and checkpoints as a
+ * run without --shard does. `name` says where the value came from (PIPELOAD_SHARD).
+ */
+function parseShard (v, name = 'shard') {
+  if (v === undefined || v === null) return null
+  let index, count
+  if (typeof v === 'string') {
+    const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(v)
+    if (m) [index, count] = [Number(m[1]), Number(m[2])]
+  } else if (typeof v === 'object') {
+    ({ index, count } = v)
+  }
+  const expected = 'i/n with 0 ≤ i < n, such as "0/4" (the first of 4 shards) or { index: 0, count: 4 }'
+  if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(index) || index < 0) {
+    throw invalid(name, expected, typeof v === 'object' ? JSON.stringify(v) : v)
+  }
+  if (index >= count) {
+    const hint = index === count ? ` (shards count from 0: the last of ${count} is ${count - 1}/${count}; from a 1-based number k, write $((k-1))/${count})` : ''
+    throw invalid(name, expected + hint, typeof v === 'object' ? JSON.stringify(v) : v)
+  }
+  return count === 1 ? null : Object.freeze({ index, count })
+}
+
 /** Validate and complete load() options once; everything downstream trusts the result. */
 function normalizeLoadOptions (o = {}) {
   if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
@@ -307,9 +332,10 @@ function normalizeLoadOptions (o = {}) {
     maxFailures: positiveInt(o, 'maxFailures'),
     dryRun: oneOf(o, 'dryRun', DRY_RUN),
     cluster: clusterOf(o),
+    shard: parseShard(o.shard),
     ...errorPolicyOf(o),
     worker: o.worker === 'auto' ? os.availableParallelism() > 2 : o.worker === undefined ? DEFAULTS.worker : Boolean(o.worker)
   })
 }
 
-module.exports = { normalizeLoadOptions, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration, parseCount, parseTtl }
+module.exports = { normalizeLoadOptions, parseShard, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration, parseCount, parseTtl }

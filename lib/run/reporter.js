@@ -62,7 +62,7 @@ function formatSummary (s) {
   // No rate for a run that loaded nothing: "0 of 1 records … 4 rows/s" measures nothing.
   const rate = s.loaded > 0 ? ` · ${int(s.recordsPerSec)} rows/s` : ''
   const lines = [
-    `${verb} ${int(s.loaded)} of ${int(s.records)} records${resumed} (${int(s.commands)} commands) from ${s.input}${into} in ${duration(s.durationMs)}${rate}`,
+    `${verb} ${int(s.loaded)} of ${int(s.records)} records${resumed} (${int(s.commands)} commands) from ${s.input}${s.shard ? ` (shard ${s.shard})` : ''}${into} in ${duration(s.durationMs)}${rate}`,
     `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${int(s.errorReplies)} error replies)` : '') +
       (s.skipped ? ` · skipped: ${int(s.skipped)} (map returned null)` : '') +
       ` · batches: ${int(s.batches)}` +

@@ -13,10 +13,11 @@ const { displayUrl } = require('../read/http-input')
 /**
  * The Range request to make for `state` (null: none), or why the input is read from its
  * start. `input` is the URL's description before its response (format from the path or
- * --format, when known).
+ * --format, when known); `shard`: --shard's, whose chunk numbers need the whole body.
  */
-function rangePlan (checkpoint, state, input) {
+function rangePlan (checkpoint, state, input, shard = null) {
   if (!state || state.records === 0) return { range: null, reason: null }
+  if (shard) return { range: null, reason: 'a shard counts its chunks from the start of the input' }
   const was = state.input || {}
   const next = state.next
   // Another URL: refused by checkResumable once the response is in.

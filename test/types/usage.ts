@@ -30,6 +30,11 @@ async function main (): Promise<void> {
   const rejected: number = skipped.rejects?.records ?? 0
   const at: number | null = skipped.failures[0]?.offset ?? null
   void rejected; void at
+  const shard: string | null = (await load({ input: 'users.csv', key: 'user:{id}', shard: '1/4' })).shard
+  await load({ input: 'users.csv', key: 'user:{id}', shard: { index: 1, count: 4 } })
+  // @ts-expect-error a shard is "i/n" or { index, count }
+  await load({ input: 'users.csv', key: 'user:{id}', shard: 1 })
+  void shard
   try {
     await load({ input: '-', format: 'csv', header: false, command: 'SET r:{0} {1}', dryRun: 'resp', onError: 'abort' })
   } catch (err) {
