@@ -131,6 +131,32 @@ describe('--shard i/n: the union of the shards is the whole load', () => {
     }, 120_000)
   }
 
+  it('several inputs: each is shared out, the union of the shards is the whole list', async () => {
+    const files = [input.csv, input.gzip, input.ndjson]
+    const run = extra => runCli(['import', ...files, '--key', 'u:{id}', '--on-error', 'skip', ...extra])
+    const whole = await run(['--dry-run', 'resp'])
+    const wholeCommands = respMultiset(whole.stdoutBytes)
+    const plain = JSON.parse((await run(['-u', server.url, '-n', '8', '--json'])).stdout)
+    const plainFailures = plain.failures.map(f => `${f.file}:${f.line}`).sort()
+    expect(plainFailures.length).toBeGreaterThan(3)
+    for (const n of [2, 3]) {
+      const shards = Array.from({ length: n }, (_, i) => i)
+      const dry = await Promise.all(shards.map(i => run(['--dry-run', 'resp', '--shard', `${i}/${n}`])))
+      const union = dry.flatMap(r => respMultiset(r.stdoutBytes)).sort()
+      expect(union.length, `${n} shards`).toBe(wholeCommands.length)
+      expect(union).toEqual(wholeCommands)
+      const runs = await Promise.all(shards.map(i => run(['-u', server.url, '-n', '9', '--json', '--shard', `${i}/${n}`])))
+      const summaries = runs.map(r => JSON.parse(r.stdout))
+      // Every input has a share in every shard (each file is split, not handed out whole).
+      for (const s of summaries) expect(s.files.map(f => f.records > 0)).toEqual([true, true, true])
+      // Each failure in exactly one shard, at its file's real line.
+      expect(summaries.flatMap(s => s.failures.map(f => `${f.file}:${f.line}`)).sort()).toEqual(plainFailures)
+      const sum = k => summaries.reduce((t, s) => t + s[k], 0)
+      expect(sum('records')).toBe(plain.records)
+      expect(sum('loaded')).toBe(plain.loaded)
+    }
+  }, 120_000)
+
   it('on-error abort: a bad row stops only the shard whose share holds it', async () => {
     // Two chunks from stdin; the first row is bad: shard 1 reads it only to learn the header.
     const text = csvText(30_000, new Set([1]), ' '.padEnd(30, 'p'))
