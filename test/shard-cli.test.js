@@ -145,7 +145,7 @@ describe('--shard i/n: the union of the shards is the whole load', () => {
       const union = dry.flatMap(r => respMultiset(r.stdoutBytes)).sort()
       expect(union.length, `${n} shards`).toBe(wholeCommands.length)
       expect(union).toEqual(wholeCommands)
-      const runs = await Promise.all(shards.map(i => run(['-u', server.url, '-n', '9', '--json', '--shard', `${i}/${n}`])))
+      const runs = await Promise.all(shards.map(i => run(['-u', server.url, '-n', String(9 + n), '--json', '--shard', `${i}/${n}`])))
       const summaries = runs.map(r => JSON.parse(r.stdout))
       // Every input has a share in every shard (each file is split, not handed out whole).
       for (const s of summaries) expect(s.files.map(f => f.records > 0)).toEqual([true, true, true])
