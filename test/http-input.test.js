@@ -7,40 +7,24 @@
 // a URL that is unchanged, changed, or cannot be shown unchanged.
 const fs = require('node:fs')
 const path = require('node:path')
-const http = require('node:http')
 const https = require('node:https')
 const zlib = require('node:zlib')
 const { useServer, withDeadPort } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
+const { useHttpServer } = require('./helpers/http-server')
 const { makeCerts } = require('./helpers/certs')
 const { load } = require('..')
 
 let server
 let redis
 let dir
-let web
-let base
-const routes = new Map() // path -> (req, res) => void
-const seen = [] // requests: { url, headers }
 
 useServer('pipeload-http-', s => { server = s.srv; redis = s.redis; dir = s.tmp })
 
-beforeAll(async () => {
-  web = http.createServer((req, res) => {
-    seen.push({ url: req.url, headers: req.headers })
-    const route = routes.get(req.url.split('?')[0])
-    if (route) return route(req, res)
-    res.writeHead(404, { 'content-type': 'text/plain' })
-    res.end('not here')
-  })
-  await new Promise(resolve => web.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${web.address().port}`
-})
-
-afterAll(async () => {
-  web.closeAllConnections()
-  await new Promise(resolve => web.close(resolve))
-})
+const web = useHttpServer()
+const { routes } = web
+let base
+beforeAll(() => { base = web.base })
 
 function serve (p, body, headers = {}) {
   routes.set(p, (req, res) => {
@@ -117,11 +101,11 @@ describe('http(s) inputs from the CLI', () => {
       res.writeHead(200, { 'content-length': CSV.length })
       res.end(CSV)
     })
-    const url = `http://ann:s3cret@127.0.0.1:${web.address().port}/private.csv?token=t0psecret`
+    const url = `http://ann:s3cret@127.0.0.1:${web.server.address().port}/private.csv?token=t0psecret`
     const ok = await runCli(['import', url, '-u', server.url, '--key', 'h6:{id}'])
     expect(ok.code).toBe(0)
     expect(await redis.hget('h6:1', 'name')).toBe('Tokyo')
-    expect(ok.stderr).toContain(`http://***@127.0.0.1:${web.address().port}/private.csv?…`)
+    expect(ok.stderr).toContain(`http://***@127.0.0.1:${web.server.address().port}/private.csv?…`)
     const denied = await runCli(['import', url.replace('s3cret', 'wr0ng'), '-u', server.url, '--key', 'h6:{id}'])
     expect(denied.code).toBe(3)
     expect(denied.stderr).toContain('HTTP 401 Unauthorized')

@@ -9,39 +9,23 @@
 // real lines of failures.
 const fs = require('node:fs')
 const path = require('node:path')
-const http = require('node:http')
 const zlib = require('node:zlib')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
+const { useHttpServer } = require('./helpers/http-server')
 const { load } = require('..')
 const { checkpointProblems } = require('../lib/run/checkpoint')
 
 let server
 let redis
 let dir
-let web
-let base
-const routes = new Map() // path -> (req, res) => void
-const seen = [] // requests: { path, headers }
 
 useServer('pipeload-http-resume-', s => { server = s.srv; redis = s.redis; dir = s.tmp })
 
-beforeAll(async () => {
-  web = http.createServer((req, res) => {
-    seen.push({ path: req.url, headers: req.headers })
-    const route = routes.get(req.url)
-    if (route) return route(req, res)
-    res.writeHead(404)
-    res.end()
-  })
-  await new Promise(resolve => web.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${web.address().port}`
-})
-
-afterAll(async () => {
-  web.closeAllConnections()
-  await new Promise(resolve => web.close(resolve))
-})
+const web = useHttpServer()
+const { routes, seen } = web
+let base
+beforeAll(() => { base = web.base })
 
 /**
  * A resource served like a static file: the first GET is cut after `cutAt` bytes; a Range
