@@ -7,6 +7,26 @@
 
 const ZERO = Object.freeze({ records: 0, loaded: 0, errors: 0, commands: 0, skipped: 0 })
 
+/** Add an acknowledged batch to acknowledged counts `d` (of a run, or of one of its inputs). */
+function addAcked (d, b, mapFailed) {
+  d.records += b.records
+  d.skipped += b.skipped || 0
+  d.loaded += b.ends.length - b.failed
+  d.errors += mapFailed + b.failed
+  d.commands += b.cmds
+}
+
+/** The runs resumed (`base`) and this one's acknowledged counts (`done`), added up. */
+function totals (base, done) {
+  return {
+    records: base.records + done.records,
+    loaded: base.loaded + done.loaded,
+    errors: base.errors + done.errors,
+    commands: base.commands + done.commands,
+    skipped: base.skipped + done.skipped
+  }
+}
+
 class FileCounts {
   /**
    * @param {string} name the input's name
@@ -25,12 +45,7 @@ class FileCounts {
 
   /** A batch of this input is acknowledged: `mapFailed` of its records failed before sending. */
   acked (b, mapFailed) {
-    const d = this.done
-    d.records += b.records
-    d.skipped += b.skipped || 0
-    d.loaded += b.ends.length - b.failed
-    d.errors += mapFailed + b.failed
-    d.commands += b.cmds
+    addAcked(this.done, b, mapFailed)
     if (b.lines.length) this.line = b.lines[b.lines.length - 1]
   }
 
@@ -41,16 +56,7 @@ class FileCounts {
 
   /** Its entry in the checkpoint: the acknowledged prefix. */
   state () {
-    const { base, done } = this
-    return {
-      records: base.records + done.records,
-      loaded: base.loaded + done.loaded,
-      errors: base.errors + done.errors,
-      commands: base.commands + done.commands,
-      skipped: base.skipped + done.skipped,
-      line: this.line,
-      complete: this.complete
-    }
+    return { ...totals(this.base, this.done), line: this.line, complete: this.complete }
   }
 
   /** Its entry in the summary's `files`. */
@@ -66,4 +72,4 @@ class FileCounts {
   }
 }
 
-module.exports = { FileCounts }
+module.exports = { FileCounts, addAcked, totals }

@@ -14,7 +14,7 @@ const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
 const { formatFailure } = require('./reporter')
 const { InputSequence } = require('./sources')
-const { FileCounts } = require('./file-counts')
+const { FileCounts, addAcked, totals } = require('./file-counts')
 const { shardOf } = require('../read/shard')
 
 /**
@@ -206,13 +206,8 @@ class Run {
   /** A batch is fully acknowledged (in input order): the checkpoint may move past it. */
   acked (b) {
     const d = this.done
-    const skipped = b.skipped || 0
-    const mapFailed = b.records - b.ends.length - skipped
-    d.records += b.records
-    d.skipped += skipped
-    d.loaded += b.ends.length - b.failed
-    d.errors += mapFailed + b.failed
-    d.commands += b.cmds
+    const mapFailed = b.records - b.ends.length - (b.skipped || 0)
+    addAcked(d, b, mapFailed)
     if (b.lines.length) d.line = b.lines[b.lines.length - 1]
     if (this.starts !== null) this.passStarts()
     this.files[b.fileIndex ?? 0].acked(b, mapFailed)
@@ -265,11 +260,7 @@ class Run {
   checkpointState (complete) {
     const { base, done } = this
     const state = {
-      records: base.records + done.records,
-      loaded: base.loaded + done.loaded,
-      errors: base.errors + done.errors,
-      commands: base.commands + done.commands,
-      skipped: base.skipped + done.skipped,
+      ...totals(base, done),
       line: done.line,
       ...(done.next !== null ? { next: this.nextState() } : {}),
       complete
