@@ -1,0 +1,140 @@
+'use strict'
+
+// Cutting an input's decompressed bytes into chunks that end at record boundaries, so
+// each chunk can be parsed on its own (the parallel parse, lib/encode/parallel.js; --shard
+// for inputs that cannot be sought). Pure: bytes in, chunks out, no I/O, no workers.
+//
+// NDJSON: a record ends at a line break. CSV/TSV: at a line break outside quotes; a quoted
+// field may hold line breaks, so the quotes since the last cut are counted (an escaped
+// quote `""` counts twice, so the parity is that of csv-parse for well-formed input). The
+// scan is indexOf loops over quotes and line breaks: a file without quotes costs one
+// indexOf per chunk. Malformed input (a stray quote) can make a cut wrong; the parser of
+// the chunk then fails, and the caller reads from that chunk on sequentially.
+
+const LF = 0x0a
+const QUOTE = 0x22
+
+class Cutter {
+  /**
+   * @param {object} o
+   * @param {'csv'|'tsv'|'ndjson'} o.format
+   * @param {number} o.chunkSize a chunk ends at the first record boundary at or after this many bytes
+   * @param {number} [o.maxRecordSize] no boundary within maxRecordSize + chunkSize: `overflow`
+   * @param {number} [o.offset] absolute offset of the first byte pushed
+   * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
+   */
+  constructor ({ format, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
+    this.csv = format === 'csv' || format === 'tsv'
+    this.chunkSize = chunkSize
+    this.limit = maxRecordSize + chunkSize
+    this.offset = offset // absolute offset of the first pending byte
+    this.alloc = alloc
+    this.index = 0 // of the next chunk
+    this.parts = [] // pending bytes, not cut yet
+    this.size = 0
+    this.scanned = 0 // pending bytes looked at for a boundary
+    this.inQuote = false // at `scanned`
+    this.overflow = false // no boundary found in `limit` bytes: stop cutting
+  }
+
+  /** Take bytes; returns the chunks they completed, in order (often none). */
+  push (buf) {
+    if (buf.length === 0) return []
+    this.parts.push(buf)
+    this.size += buf.length
+    const out = []
+    while (!this.overflow && this.size >= this.chunkSize) {
+      const at = this.findCut()
+      if (at === -1) {
+        if (this.size > this.limit) this.overflow = true
+        break
+      }
+      out.push(this.take(at))
+    }
+    return out
+  }
+
+  /** The input ended: the rest as the last chunk, or null when nothing is left. */
+  end () {
+    if (this.size === 0 || this.overflow) return null
+    return this.take(this.size)
+  }
+
+  /** The bytes not cut (after an overflow, or to read them otherwise), taken. */
+  rest () {
+    const parts = this.parts
+    this.parts = []
+    this.size = 0
+    this.scanned = 0
+    return parts
+  }
+
+  /** Bytes pending up to the first boundary at or after chunkSize, or -1 (scanning on from `scanned`). */
+  findCut () {
+    const want = this.chunkSize - 1 // the line break may be the chunk's last byte
+    let start = 0
+    for (const part of this.parts) {
+      const end = start + part.length
+      if (end > this.scanned) {
+        const from = Math.max(this.scanned, start) - start
+        const target = Math.max(want - start, from)
+        const i = this.csv ? this.scanCsv(part, from, target) : (target < part.length ? part.indexOf(LF, target) : -1)
+        if (i !== -1) {
+          this.scanned = start + i + 1
+          return this.scanned
+        }
+        this.scanned = end
+      }
+      start = end
+    }
+    return -1
+  }
+
+  /**
+   * The first LF outside quotes at or after `target` in part[from…], updating the quote
+   * parity as it goes; -1 when none (the parity is then that of the part's end).
+   */
+  scanCsv (part, from, target) {
+    const n = part.length
+    let p = from
+    while (p < n) {
+      const q = part.indexOf(QUOTE, p)
+      if (this.inQuote) {
+        if (q === -1) return -1
+        this.inQuote = false
+        p = q + 1
+        continue
+      }
+      const segEnd = q === -1 ? n : q
+      if (segEnd > target) {
+        const lf = part.indexOf(LF, Math.max(p, target))
+        if (lf !== -1 && lf < segEnd) return lf
+      }
+      if (q === -1) return -1
+      this.inQuote = true
+      p = q + 1
+    }
+    return -1
+  }
+
+  /** The first `at` pending bytes as a chunk of its own memory. */
+  take (at) {
+    const buf = this.alloc(at)
+    let filled = 0
+    while (filled < at) {
+      const part = this.parts[0]
+      const n = Math.min(part.length, at - filled)
+      part.copy(buf, filled, 0, n)
+      filled += n
+      if (n === part.length) this.parts.shift()
+      else this.parts[0] = part.subarray(n)
+    }
+    const chunk = { index: this.index++, buf, offset: this.offset }
+    this.offset += at
+    this.size -= at
+    this.scanned = Math.max(0, this.scanned - at)
+    return chunk
+  }
+}
+
+module.exports = { Cutter }
