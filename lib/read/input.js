@@ -71,23 +71,24 @@ function describeStream (stream, name, o) {
 }
 
 /**
- * Open a described input as record batches.
+ * Open a described input as record batches; `start`: see the reader's option of that name.
  * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean }>}
  */
-async function openRecords (desc, o) {
+async function openRecords (desc, o, start = null) {
   if (desc.kind === 'records') {
     return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
   const reader = openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, {
     format: desc.format,
     header: o.header,
-    fields: o.columns && !o.header ? o.columns.length : null, // fields per record, known before the first
+    fields: readerFields(o), // fields per record, known before the first
     delimiter: o.delimiter,
     jsonPath: o.jsonPath,
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,
     raw: Boolean(o.rejects), // records' input text, for the rejects file
-    rows: !o.map // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
+    rows: !o.map, // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
+    start // reading from a record boundary in the middle (the parallel parse's sequential fallback)
   })
   const tabular = desc.format === 'csv' || desc.format === 'tsv'
   if (o.columns && !tabular) {
@@ -102,6 +103,11 @@ async function openRecords (desc, o) {
     empty: tabular && o.header && !header,
     shape: tabular ? { columns: columns || null, file: desc.name } : { file: desc.name }
   }
+}
+
+/** Fields per record known before the first: those --columns names for a headerless file. */
+function readerFields (o) {
+  return o.columns && !o.header ? o.columns.length : null
 }
 
 /** --columns: the names of a headerless input's columns, or new names for the header's (as many). */
@@ -158,4 +164,4 @@ function iterableFailed (err, name, record) {
     { file: name, line: record, cause: err })
 }
 
-module.exports = { describeInput, openRecords }
+module.exports = { describeInput, openRecords, readerFields, renamed, checkHeader }

@@ -6,6 +6,7 @@ const { normalizeLoadOptions } = require('./options')
 const { describeInput, openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
 const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
+const { openParallelBatches, parallelEligible, autoWorkers } = require('../encode/parallel')
 const { createMapper } = require('../encode/mapper')
 const { Pipe } = require('../send/pipe')
 const { DryRunSink } = require('../send/dry-run')
@@ -40,10 +41,22 @@ async function load (options) {
   }
   try {
     const skip = resume.state?.records ?? 0
-    const source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip) : await encodeInThread(input, o, skip)
     const run = new Run(o, input, startedAt, resume, rejects)
+    // The source first, so template and header errors come before connecting; but
+    // `workers: 'auto'` may depend on the target being a cluster: then the sink first.
+    const auto = o.workers === 'auto' && !o.dryRun && autoWorkers({ cluster: true }) > 0
+    let opened = auto ? await openSink(o, input, run) : null
+    let source
     try {
-      const { sink, close } = await openSink(o, input, run)
+      source = await openSource(input, o, skip, opened ? Boolean(opened.sink.cluster) : undefined)
+    } catch (err) {
+      if (opened) await opened.close()
+      throw err
+    }
+    try {
+      if (!opened) opened = await openSink(o, input, run)
+      const { sink, close } = opened
+      if (sink.cluster && source.useSlots) source.useSlots() // the workers hash the slots
       try {
         await run.pump(source.batches, sink)
         return run.summary(sink)
@@ -59,6 +72,19 @@ async function load (options) {
     if (rejects) try { rejects.close() } catch {} // pump() closed it and reported a failure to write
     if (input.http) input.stream.destroy() // a run stopped early must not keep the download open
   }
+}
+
+/**
+ * Where the input is parsed and encoded: on this thread (workers 0, records, map()), in
+ * one worker thread (workers 1, and JSON documents, which cannot be cut), or in n worker
+ * threads on chunks of the input (n ≥ 2). `cluster`: whether the sink is a cluster, when
+ * already known (workers 'auto').
+ */
+async function openSource (input, o, skip, cluster) {
+  const n = o.workers === 'auto' ? autoWorkers({ cluster, dryRun: Boolean(o.dryRun) }) : o.workers
+  if (n === 0 || !workerEligible(input, o)) return encodeInThread(input, o, skip)
+  if (n === 1 || !parallelEligible(input, o)) return openWorkerBatches(input, o, skip)
+  return openParallelBatches(input, o, skip, n)
 }
 
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
