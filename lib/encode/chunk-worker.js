@@ -12,7 +12,7 @@
 //   batches (bytes transferred, not copied), the last one marked.
 //
 // Messages in:  chunk { index, buf, offset, columns, fields } | bases { index, recordBase,
-//               lineBase, columns } | slots (hash slots from now on)
+//               lineBase, shape } | slots (hash slots from now on)
 // Messages out: parsed { index, records, lines, expected, columns, ok } | batch { index,
 //               batch, last } | error { error }
 
@@ -27,7 +27,7 @@ const parsed = new Map() // index -> record batches of a chunk waiting for its b
 const encodes = [] // bases messages, done before any parse: the loader waits on them
 const parses = []
 let busy = false
-let slots = false
+let slots = Boolean(workerData.slots) // the target is a cluster: each command's hash slot too
 let mapper = null
 
 parentPort.on('message', msg => {
@@ -99,11 +99,11 @@ function newlines (buf) {
 }
 
 /** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input. */
-function encode ({ index, recordBase, lineBase, columns }) {
+function encode ({ index, recordBase, lineBase, shape }) {
   const batches = parsed.get(index)
   parsed.delete(index)
-  // The columns are those of chunk 0 for the whole run: one mapper.
-  if (mapper === null) mapper = createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: columns == null ? { file: name } : { columns, file: name } })
+  // The shape (columns) is that of chunk 0 for the whole run: one mapper.
+  if (mapper === null) mapper = createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape })
   // --resume: the records an earlier run loaded are dropped, as lib/read/skip.js does.
   let drop = Math.max(0, skip - recordBase)
   const encoder = new BatchEncoder({

@@ -58,9 +58,10 @@ function workerOptions (o) {
 /**
  * Start the workers and parse the first chunk (so header and template errors come before
  * connecting, as in the sequential path); resolves with { batches, close, useSlots }.
+ * `slots`: the target is known to be a cluster: hash the slots from the first batch.
  */
-async function openParallelBatches (desc, o, skip, n) {
-  const p = new Parallel(desc, o, skip, n)
+async function openParallelBatches (desc, o, skip, n, slots = false) {
+  const p = new Parallel(desc, o, skip, n, slots)
   try {
     await p.open()
   } catch (err) {
@@ -71,7 +72,7 @@ async function openParallelBatches (desc, o, skip, n) {
 }
 
 class Parallel {
-  constructor (desc, o, skip, n) {
+  constructor (desc, o, skip, n, slots) {
     this.desc = desc
     this.o = o
     this.skip = skip
@@ -99,10 +100,10 @@ class Parallel {
     this.header = null // the CSV header read in chunk 0 (as read; --columns may rename it)
     this.expected = null // fields per record, once known
     this.opened = false
-    this.mapper = null
+    this.shape = null // what the mapper knows of the input (the columns)
     this.waiters = []
     this.workers = []
-    const data = { options: workerOptions(o), name: desc.name, format: desc.format, skip }
+    const data = { options: workerOptions(o), name: desc.name, format: desc.format, skip, slots }
     for (let i = 0; i < n; i++) {
       const worker = new Worker(WORKER, { workerData: data })
       const w = { worker, load: 0 }
@@ -145,7 +146,9 @@ class Parallel {
       this.columns = columns
     }
     const o = this.o
-    this.mapper = createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: this.tabular ? { columns: this.columns || null, file: this.desc.name } : { file: this.desc.name } })
+    this.shape = this.tabular ? { columns: this.columns || null, file: this.desc.name } : { file: this.desc.name }
+    // Compiled here too, only so that template errors come now, as in the sequential path.
+    createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: this.shape })
     this.opened = true
     this.placeChunks()
     this.dispatchChunks()
@@ -247,7 +250,7 @@ class Parallel {
       const p = e.parsed
       // A chunk whose every row has the same wrong field count would parse cleanly alone.
       if (!p.ok || (this.tabular && p.expected !== null && p.expected !== this.expected)) return this.fallback(this.nextBase)
-      e.worker.worker.postMessage({ type: 'bases', index: this.nextBase, recordBase: this.recordBase, lineBase: this.lineBase, columns: this.columns })
+      e.worker.worker.postMessage({ type: 'bases', index: this.nextBase, recordBase: this.recordBase, lineBase: this.lineBase, shape: this.shape })
       e.recordBase = this.recordBase
       e.lineBase = this.lineBase
       this.recordBase += p.records
@@ -280,8 +283,8 @@ class Parallel {
     const src = await openRecords(desc, o, { offset: start, line: this.lineBase + 1, columns: f === 0 ? null : this.header, fields })
     const mapper = src.empty ? null : createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
     const left = Math.max(0, this.skip - this.recordBase)
-    const records = this.withBytesRead(src.batches)
-    return encodeRecords(left ? skipRecords(records, left, o.checkpoint, this.recordBase) : records, mapper, o, Math.max(this.skip, this.recordBase))
+    const records = src.batches
+    return this.withBytesRead(encodeRecords(left ? skipRecords(records, left, o.checkpoint, this.recordBase) : records, mapper, o, Math.max(this.skip, this.recordBase)))
   }
 
   async * fallbackBytes (bufs) {
@@ -295,7 +298,7 @@ class Parallel {
     }
   }
 
-  /** Record batches with the raw bytes read from the whole input (the fallback reader counts its own). */
+  /** Batches with the raw bytes read from the whole input (the fallback reader counts its own). */
   async * withBytesRead (batches) {
     for await (const b of batches) {
       b.bytesRead = this.state.bytesRead

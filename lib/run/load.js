@@ -48,7 +48,7 @@ async function load (options) {
     let opened = auto ? await openSink(o, input, run) : null
     let source
     try {
-      source = await openSource(input, o, skip, opened ? Boolean(opened.sink.cluster) : undefined)
+      source = await openSource(input, o, skip, opened ? Boolean(opened.sink.cluster) : o.dryRun ? false : undefined)
     } catch (err) {
       if (opened) await opened.close()
       throw err
@@ -84,7 +84,7 @@ async function openSource (input, o, skip, cluster) {
   const n = o.workers === 'auto' ? autoWorkers({ cluster, dryRun: Boolean(o.dryRun) }) : o.workers
   if (n === 0 || !workerEligible(input, o)) return encodeInThread(input, o, skip)
   if (n === 1 || !parallelEligible(input, o)) return openWorkerBatches(input, o, skip)
-  return openParallelBatches(input, o, skip, n)
+  return openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true)
 }
 
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
