@@ -13,6 +13,7 @@ const zlib = require('node:zlib')
 const { PassThrough, Readable } = require('node:stream')
 const ds = require('./helpers/datasets')
 const { load } = require('../lib')
+const { useServer } = require('./helpers/redis-server')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-parallel-'))
 
@@ -203,5 +204,38 @@ describe('workers: memory', () => {
     held()
     const summary = await run
     expect(summary.records).toBe(Math.ceil(total / (700 * line.length)) * 700)
+  })
+})
+
+describe('workers: --resume after a stop, past a bad record (the skip lands in the sequential fallback)', () => {
+  let srv
+  useServer('pipeload-parallel-resume-', s => { srv = s.srv })
+
+  it('the stopped run and the resumed one give what workers 0 gives', async () => {
+    // Bad rows at records 100 and 700: with max-errors 1 the first run stops at the second.
+    const file = path.join(tmp, 'resume.csv')
+    const rows = Array.from({ length: 1000 }, (_, i) => i === 100 || i === 700 ? `${i},bad,x,y` : `${i},n${i},"a\nb"`)
+    fs.writeFileSync(file, 'id,name,note\n' + rows.join('\n') + '\n')
+    const runs = {}
+    for (const [workers, chunkSize] of [[0], [2, 300], [4, 1000]]) {
+      const checkpoint = path.join(tmp, `resume-${workers}.checkpoint`)
+      const o = { url: srv.url, input: file, key: 'r:{id}', onError: 'skip', maxErrors: 1, checkpoint, workers, chunkSize, batchSize: 50 }
+      const first = await load(o).catch(e => e)
+      expect(first.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
+      const second = await load({ ...o, resume: true, maxErrors: undefined })
+      // Which records after the failure that stops the run were still sent follows batch
+      // boundaries (the stop takes effect at the next batch), and a parallel load's
+      // batches also end where its chunks end: the failures and the final totals match.
+      const pick = s => ({ records: s.records, loaded: s.loaded, errors: s.errors, failures: s.failures })
+      runs[workers] = { first: first.summary.failures, message: first.message, second: pick(second), resumedFrom: second.resumedFrom }
+    }
+    expect(runs[0].resumedFrom).toBeGreaterThan(100)
+    expect(runs[0].second).toMatchObject({ records: 1000, loaded: 998, errors: 2 })
+    for (const w of [2, 4]) {
+      expect(runs[w].first).toEqual(runs[0].first)
+      expect(runs[w].message).toEqual(runs[0].message)
+      expect(runs[w].second).toEqual(runs[0].second)
+      expect(runs[w].resumedFrom).toBeGreaterThan(100) // the skip lands past the bad record at 100
+    }
   })
 })
