@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect, beforeAll, afterAll */
+/* global describe, it, expect, beforeAll, afterAll, vi */
 
 // Redis Cluster: loads into a local cluster of redis-server processes (and of valkey-server
 // processes where a Valkey binary is found: test/helpers/servers.js), with slots moved
@@ -196,6 +196,25 @@ describeEachServer('cluster', server => {
       expectCounts(JSON.parse(r.stdout), n)
       await expectOnOwners(cluster, expectedSets(n))
       await cluster.flushall()
+      fs.rmSync(dir, { recursive: true, force: true })
+    })
+
+    it('workers 2 and 4: the same keys and values on their masters; the workers hash the slots, this thread none', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+      const file = path.join(dir, 'rows.ndjson')
+      const n = 20_000
+      fs.writeFileSync(file, [...rows(n)].map(r => JSON.stringify(r)).join('\n') + '\n')
+      for (const [workers, mode] of [[2, true], [4, undefined]]) {
+        const scan = vi.spyOn(SlotScanner.prototype, 'scan')
+        const summary = await load({ url: cluster.url, input: file, commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'], workers, chunkSize: '32KiB', cluster: mode })
+        expectCounts(summary, n)
+        expect(summary.cluster).toMatchObject({ masters: 3, moved: 0, asked: 0 })
+        // Told it is a cluster (cluster: true), the workers hash every command from the start.
+        if (mode === true) expect(scan).not.toHaveBeenCalled()
+        scan.mockRestore()
+        await expectOnOwners(cluster, expectedWithHashes(n))
+        await cluster.flushall()
+      }
       fs.rmSync(dir, { recursive: true, force: true })
     })
 
