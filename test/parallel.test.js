@@ -85,6 +85,7 @@ describe('workers: the same bytes as the sequential path, for every fidelity inp
         const { file } = ds.writeDataset(dir, f.format, records, { ...f.write, gzip: gz })
         const base = await expectSameAsSequential({ input: file, commands: COMMANDS, ...f.load }, RUNS, label)
         expect(base.summary.records).toBe(records.length)
+        await expectSameAsSequential({ input: file, key: 'q:{id}', ...f.load }, [[2, 5], [4, 1000]], `${label}, no numbers`)
       })
     }
   }
@@ -94,6 +95,8 @@ describe('workers: the same bytes as the sequential path, for every fidelity inp
     const text = ds.toCSV(records)
     expect(text.split('\n').length).toBeGreaterThan(1000) // the big value spans lines
     await expectSameAsSequential({ input: () => ds.chunkedReadable(text, 999), format: 'csv', name: 'upload', commands: COMMANDS }, [[2, 1], [2, 4096], [4, 100]], 'big value')
+    // Without {$n} and {$line}, chunks are encoded as soon as they are parsed (lines shifted after).
+    await expectSameAsSequential({ input: () => ds.chunkedReadable(text, 999), format: 'csv', name: 'upload', key: 'u:{id}', onError: 'skip' }, [[2, 1], [2, 4096], [4, 100]], 'big value, no numbers')
   })
 
   it('headerless CSV, with and without --columns', async () => {

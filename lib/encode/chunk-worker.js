@@ -11,7 +11,7 @@
 // Phase 2 ('bases'): encode the kept records with {$n} and lines made absolute; post the
 //   batches (bytes transferred, not copied), the last one marked.
 //
-// Messages in:  chunk { index, buf, offset, columns, fields } | bases { index, recordBase,
+// Messages in:  chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
 //               lineBase, shape } | slots (hash slots from now on)
 // Messages out: parsed { index, records, lines, expected, columns, ok } | batch { index,
 //               batch, last } | error { error }
@@ -21,9 +21,15 @@ const { openReader, Rejected } = require('../read/reader')
 const { createMapper } = require('./mapper')
 const { BatchEncoder } = require('./encoder')
 const { SlotScanner } = require('./slots')
+const { parseTemplate } = require('./template')
 
 const { options: o, name, format, skip } = workerData
-const parsed = new Map() // index -> record batches of a chunk waiting for its bases
+const parsed = new Map() // index -> { batches } (records) or { encoded } (batches) of a chunk waiting for its bases
+// Records need their number in the whole input only for {$n} and {$line} (and to drop those
+// a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only
+// its batches' line numbers are shifted once its place is known. Parsed records kept
+// waiting would instead live on into the old generation, which costs more GC than parsing.
+const numbered = skip > 0 || usesNumbers(o.templates)
 const encodes = [] // bases messages, done before any parse: the loader waits on them
 const parses = []
 let busy = false
@@ -57,8 +63,16 @@ async function * once (buf) {
   yield buf
 }
 
-/** Phase 1: the chunk's records, kept; its counts, and whether it parsed cleanly. */
-async function parse ({ index, buf, offset, columns, fields }) {
+/** Whether any template may write {$n} or {$line} (a field of that name would win: no matter). */
+function usesNumbers (templates) {
+  return templates.some(t => parseTemplate(t).words.some(w => w.parts && w.parts.some(p => p.alt?.kind === 'meta' && (p.alt.which === 'n' || p.alt.which === 'line'))))
+}
+
+/**
+ * Phase 1: the chunk's records, kept (or encoded already, when `shape` is given and the
+ * numbers do not matter); its counts, and whether it parsed cleanly.
+ */
+async function parse ({ index, buf, offset, columns, fields, shape }) {
   const chunk = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
   const reader = openReader({ name, stream: once(chunk) }, {
     format,
@@ -88,7 +102,7 @@ async function parse ({ index, buf, offset, columns, fields }) {
   } catch {
     ok = false
   }
-  if (ok) parsed.set(index, batches)
+  if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
   parentPort.postMessage({ type: 'parsed', index, records, lines: newlines(chunk), expected, columns: reader.columns, ok })
 }
 
@@ -98,10 +112,16 @@ function newlines (buf) {
   return n
 }
 
-/** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input. */
+/** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input; post them. */
 function encode ({ index, recordBase, lineBase, shape }) {
-  const batches = parsed.get(index)
+  const kept = parsed.get(index)
   parsed.delete(index)
+  const out = kept.encoded ? shiftLines(kept.encoded, lineBase) : encodeChunk(kept.batches, shape, recordBase, lineBase)
+  out.forEach((batch, i) => send(index, batch, i === out.length - 1))
+}
+
+/** Encoded batches of a chunk's record batches; `recordBase` records and `lineBase` lines come before it. */
+function encodeChunk (batches, shape, recordBase, lineBase) {
   // The shape (columns) is that of chunk 0 for the whole run: one mapper.
   if (mapper === null) mapper = createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape })
   // --resume: the records an earlier run loaded are dropped, as lib/read/skip.js does.
@@ -115,11 +135,7 @@ function encode ({ index, recordBase, lineBase, shape }) {
     keepRaw: Boolean(o.rejects),
     before: Math.max(recordBase, skip)
   })
-  let held = null // the batch before the last: the last one is marked so
-  const post = batch => {
-    if (held !== null) send(index, held, false)
-    held = batch
-  }
+  const out = []
   for (const b of batches) {
     let { records, lines, offsets, raws } = b
     if (drop > 0) {
@@ -131,11 +147,23 @@ function encode ({ index, recordBase, lineBase, shape }) {
       raws = raws && raws.slice(k)
     }
     if (lineBase !== 0) lines = lines.map(l => l + lineBase)
-    for (const batch of encoder.add(records, lines, 0, offsets, raws)) post(batch)
+    out.push(...encoder.add(records, lines, 0, offsets, raws))
     if (encoder.stopped) break
   }
-  if (!encoder.stopped) post(encoder.take(0))
-  send(index, held, true)
+  if (!encoder.stopped) out.push(encoder.take(0))
+  return out
+}
+
+/** Batches encoded with lines counted from the chunk's start, moved to the whole input's. */
+function shiftLines (batches, lineBase) {
+  if (lineBase === 0) return batches
+  for (const b of batches) {
+    b.lines = b.lines.map(l => l + lineBase)
+    for (const f of b.failures) if (f.line != null) f.line += lineBase
+    if (b.first && b.first.line != null) b.first.line += lineBase
+    if (b.stop && b.stop.line != null) b.stop.line += lineBase
+  }
+  return batches
 }
 
 /** A batch to the loader; `last`: the chunk's last (the chunk is then done). */

@@ -202,7 +202,8 @@ class Parallel {
       e.worker = w
       const { index, buf, offset } = e.chunk
       const fields = index === 0 ? null : readerFields(this.o) ?? this.expected
-      w.worker.postMessage({ type: 'chunk', index, buf, offset, columns: index === 0 ? null : this.header, fields })
+      // After chunk 0, the mapper's shape is known: a worker may encode the chunk at once.
+      w.worker.postMessage({ type: 'chunk', index, buf, offset, columns: index === 0 ? null : this.header, fields, shape: this.shape })
     }
   }
 
