@@ -169,7 +169,8 @@ export interface LoadOptions extends ConnectionOptions {
    * Parse and encode files and byte streams in a worker thread; the main thread then only
    * writes batches and reads replies. Default false (one thread outpaces one server and a
    * worker adds ~55 MB RSS); 'auto': when the machine has more than 2 cores. Not used with
-   * `map` or iterables.
+   * `map` or iterables. Same as `workers: 1` (true) or `workers: 0` (false); `workers`,
+   * when given, wins.
    */
   worker?: boolean | 'auto'
   /**
@@ -180,6 +181,17 @@ export interface LoadOptions extends ConnectionOptions {
    * `PIPELOAD_SHARD`; load() does not.
    */
   shard?: `${number}/${number}` | { index: number, count: number }
+  /**
+   * Threads that parse and encode files and byte streams: 0 (default) = the main thread;
+   * 1 = one worker thread; n ≥ 2 = the input is cut into chunks at record boundaries,
+   * parsed and encoded by n threads, and sent in input order (the same bytes, failures and
+   * checkpoints as with 0). JSON documents use one worker; `map` and iterables the main
+   * thread. 'auto': 0 on 2 cores or fewer and for one server; for a cluster or a dry run,
+   * one per core but one, at most 8. A count such as 4 or "4".
+   */
+  workers?: number | string | 'auto'
+  /** With workers ≥ 2: bytes per chunk, or a size such as "1MiB" (a tuning knob). Default 1 MiB. */
+  chunkSize?: number | string
   /**
    * Redis Cluster mode: each command goes to the master owning its hash slot. `true`: the
    * server must be a cluster node; `false`: never; unset: asked with `INFO cluster`. Also on
@@ -480,7 +492,7 @@ export const EXIT: Readonly<{
 export const CODES: Readonly<Record<ErrorCode, number>>
 export const DEFAULTS: Readonly<{
   header: boolean, batchSize: number, window: number, maxBatchBytes: number, maxRecordSize: number,
-  connectTimeout: number, progressInterval: number, maxFailures: number, worker: false
+  connectTimeout: number, progressInterval: number, maxFailures: number, worker: false, workers: 0, chunkSize: number
 }>
 
 declare const pipeload: {

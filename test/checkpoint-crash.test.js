@@ -47,17 +47,20 @@ describe('SIGKILL while the checkpoint is written, then --resume', () => {
   const cases = [
     ['half-way through writing it', 'write', []],
     ['after writing it, before the rename', 'rename', []],
-    ['half-way through writing it, resumed with --worker', 'write', ['--worker']]
+    ['half-way through writing it, resumed with --worker', 'write', ['--worker']],
+    // The parallel parse drops the checkpointed records in each chunk's worker (the
+    // checkpoint falls mid-chunk: 100-record batches, ~1,400-record chunks).
+    ['half-way through writing it, loaded and resumed with --workers 2', 'write', ['--workers', '2'], ['--workers', '2', '--chunk-size', '16KiB']]
   ]
-  for (const [when, at, resumeWith] of cases) {
+  for (const [when, at, resumeWith, loadWith = []] of cases) {
     it(`killed ${when}: the checkpoint on disk is the previous one, whole; the resumed run loads every record, the checkpointed ones exactly once`, async () => {
-      const name = at + resumeWith.join('')
+      const name = at + resumeWith.join('') + loadWith.join('')
       const cp = path.join(dir, `${name}.checkpoint`)
       const log = path.join(dir, `${name}.log`)
       const prefix = `${name}:`
       // Batches of 100 with window 1: the first checkpoint comes after the first batch, so
       // the second (the one killed) is never the first and always has one before it.
-      const args = ['-c', `INCR ${prefix}{id}`, '--checkpoint', cp, '--batch-size', '100', '--window', '1', '--json']
+      const args = ['-c', `INCR ${prefix}{id}`, '--checkpoint', cp, '--batch-size', '100', '--window', '1', '--json', ...loadWith]
       const first = await pipeload(args, { preload: HOOK, env: { CRASH_CHECKPOINT: cp, CRASH_NTH: '2', CRASH_AT: at, CRASH_LOG: log } })
       expect(first.signal, first.err).toBe('SIGKILL')
       const bodies = JSON.parse(fs.readFileSync(log, 'utf8'))

@@ -199,6 +199,33 @@ describeEachServer('cluster', server => {
       fs.rmSync(dir, { recursive: true, force: true })
     })
 
+    it('workers 2 and 4: the same keys and values on their masters; the workers hash the slots, this thread none', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
+      const file = path.join(dir, 'rows.ndjson')
+      const n = 20_000
+      fs.writeFileSync(file, [...rows(n)].map(r => JSON.stringify(r)).join('\n') + '\n')
+      for (const [workers, mode] of [[2, true], [4, undefined]]) {
+        // Commands this thread scans for their slot (counted, not spied: a spy's record of
+        // 40,000 calls with their buffers is too big to print when the assertion fails).
+        const scan = SlotScanner.prototype.scan
+        let scanned = 0
+        SlotScanner.prototype.scan = function (...args) { scanned++; return scan.apply(this, args) }
+        let summary
+        try {
+          summary = await load({ url: cluster.url, input: file, commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'], workers, chunkSize: '32KiB', cluster: mode })
+        } finally {
+          SlotScanner.prototype.scan = scan
+        }
+        expectCounts(summary, n)
+        expect(summary.cluster).toMatchObject({ masters: 3, moved: 0, asked: 0 })
+        // Told it is a cluster (cluster: true), the workers hash every command from the start.
+        if (mode === true) expect(scanned).toBe(0)
+        await expectOnOwners(cluster, expectedWithHashes(n))
+        await cluster.flushall()
+      }
+      fs.rmSync(dir, { recursive: true, force: true })
+    })
+
     it(`moves slots during the load (${server.name}-cli --cluster reshard): MOVED and ASK re-sent, nothing lost (${ROWS} records)`, async () => {
       const [from, to] = await cluster.masterPorts()
       const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }

@@ -23,6 +23,40 @@ describe('load options: worker', () => {
   })
 })
 
+describe('load options: workers, chunkSize', () => {
+  const base = { input: 'x.csv', key: 'k:{id}' }
+  afterEach(() => vi.restoreAllMocks())
+
+  it('workers: 0 by default; a count, "auto"; worker: true is workers 1; workers wins', () => {
+    expect(normalizeLoadOptions(base).workers).toBe(0)
+    expect(normalizeLoadOptions({ ...base, workers: 4 }).workers).toBe(4)
+    expect(normalizeLoadOptions({ ...base, workers: '2' }).workers).toBe(2)
+    expect(normalizeLoadOptions({ ...base, workers: 'auto' }).workers).toBe('auto')
+    expect(normalizeLoadOptions({ ...base, worker: true }).workers).toBe(1)
+    expect(normalizeLoadOptions({ ...base, worker: false }).workers).toBe(0)
+    expect(normalizeLoadOptions({ ...base, worker: true, workers: 3 }).workers).toBe(3)
+    for (const bad of [-1, 1.5, 'many', 1000]) {
+      expect(() => normalizeLoadOptions({ ...base, workers: bad }), String(bad)).toThrow(/workers must be a number of threads from 0 to 256, or "auto"/)
+    }
+  })
+
+  it('chunkSize: 1 MiB by default, a size with units', () => {
+    expect(normalizeLoadOptions(base).chunkSize).toBe(1024 * 1024)
+    expect(normalizeLoadOptions({ ...base, chunkSize: '64KiB' }).chunkSize).toBe(65536)
+    expect(() => normalizeLoadOptions({ ...base, chunkSize: 0 })).toThrow(/chunkSize/)
+  })
+
+  // What 'auto' decides, given the cores, the target and dry-run (README "Parallel parsing").
+  it.each([
+    [1, true, false, 0], [2, true, false, 0], [2, false, true, 0],
+    [4, false, false, 0], [16, false, false, 0], // one server: the server is the limit
+    [4, true, false, 3], [4, false, true, 3], [16, true, false, 8], [16, false, true, 8]
+  ])('autoWorkers: %i cores, cluster %s, dry run %s: %i', (cores, cluster, dryRun, want) => {
+    const { autoWorkers } = require('../lib/encode/parallel')
+    expect(autoWorkers({ cores, cluster, dryRun })).toBe(want)
+  })
+})
+
 describe('unknown option names', () => {
   const fs = require('node:fs')
   const path = require('node:path')

@@ -93,8 +93,10 @@ function importCommand (io) {
     .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send (ms, s, m, h; a plain number is ms)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
-    .option('--worker', 'parse and encode in a worker thread (default: main thread)')
-    .option('--no-worker', 'parse and encode on the main thread')
+    .option('--workers <n|auto>', 'threads that parse and encode: 0 = the main thread (default), 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto = n for a cluster or --dry-run on more than 2 cores, else 0')
+    .addOption(new Option('--chunk-size <size>', 'with --workers ≥ 2: bytes per chunk, cut at record boundaries (a tuning knob)').default(DEFAULTS.chunkSize, '1 MiB'))
+    .option('--worker', 'same as --workers 1 (kept for older scripts)')
+    .option('--no-worker', 'same as --workers 0')
     .option('--cluster', 'the server is a Redis Cluster node: route each command to the master of its hash slot (default: asked with INFO cluster)')
     .option('--no-cluster', 'never use cluster mode, even when the server says it is a cluster node')
     .addOption(new Option('--dry-run <mode>', 'write the commands to stdout instead of sending them').choices(['resp', 'text']))
@@ -121,6 +123,7 @@ Examples:
   pipeload import cities.csv -c 'HSET city:{id} name {name}' -c 'SADD cities:{country} {id}' --replace --ttl 1d --ttl-keys all
   pipeload import big.csv --key 'row:{id}' -b 10k --max-record-size 1MiB --timeout 90s
   parallel -j4 pipeload import big.csv --key 'row:{id}' --shard {}/4 ::: 0 1 2 3
+  pipeload import big.csv.gz --key 'row:{id}' --workers 4 -u redis://cluster-node:7000
 ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
   cmd.action(async (inputs, flags) => {
     io.exitCode = await runImport(inputs.length === 1 ? inputs[0] : inputs, flags, io)
@@ -165,6 +168,8 @@ async function runImport (input, flags, io) {
     maxErrors: flags.maxErrors,
     rejects: flags.rejects,
     worker: flags.worker,
+    workers: flags.workers,
+    chunkSize: flags.chunkSize,
     cluster: flags.cluster,
     shard: shardFlag(flags, io.env),
     timeout: flags.timeout,

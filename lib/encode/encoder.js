@@ -35,6 +35,7 @@ class BatchEncoder {
     this.keepRaw = keepRaw
     this.writer = new ByteWriter()
     this.stopped = false
+    this.bytesRead = 0 // of the last reader batch (an empty input has none)
     this.reset()
   }
 

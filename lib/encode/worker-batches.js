@@ -20,7 +20,7 @@ function workerOptions (o) {
 
 /** Can this input be encoded in a worker? Files and byte streams with templates can. */
 function workerEligible (desc, o) {
-  return desc.kind === 'bytes' && !o.map && o.worker !== false
+  return desc.kind === 'bytes' && !o.map
 }
 
 function reviveError (e) {

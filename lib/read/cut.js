@@ -1,19 +1,15 @@
 'use strict'
 
-// Cutting a byte stream into chunks at record boundaries, for whoever wants to hand whole
-// records to separate parsers (--shard's chunk numbers; the parallel parse). Pure: bytes in,
-// chunks { index, buf, offset } out, no I/O.
+// Cutting an input's decompressed bytes into chunks that end at record boundaries, so
+// each chunk can be parsed on its own (the parallel parse, lib/encode/parallel.js; --shard
+// for inputs that cannot be sought). Pure: bytes in, chunks out, no I/O, no workers.
 //
-// A record ends at an LF outside quotes (CRLF: the CR is the record's, the LF ends it). For
-// CSV/TSV, whether an LF is inside a quoted field is known only from the quotes before it:
-// each `"` toggles the state, an escaped `""` toggles it twice. That holds for every input
-// csv-parse accepts (a quote in the middle of an unquoted field is an error there), and costs
-// one native indexOf per quote, so it is cheap where quotes are few. NDJSON cannot hold a raw
-// LF inside a string: every LF ends a line.
-//
-// Each chunk ends at the first record end at or after `size` bytes from its start: the cuts
-// depend on the bytes only, not on how the input arrives in pieces, so every process reading
-// the same input cuts it the same way.
+// NDJSON: a record ends at a line break. CSV/TSV: at a line break outside quotes; a quoted
+// field may hold line breaks, so the quotes since the last cut are counted (an escaped
+// quote `""` counts twice, so the parity is that of csv-parse for well-formed input). The
+// scan is indexOf loops over quotes and line breaks: a file without quotes costs one
+// indexOf per chunk. Malformed input (a stray quote) can make a cut wrong; the parser of
+// the chunk then fails, and the caller reads from that chunk on sequentially.
 
 const LF = 0x0a
 const QUOTE = 0x22
@@ -71,70 +67,135 @@ function isQuoted (format) {
   return format === 'csv' || format === 'tsv'
 }
 
-/**
- * Feed it bytes in order with push(); it returns the chunks completed so far, and end() the
- * rest. `offset`: the chunk's first byte, counted from the first byte pushed.
- */
 class Cutter {
-  constructor ({ format, size = CHUNK_SIZE }) {
-    if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`chunk size must be a positive integer, got ${size}`)
-    this.quoted = isQuoted(format)
-    this.size = size
-    this.inQuote = false
-    this.pieces = [] // the current chunk's bytes so far
-    this.have = 0 // their length
-    this.index = 0
-    this.offset = 0
+  /**
+   * @param {object} o
+   * @param {'csv'|'tsv'|'ndjson'} o.format
+   * @param {number} o.chunkSize a chunk ends at the first record boundary at or after this many bytes
+   * @param {number} [o.maxRecordSize] no boundary within maxRecordSize + chunkSize: `overflow`
+   * @param {number} [o.offset] absolute offset of the first byte pushed
+   * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
+   */
+  constructor ({ format, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
+    this.csv = format === 'csv' || format === 'tsv'
+    this.chunkSize = chunkSize
+    this.limit = maxRecordSize + chunkSize
+    this.offset = offset // absolute offset of the first pending byte
+    this.alloc = alloc
+    this.index = 0 // of the next chunk
+    this.parts = [] // pending bytes, not cut yet
+    this.size = 0
+    this.scanned = 0 // pending bytes looked at for a boundary
+    this.inQuote = false // at `scanned`
+    this.overflow = false // no boundary found in `limit` bytes: stop cutting
   }
 
+  /** Take bytes; returns the chunks they completed, in order (often none). */
   push (buf) {
+    if (buf.length === 0) return []
+    this.parts.push(buf)
+    this.size += buf.length
     const out = []
-    let start = 0 // the current chunk's first byte in buf
-    let pos = 0 // bytes before pos are scanned
-    while (pos < buf.length) {
-      // Before the chunk's last `size` byte no LF ends it: only the quote state matters there.
-      const target = pos + Math.max(0, this.size - 1 - this.have)
-      if (target >= buf.length) {
-        if (this.quoted) this.inQuote = quoteState(buf, pos, buf.length, this.inQuote)
-        this.have += buf.length - pos
+    while (!this.overflow && this.size >= this.chunkSize) {
+      const at = this.findCut()
+      if (at === -1) {
+        if (this.size > this.limit) this.overflow = true
         break
       }
-      if (this.quoted) this.inQuote = quoteState(buf, pos, target, this.inQuote)
-      const r = recordEnd(buf, target, buf.length, this.inQuote, this.quoted)
-      if (r.end === -1) {
-        this.inQuote = r.inQuote
-        this.have += buf.length - pos
-        break
-      }
-      this.pieces.push(buf.subarray(start, r.end))
-      out.push(this.emit())
-      this.inQuote = false
-      start = pos = r.end
+      out.push(this.take(at))
     }
-    if (start < buf.length) this.pieces.push(buf.subarray(start))
     return out
   }
 
-  /** The last chunk (the input's tail, which need not end with a line break), if any. */
+  /** The input ended: the rest as the last chunk, or null when nothing is left. */
   end () {
-    return this.pieces.length ? [this.emit()] : []
+    if (this.size === 0 || this.overflow) return null
+    return this.take(this.size)
   }
 
-  emit () {
-    const buf = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces)
+  /** The bytes not cut (after an overflow, or to read them otherwise), taken. */
+  rest () {
+    const parts = this.parts
+    this.parts = []
+    this.size = 0
+    this.scanned = 0
+    return parts
+  }
+
+  /** Bytes pending up to the first boundary at or after chunkSize, or -1 (scanning on from `scanned`). */
+  findCut () {
+    const want = this.chunkSize - 1 // the line break may be the chunk's last byte
+    let start = 0
+    for (const part of this.parts) {
+      const end = start + part.length
+      if (end > this.scanned) {
+        const from = Math.max(this.scanned, start) - start
+        const target = Math.max(want - start, from)
+        const i = this.csv ? this.scanCsv(part, from, target) : (target < part.length ? part.indexOf(LF, target) : -1)
+        if (i !== -1) {
+          this.scanned = start + i + 1
+          return this.scanned
+        }
+        this.scanned = end
+      }
+      start = end
+    }
+    return -1
+  }
+
+  /**
+   * The first LF outside quotes at or after `target` in part[from…], updating the quote
+   * parity as it goes; -1 when none (the parity is then that of the part's end).
+   */
+  scanCsv (part, from, target) {
+    const n = part.length
+    let p = from
+    while (p < n) {
+      const q = part.indexOf(QUOTE, p)
+      if (this.inQuote) {
+        if (q === -1) return -1
+        this.inQuote = false
+        p = q + 1
+        continue
+      }
+      const segEnd = q === -1 ? n : q
+      if (segEnd > target) {
+        const lf = part.indexOf(LF, Math.max(p, target))
+        if (lf !== -1 && lf < segEnd) return lf
+      }
+      if (q === -1) return -1
+      this.inQuote = true
+      p = q + 1
+    }
+    return -1
+  }
+
+  /** The first `at` pending bytes as a chunk of its own memory. */
+  take (at) {
+    const buf = this.alloc(at)
+    let filled = 0
+    while (filled < at) {
+      const part = this.parts[0]
+      const n = Math.min(part.length, at - filled)
+      part.copy(buf, filled, 0, n)
+      filled += n
+      if (n === part.length) this.parts.shift()
+      else this.parts[0] = part.subarray(n)
+    }
     const chunk = { index: this.index++, buf, offset: this.offset }
-    this.offset += buf.length
-    this.pieces = []
-    this.have = 0
+    this.offset += at
+    this.size -= at
+    this.scanned = Math.max(0, this.scanned - at)
     return chunk
   }
 }
 
-/** The chunks of an async iterable of Buffers. */
-async function * cutChunks (bytes, options) {
-  const cutter = new Cutter(options)
+/** The chunks of an async iterable of Buffers (`size`: the chunk size, default 1 MiB). */
+async function * cutChunks (bytes, { format, size = CHUNK_SIZE }) {
+  const cutter = new Cutter({ format, chunkSize: size })
   for await (const buf of bytes) yield * cutter.push(buf)
-  yield * cutter.end()
+  const last = cutter.end()
+  if (last) yield last
 }
 
 module.exports = { Cutter, cutChunks, recordEnd, quoteState, countLines, isQuoted, CHUNK_SIZE }

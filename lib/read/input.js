@@ -86,25 +86,26 @@ function describeStream (stream, name, o) {
 }
 
 /**
- * Open a described input as record batches; `desc.start` (reader option `start`): its bytes
- * begin at a record in the middle of the input.
+ * Open a described input as record batches. `start` (the reader's option of that name), or
+ * else `desc.start`: its bytes begin at a record in the middle of the input (the parallel
+ * parse's sequential fallback; a --resume of a URL by a Range request).
  * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean, resumeShape?: () => object }>}
  */
-async function openRecords (desc, o) {
+async function openRecords (desc, o, start = null) {
   if (desc.kind === 'records') {
     return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
   const options = {
     format: desc.format,
     header: o.header,
-    fields: o.columns && !o.header ? o.columns.length : null, // fields per record, known before the first
+    fields: readerFields(o), // fields per record, known before the first
     delimiter: o.delimiter,
     jsonPath: o.jsonPath,
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,
     raw: Boolean(o.rejects), // records' input text, for the rejects file
     rows: !o.map, // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
-    start: desc.start // --resume of a URL by a Range request: the body starts at a record
+    start: start ?? desc.start ?? null
   }
   // desc.shard (--shard): lib/read/shard.js's plan of this shard's share of the input.
   const reader = desc.shard ? openShardReader(desc, options) : openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, options)
@@ -123,6 +124,11 @@ async function openRecords (desc, o) {
     shape: { ...(tabular ? { columns: columns || null } : {}), file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}) },
     resumeShape: () => reader.resumeShape() // for a checkpoint's `next`
   }
+}
+
+/** Fields per record known before the first: those --columns names for a headerless file. */
+function readerFields (o) {
+  return o.columns && !o.header ? o.columns.length : null
 }
 
 /** --columns: the names of a headerless input's columns, or new names for the header's (as many). */
@@ -179,4 +185,4 @@ function iterableFailed (err, name, record) {
     { file: name, line: record, cause: err })
 }
 
-module.exports = { describeInput, describeInputs, openRecords }
+module.exports = { describeInput, describeInputs, openRecords, readerFields, renamed, checkHeader }

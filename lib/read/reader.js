@@ -294,12 +294,14 @@ class Reader {
       if (last.length === 0 && failure === null && state.bytesRead > 0 && yieldedBytes !== state.bytesRead) {
         last.push({ records: [], lines: [], offsets: [] })
       }
+      // No header at all (blank lines only): ready() learns it before the last batch is
+      // taken, or it would wait for a generator suspended at that batch's yield.
+      if (failure === null && this._header !== null) this._header.resolve(this.columns)
       for (const batch of last) {
         batch.bytesRead = state.bytesRead
         yield batch
       }
       if (failure !== null) throw failure
-      if (this._header !== null) this._header.resolve(this.columns)
     } catch (err) {
       if (this._header !== null) this._header.reject(err)
       throw err

@@ -5,6 +5,7 @@ const { PipeloadError } = require('../errors')
 const { normalizeLoadOptions } = require('./options')
 const { describeInputs } = require('../read/input')
 const { openUrl } = require('../read/http-input')
+const { autoWorkers } = require('../encode/parallel')
 const { Pipe } = require('../send/pipe')
 const { DryRunSink } = require('../send/dry-run')
 const { openControl, dataEndpoint, connectData, dataReconnector } = require('../send/connection')
@@ -55,10 +56,22 @@ async function load (options) {
     if (resume.plan.notice && o.onResume) o.onResume(resume.plan.notice)
     const run = new Run(o, inputs, startedAt, resume, rejects, label)
     const sources = new InputSequence(inputs, o, resume.plan, run)
+    // The first input first, so template and header errors come before connecting; but
+    // `workers: 'auto'` may depend on the target being a cluster: then the sink first.
+    const auto = o.workers === 'auto' && !o.dryRun && autoWorkers({ cluster: true }) > 0
+    let opened = auto ? await openSink(o, inputs[0], run) : null
+    sources.cluster = opened ? Boolean(opened.sink.cluster) : o.dryRun ? false : undefined
     try {
       await sources.start()
+    } catch (err) {
+      if (opened) await opened.close()
+      throw err
+    }
+    try {
       run.resumeShape = sources.current?.resumeShape || null
-      const { sink, close } = await openSink(o, inputs[0], run)
+      if (!opened) opened = await openSink(o, inputs[0], run)
+      const { sink, close } = opened
+      if (sink.cluster) sources.useSlots() // the workers hash the slots
       try {
         await run.pump(sources.batches(), sink)
         return run.summary(sink)

@@ -20,8 +20,14 @@ const DEFAULTS = Object.freeze({
   // Parse and encode on the main thread: with the byte-range fast paths one thread encodes
   // 1M 5-column rows in about 1.5 s of CPU, faster than one Redis server applies them, and
   // a worker measured no faster while adding ~55 MB RSS (165 MB against the 150 MB bound).
-  // 'auto': a worker when the machine has more than 2 cores.
-  worker: false
+  // 'auto': a worker when the machine has more than 2 cores. `workers` supersedes it.
+  worker: false,
+  // Threads that parse and encode: 0 = this thread (see `worker` above for why);
+  // 'auto' decides per run (lib/encode/parallel.js autoWorkers).
+  workers: 0,
+  // Bytes per chunk of the parallel parse (workers ≥ 2): big enough that a chunk's
+  // messages cost nothing next to parsing it, small enough that 2n + 2 of them stay small.
+  chunkSize: 1024 * 1024
 })
 
 // Every option name load() and bench() take. A name not listed is refused: a misspelled
@@ -30,7 +36,7 @@ const DEFAULTS = Object.freeze({
 const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
   'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
 const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'jsonPath', 'key',
-  'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'cluster', 'dryRun',
+  'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'workers', 'chunkSize', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
   'checkpoint', 'resume', 'onResume', 'vector', 'shard'])
 
@@ -334,8 +340,23 @@ function normalizeLoadOptions (o = {}) {
     cluster: clusterOf(o),
     shard: parseShard(o.shard),
     ...errorPolicyOf(o),
-    worker: o.worker === 'auto' ? os.availableParallelism() > 2 : o.worker === undefined ? DEFAULTS.worker : Boolean(o.worker)
+    worker: o.worker === 'auto' ? os.availableParallelism() > 2 : o.worker === undefined ? DEFAULTS.worker : Boolean(o.worker),
+    workers: workersOf(o),
+    chunkSize: positiveSize(o, 'chunkSize')
   })
+}
+
+/** workers: a count ≥ 0 or 'auto'; without it, `worker` (the older switch) means 1 or 0. */
+function workersOf (o) {
+  const v = o.workers
+  if (v === undefined || v === null) {
+    if (o.worker === undefined) return DEFAULTS.workers
+    return (o.worker === 'auto' ? os.availableParallelism() > 2 : Boolean(o.worker)) ? 1 : 0
+  }
+  if (v === 'auto') return 'auto'
+  const n = parseCount(v)
+  if (!Number.isSafeInteger(n) || n < 0 || n > 256) throw invalid('workers', 'a number of threads from 0 to 256, or "auto"', v)
+  return n
 }
 
 module.exports = { normalizeLoadOptions, parseShard, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration, parseCount, parseTtl }

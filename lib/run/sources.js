@@ -3,6 +3,7 @@
 const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
 const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
+const { openParallelBatches, parallelEligible, autoWorkers } = require('../encode/parallel')
 const { createMapper } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
 const { skipRecords } = require('../read/skip')
@@ -19,10 +20,10 @@ const { skipRecords } = require('../read/skip')
  * compiled against it, so their errors come before anything of it is sent.
  * @returns {Promise<{ batches: AsyncIterable<object>, close: () => Promise<void> }>}
  */
-async function openSource (input, o, skip = 0, before = skip) {
+async function openSource (input, o, skip = 0, before = skip, cluster = undefined) {
   let source
   try {
-    source = workerEligible(input, o) ? await openWorkerBatches(input, o, skip, before) : await encodeInThread(input, o, skip, before)
+    source = await parseWhere(input, o, skip, before, cluster)
   } catch (err) {
     if (input.http) input.stream.destroy() // the response body is not read
     throw err
@@ -30,6 +31,7 @@ async function openSource (input, o, skip = 0, before = skip) {
   return {
     batches: source.batches,
     resumeShape: source.resumeShape, // where a ranged --resume can start (see Reader#resumeShape)
+    useSlots: source.useSlots, // n workers: they hash the cluster slots
     close: async () => {
       try {
         await source.close()
@@ -38,6 +40,19 @@ async function openSource (input, o, skip = 0, before = skip) {
       }
     }
   }
+}
+
+/**
+ * Where the input is parsed and encoded: on this thread (workers 0, records, map()), in
+ * one worker thread (workers 1, JSON documents, which cannot be cut, and inputs read from
+ * their middle), or in n worker threads on chunks of the input (n ≥ 2). `cluster`: whether
+ * the sink is a cluster, when already known (workers 'auto').
+ */
+function parseWhere (input, o, skip, before, cluster) {
+  const n = o.workers === 'auto' ? autoWorkers({ cluster, dryRun: Boolean(o.dryRun) }) : o.workers
+  if (n === 0 || !workerEligible(input, o)) return encodeInThread(input, o, skip, before)
+  if (n === 1 || !parallelEligible(input, o)) return openWorkerBatches(input, o, skip, before)
+  return openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before)
 }
 
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
@@ -72,6 +87,8 @@ class InputSequence {
     this.plan = plan
     this.run = run
     this.current = null // the open source
+    this.cluster = undefined // whether the sink is a cluster, once known (workers 'auto')
+    this.slots = false // the sink is a cluster: workers that can hash the slots do
   }
 
   async open (i, skip, before) {
@@ -86,8 +103,15 @@ class InputSequence {
         throw err
       }
     }
-    this.current = await openSource(input, this.o, skip, before)
+    this.current = await openSource(input, this.o, skip, before, this.cluster)
+    if (this.slots && this.current.useSlots) this.current.useSlots()
     return this.current
+  }
+
+  /** The sink is a cluster: the sources whose workers can hash the slots do, from now on. */
+  useSlots () {
+    this.slots = true
+    if (this.current && this.current.useSlots) this.current.useSlots()
   }
 
   /** Open the first input to read: before connecting, so its header and templates are checked first. */

@@ -208,16 +208,16 @@ class ClusterSink {
     this.parents.push(parent)
     if (parent.cmds === 0) return this.settle()
     this.stats.batches++
-    const byNode = this.route(parent)
+    const byNode = this.route(parent, encoded)
     for (const [node, nb] of byNode) await node.send(nb.seal())
   }
 
-  /** Slots of the parent's commands, and its commands grouped by the master owning them. */
-  route (parent) {
-    const { buf, cmds, ends } = parent
+  /** Each command's start (parent.starts) and hash slot. */
+  scan (parent) {
+    const { buf, cmds } = parent
     const scanner = this.scanner
     const starts = parent.starts = new Uint32Array(cmds + 1)
-    const slots = parent.slots = new Int16Array(cmds)
+    const slots = new Int16Array(cmds)
     let p = 0
     for (let c = 0; c < cmds; c++) {
       starts[c] = p
@@ -225,6 +225,15 @@ class ClusterSink {
       p = scanner.end
     }
     starts[cmds] = p
+    return slots
+  }
+
+  /** Slots of the parent's commands, and its commands grouped by the master owning them. */
+  route (parent, encoded) {
+    const { cmds, ends } = parent
+    // Batches of the parallel parse come with their slots, hashed in the worker threads.
+    const slots = parent.slots = encoded.slots || this.scan(parent)
+    if (encoded.starts) parent.starts = encoded.starts
     const byNode = new Map()
     let c = 0
     for (let r = 0; r < ends.length; r++) {

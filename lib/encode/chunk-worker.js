@@ -1,0 +1,193 @@
+'use strict'
+
+// One of the parallel parse's worker threads (lib/encode/parallel.js): parses chunks of
+// the input (cut at record boundaries by lib/read/cut.js) and, once the loader says how
+// many records and lines come before a chunk, maps and encodes its records.
+//
+// Phase 1 ('chunk'): parse the chunk alone, lines counted from 1, and report its record
+//   and line counts; keep the records. `ok` false: the chunk cannot be parsed on its own
+//   the way the whole input would be (an error, a rejected record, a wrong cut): the
+//   loader then reads from there on sequentially, so every message is the sequential one.
+// Phase 2 ('bases'): encode the kept records with {$n} and lines made absolute; post the
+//   batches (bytes transferred, not copied), the last one marked.
+//
+// Messages in:  chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
+//               lineBase, shape } | slots (hash slots from now on)
+// Messages out: parsed { index, records, lines, expected, columns, ok } | batch { index,
+//               batch, last } | error { error }
+
+const { parentPort, workerData } = require('node:worker_threads')
+const { openReader, Rejected } = require('../read/reader')
+const { createMapper } = require('./mapper')
+const { BatchEncoder } = require('./encoder')
+const { SlotScanner } = require('./slots')
+const { parseTemplate } = require('./template')
+
+const { options: o, name, format, skip, runBase = 0 } = workerData
+const parsed = new Map() // index -> { batches } (records) or { encoded } (batches) of a chunk waiting for its bases
+// Records need their number in the whole input only for {$n} and {$line} (and to drop those
+// a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only
+// its batches' line numbers are shifted once its place is known. Parsed records kept
+// waiting would instead live on into the old generation, which costs more GC than parsing.
+const numbered = skip > 0 || usesNumbers(o.templates)
+const encodes = [] // bases messages, done before any parse: the loader waits on them
+const parses = []
+let busy = false
+let slots = Boolean(workerData.slots) // the target is a cluster: each command's hash slot too
+let mapper = null
+
+parentPort.on('message', msg => {
+  if (msg.type === 'chunk') parses.push(msg)
+  else if (msg.type === 'bases') encodes.push(msg)
+  else if (msg.type === 'slots') slots = true
+  work()
+})
+
+async function work () {
+  if (busy) return
+  busy = true
+  try {
+    for (;;) {
+      if (encodes.length) encode(encodes.shift())
+      else if (parses.length) await parse(parses.shift())
+      else break
+    }
+  } catch (err) {
+    parentPort.postMessage({ type: 'error', error: { message: err.message, stack: err.stack } })
+  } finally {
+    busy = false
+  }
+}
+
+async function * once (buf) {
+  yield buf
+}
+
+/** Whether any template may write {$n} or {$line} (a field of that name would win: no matter). */
+function usesNumbers (templates) {
+  return templates.some(t => parseTemplate(t).words.some(w => w.parts && w.parts.some(p => p.alt?.kind === 'meta' && (p.alt.which === 'n' || p.alt.which === 'line'))))
+}
+
+/**
+ * Phase 1: the chunk's records, kept (or encoded already, when `shape` is given and the
+ * numbers do not matter); its counts, and whether it parsed cleanly.
+ */
+async function parse ({ index, buf, offset, columns, fields, shape }) {
+  const chunk = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
+  const reader = openReader({ name, stream: once(chunk) }, {
+    format,
+    header: o.header,
+    fields: o.fields,
+    delimiter: o.delimiter,
+    maxRecordSize: o.maxRecordSize,
+    onError: o.onError,
+    raw: Boolean(o.rejects),
+    rows: true,
+    start: { offset, line: 1, columns, fields }
+  })
+  const batches = []
+  let records = 0
+  let expected = null
+  let ok = true
+  try {
+    for await (const b of reader) {
+      for (const r of b.records) {
+        if (r instanceof Rejected) ok = false
+        else if (expected === null && format !== 'ndjson') expected = r.n ?? r.length
+      }
+      records += b.records.length
+      if (!ok) break
+      if (b.records.length) batches.push(b)
+    }
+  } catch {
+    ok = false
+  }
+  if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
+  parentPort.postMessage({ type: 'parsed', index, records, lines: newlines(chunk), expected, columns: reader.columns, ok })
+}
+
+function newlines (buf) {
+  let n = 0
+  for (let p = buf.indexOf(10); p !== -1; p = buf.indexOf(10, p + 1)) n++
+  return n
+}
+
+/** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input; post them. */
+function encode ({ index, recordBase, lineBase, shape }) {
+  const kept = parsed.get(index)
+  parsed.delete(index)
+  const out = kept.encoded ? shiftLines(kept.encoded, lineBase) : encodeChunk(kept.batches, shape, recordBase, lineBase)
+  out.forEach((batch, i) => send(index, batch, i === out.length - 1))
+}
+
+/** Encoded batches of a chunk's record batches; `recordBase` records and `lineBase` lines come before it. */
+function encodeChunk (batches, shape, recordBase, lineBase) {
+  // The shape (columns) is that of chunk 0 for the whole run: one mapper.
+  if (mapper === null) mapper = createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape })
+  // --resume: the records an earlier run loaded are dropped, as lib/read/skip.js does.
+  let drop = Math.max(0, skip - recordBase)
+  const encoder = new BatchEncoder({
+    mapper,
+    mode: o.dryRun === 'text' ? 'text' : 'resp',
+    batchSize: o.batchSize,
+    maxBatchBytes: o.maxBatchBytes,
+    abort: o.onError !== 'skip',
+    keepRaw: Boolean(o.rejects),
+    before: runBase + Math.max(recordBase, skip)
+  })
+  const out = []
+  for (const b of batches) {
+    let { records, lines, offsets, raws } = b
+    if (drop > 0) {
+      const k = Math.min(drop, records.length)
+      drop -= k
+      records = records.slice(k)
+      lines = lines.slice(k)
+      offsets = offsets.slice(k)
+      raws = raws && raws.slice(k)
+    }
+    if (lineBase !== 0) lines = lines.map(l => l + lineBase)
+    out.push(...encoder.add(records, lines, 0, offsets, raws))
+    if (encoder.stopped) break
+  }
+  if (!encoder.stopped) out.push(encoder.take(0))
+  return out
+}
+
+/** Batches encoded with lines counted from the chunk's start, moved to the whole input's. */
+function shiftLines (batches, lineBase) {
+  if (lineBase === 0) return batches
+  for (const b of batches) {
+    b.lines = b.lines.map(l => l + lineBase)
+    for (const f of b.failures) if (f.line != null) f.line += lineBase
+    if (b.first && b.first.line != null) b.first.line += lineBase
+    if (b.stop && b.stop.line != null) b.stop.line += lineBase
+  }
+  return batches
+}
+
+/** A batch to the loader; `last`: the chunk's last (the chunk is then done). */
+function send (index, batch, last) {
+  if (slots && batch.cmds > 0) addSlots(batch)
+  const transfer = batch.buf.length ? [batch.buf.buffer] : []
+  if (batch.starts) transfer.push(batch.starts.buffer, batch.slots.buffer)
+  parentPort.postMessage({ type: 'batch', index, batch, last }, transfer)
+}
+
+const scanner = new SlotScanner()
+
+/** For a cluster: each command's start and hash slot, so the loader's thread need not scan. */
+function addSlots (batch) {
+  const { buf, cmds } = batch
+  const starts = new Uint32Array(cmds + 1)
+  const slotOf = new Int16Array(cmds)
+  let p = 0
+  for (let c = 0; c < cmds; c++) {
+    starts[c] = p
+    slotOf[c] = scanner.scan(buf, p)
+    p = scanner.end
+  }
+  starts[cmds] = p
+  batch.starts = starts
+  batch.slots = slotOf
+}

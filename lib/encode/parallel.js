@@ -1,0 +1,376 @@
+'use strict'
+
+const os = require('node:os')
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const { openBytes } = require('../read/source')
+const { Cutter, CHUNK_SIZE } = require('../read/cut')
+const { openRecords, readerFields, renamed, checkHeader } = require('../read/input')
+const { createMapper } = require('./mapper')
+const { encodeRecords } = require('./encoder')
+const { skipRecords, tooFew } = require('../read/skip')
+
+// The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
+// chunks at record boundaries (lib/read/cut.js); n worker threads (chunk-worker.js) parse
+// chunks side by side, then encode each once the records and lines before it are known;
+// the batches are yielded here in input order, so the bytes sent are those of the
+// sequential path, byte for byte.
+//
+// A chunk that does not parse cleanly on its own (a bad record, a stray quote that made a
+// cut wrong, a record longer than a chunk can find the end of) stops the cutting: once
+// every chunk before it is yielded, everything from its first byte on is read here by the
+// sequential reader, started at that record boundary. So every failure, rejected record,
+// `stop` and message is the sequential path's own.
+
+const WORKER = path.join(__dirname, 'chunk-worker.js')
+
+
+/**
+ * Chunks cut and not yet fully yielded, at most (plus those cut from one read of the
+ * input, 256 KiB, when chunks are smaller than that): one being parsed and one waiting or
+ * encoding per worker, and two more so the cutter runs ahead of the head chunk.
+ */
+function maxChunks (n) {
+  return 2 * n + 2
+}
+
+/**
+ * Can this input be cut? Not a JSON document (one array), nor records, nor map(); nor, for
+ * now, an input read from its middle: a --shard share or a URL resumed by a Range request
+ * (one worker thread reads those).
+ */
+function parallelEligible (desc, o) {
+  return desc.kind === 'bytes' && desc.format !== 'json' && !o.map && !desc.shard && !desc.start
+}
+
+/**
+ * `workers: 'auto'`: none on 2 cores or fewer (the workers would share them with this
+ * thread) nor for one server (it, not the loader, is the limit, and each worker costs RSS);
+ * for a cluster or a dry run, one per core left after this thread, at most 8.
+ */
+function autoWorkers ({ cores = os.availableParallelism(), cluster, dryRun }) {
+  if (cores <= 2) return 0
+  if (!cluster && !dryRun) return 0
+  return Math.min(cores - 1, 8)
+}
+
+function workerOptions (o) {
+  const pick = ['header', 'delimiter', 'maxRecordSize', 'templates', 'ttl', 'ttlKeys', 'replace', 'vectors', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects']
+  return { ...Object.fromEntries(pick.map(k => [k, o[k]])), fields: readerFields(o) }
+}
+
+/**
+ * Start the workers and parse the first chunk (so header and template errors come before
+ * connecting, as in the sequential path); resolves with { batches, close, useSlots }.
+ * `slots`: the target is known to be a cluster: hash the slots from the first batch.
+ */
+async function openParallelBatches (desc, o, skip, n, slots = false, before = skip) {
+  const p = new Parallel(desc, o, skip, n, slots, before)
+  try {
+    await p.open()
+  } catch (err) {
+    await p.close()
+    throw err
+  }
+  return { batches: p.batches(), close: () => p.close(), useSlots: () => p.useSlots() }
+}
+
+class Parallel {
+  constructor (desc, o, skip, n, slots, before = skip) {
+    this.desc = desc
+    this.o = o
+    this.skip = skip
+    this.runBase = before - skip // records of the run before this input's first ({$n} of several inputs)
+    this.tabular = desc.format === 'csv' || desc.format === 'tsv'
+    this.chunkSize = o.chunkSize || CHUNK_SIZE
+    this.max = maxChunks(n)
+    this.state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
+    this.bytes = openBytes({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, this.state)[Symbol.asyncIterator]()
+    this.cutter = null
+    this.chunks = new Map() // index -> { chunk, bytesRead, worker, parsed, batches, done }
+    this.cut = 0 // chunks cut
+    this.dispatched = 0 // chunks given to a worker
+    this.head = 0 // the chunk whose batches are yielded next
+    this.ended = false // every byte of the input is in a chunk
+    this.tail = [] // bytes read after the cutting stopped
+    this.sourceError = null // the input failed after the bytes cut so far
+    this.fallbackAt = null // chunk index from which the sequential reader takes over
+    this.stopped = false // no more reading or cutting here
+    this.failed = null // a worker's unexpected error
+    this.closed = false
+    // Chunk by chunk, in order: records and lines before the next chunk to place.
+    this.nextBase = 0
+    this.recordBase = 0
+    this.lineBase = 0
+    this.header = null // the CSV header read in chunk 0 (as read; --columns may rename it)
+    this.expected = null // fields per record, once known
+    this.opened = false
+    this.shape = null // what the mapper knows of the input (the columns)
+    this.waiters = []
+    this.workers = []
+    const data = { options: workerOptions(o), name: desc.name, format: desc.format, skip, runBase: this.runBase, slots }
+    for (let i = 0; i < n; i++) {
+      const worker = new Worker(WORKER, { workerData: data })
+      const w = { worker, load: 0 }
+      worker.on('message', msg => this.onMessage(w, msg))
+      worker.on('error', err => this.fail(err))
+      worker.on('exit', code => { if (code !== 0 && !this.closed) this.fail(new Error(`a parse worker stopped with code ${code}`)) })
+      this.workers.push(w)
+    }
+  }
+
+  /** Something changed: a chunk parsed or encoded, room to cut, a failure. */
+  changed () {
+    return new Promise(resolve => this.waiters.push(resolve))
+  }
+
+  notify () {
+    const w = this.waiters
+    this.waiters = []
+    for (const resolve of w) resolve()
+  }
+
+  fail (err) {
+    if (this.failed === null) this.failed = err
+    this.notify()
+  }
+
+  async open () {
+    this.reading = this.readLoop()
+    while (this.failed === null && this.fallbackAt !== 0 && !this.chunks.get(0)?.parsed) await this.changed()
+    if (this.failed !== null) throw this.failed
+    if (this.fallbackAt !== 0 && !this.chunks.get(0).parsed.ok) this.fallback(0)
+    if (this.fallbackAt === 0) {
+      this.sequential = await this.openFallback()
+      return
+    }
+    if (this.tabular) {
+      const o = this.o
+      const columns = o.columns && (this.header || !o.header) ? renamed(this.header, o.columns, this.desc.name) : this.header
+      if (columns) checkHeader(columns, this.desc.name)
+      this.columns = columns
+    }
+    const o = this.o
+    this.shape = this.tabular ? { columns: this.columns || null, file: this.desc.name } : { file: this.desc.name }
+    // Compiled here too, only so that template errors come now, as in the sequential path.
+    createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: this.shape })
+    this.opened = true
+    this.placeChunks()
+    this.dispatchChunks()
+  }
+
+  /** Read and cut the input while there is room for more chunks. */
+  async readLoop () {
+    const o = this.o
+    try {
+      for (;;) {
+        while (!this.stopped && this.cut - this.head >= this.max) await this.changed()
+        if (this.stopped) return
+        const r = await this.bytes.next()
+        if (r.done) break
+        if (this.stopped) { this.tail.push(r.value); return }
+        if (this.cutter === null) {
+          this.cutter = new Cutter({ format: this.desc.format, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.state.bomLength, alloc: shared })
+        }
+        for (const chunk of this.cutter.push(r.value)) this.add(chunk)
+        if (this.cutter.overflow) return this.fallback(this.cutter.index)
+        this.dispatchChunks()
+      }
+      const last = this.cutter && this.cutter.end()
+      if (last) this.add(last)
+      this.ended = true
+      if (this.cut === 0) return this.fallback(0) // an empty input: the sequential path says what that means
+      this.dispatchChunks()
+    } catch (err) {
+      this.sourceError = err // the records before it still go out: read sequentially from the bytes not cut
+      this.fallback(this.cutter ? this.cutter.index : 0)
+    } finally {
+      this.dispatchChunks() // those cut before a fallback are still parsed in parallel
+      this.notify()
+    }
+  }
+
+  add (chunk) {
+    this.chunks.set(chunk.index, { chunk, bytesRead: this.state.bytesRead, worker: null, parsed: null, batches: [], done: false })
+    this.cut++
+  }
+
+  /** Give cut chunks to the least busy workers; after chunk 0 only once it told the header. */
+  dispatchChunks () {
+    // After a fallback, the chunks before it are still parsed here; none after it.
+    const end = Math.min(this.cut, this.fallbackAt ?? Infinity)
+    while (this.dispatched < end && (this.dispatched === 0 || this.opened)) {
+      const e = this.chunks.get(this.dispatched++)
+      let w = this.workers[0]
+      for (const x of this.workers) if (x.load < w.load) w = x
+      w.load++
+      e.worker = w
+      const { index, buf, offset } = e.chunk
+      const fields = index === 0 ? null : readerFields(this.o) ?? this.expected
+      // After chunk 0, the mapper's shape is known: a worker may encode the chunk at once.
+      w.worker.postMessage({ type: 'chunk', index, buf, offset, columns: index === 0 ? null : this.header, fields, shape: this.shape })
+    }
+  }
+
+  onMessage (w, msg) {
+    if (this.closed) return
+    if (msg.type === 'error') return this.fail(new Error(msg.error.message))
+    const e = this.chunks.get(msg.index)
+    if (e === undefined || (this.fallbackAt !== null && msg.index >= this.fallbackAt)) {
+      if (msg.type === 'parsed' || msg.last) w.load--
+      return
+    }
+    if (msg.type === 'parsed') {
+      if (msg.index === 0) this.firstParsed(msg)
+      e.parsed = msg
+      if (!msg.ok) w.load--
+      this.placeChunks()
+    } else if (msg.type === 'batch') {
+      const b = msg.batch
+      b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
+      e.batches.push(b)
+      if (msg.last) {
+        e.done = true
+        w.load--
+      }
+    }
+    this.notify()
+  }
+
+  /** Chunk 0 tells the header, or (headerless) the fields per record, for every other chunk. */
+  firstParsed (msg) {
+    if (!msg.ok) return
+    this.header = msg.columns
+    this.expected = readerFields(this.o) ?? (this.o.header && this.tabular ? this.header?.length ?? null : msg.expected)
+    // A header that is not in chunk 0 (blank lines before it), or a headerless chunk 0
+    // without a record: the other chunks cannot be parsed alone. Sequential from 0.
+    if (this.tabular && this.expected === null) msg.ok = false
+  }
+
+  /** In chunk order: give each parsed chunk the records and lines before it, to encode. */
+  placeChunks () {
+    if (!this.opened) return
+    while (this.fallbackAt === null || this.nextBase < this.fallbackAt) {
+      const e = this.chunks.get(this.nextBase)
+      if (!e || !e.parsed) return
+      const p = e.parsed
+      // A chunk whose every row has the same wrong field count would parse cleanly alone.
+      if (!p.ok || (this.tabular && p.expected !== null && p.expected !== this.expected)) return this.fallback(this.nextBase)
+      e.worker.worker.postMessage({ type: 'bases', index: this.nextBase, recordBase: this.recordBase, lineBase: this.lineBase, shape: this.shape })
+      e.recordBase = this.recordBase
+      e.lineBase = this.lineBase
+      this.recordBase += p.records
+      this.lineBase += p.lines
+      this.nextBase++
+    }
+  }
+
+  /** Read sequentially from chunk `index` on, once every chunk before it is yielded. */
+  fallback (index) {
+    if (this.fallbackAt === null || index < this.fallbackAt) this.fallbackAt = index
+    this.stopped = true
+    this.notify()
+  }
+
+  /** The sequential reader from chunk `fallbackAt`: its bytes, the bytes after, and the rest of the input. */
+  async openFallback () {
+    this.stopped = true
+    this.notify()
+    await this.reading
+    const f = this.fallbackAt
+    const bufs = []
+    for (let i = f; i < this.cut; i++) bufs.push(this.chunks.get(i).chunk.buf)
+    const start = f < this.cut ? this.chunks.get(f).chunk.offset : this.cutter ? this.cutter.offset : this.state.bomLength
+    if (this.cutter) bufs.push(...this.cutter.rest())
+    bufs.push(...this.tail)
+    const o = this.o
+    const desc = { kind: 'bytes', name: this.desc.name, format: this.desc.format, stream: this.fallbackBytes(bufs) }
+    const fields = f === 0 ? null : readerFields(o) ?? this.expected
+    const src = await openRecords(desc, o, { offset: start, line: this.lineBase + 1, columns: f === 0 ? null : this.header, fields })
+    const mapper = src.empty ? null : createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
+    const left = Math.max(0, this.skip - this.recordBase)
+    const records = src.batches
+    return this.withBytesRead(encodeRecords(left ? skipRecords(records, left, o.checkpoint, this.recordBase) : records, mapper, o, this.runBase + Math.max(this.skip, this.recordBase)))
+  }
+
+  async * fallbackBytes (bufs) {
+    for (const b of bufs) yield b
+    if (this.sourceError !== null) throw this.sourceError
+    if (this.ended) return
+    for (;;) {
+      const r = await this.bytes.next()
+      if (r.done) return
+      yield r.value
+    }
+  }
+
+  /** Batches with the raw bytes read from the whole input (the fallback reader counts its own). */
+  async * withBytesRead (batches) {
+    for await (const b of batches) {
+      b.bytesRead = this.state.bytesRead
+      yield b
+    }
+  }
+
+  /** Encoded batches in input order. */
+  async * batches () {
+    try {
+      if (this.sequential) {
+        yield * this.sequential
+        return
+      }
+      let bytesRead = 0
+      for (;;) {
+        if (this.failed !== null) throw this.failed
+        if (this.head === this.fallbackAt) {
+          yield * await this.openFallback()
+          return
+        }
+        const e = this.chunks.get(this.head)
+        if (e === undefined && this.ended && this.head === this.cut) break
+        if (e !== undefined && e.batches.length) {
+          const b = e.batches.shift()
+          // Each chunk's last batch carries the input read up to its end.
+          b.bytesRead = e.done && e.batches.length === 0 ? e.bytesRead : bytesRead
+          yield b
+          if (b.stop) return // abort: nothing after the failed record is read
+          continue
+        }
+        if (e !== undefined && e.done) {
+          bytesRead = e.bytesRead
+          this.chunks.delete(this.head++)
+          this.notify() // room to cut
+          this.dispatchChunks()
+          continue
+        }
+        await this.changed()
+      }
+      if (this.skip > this.recordBase) throw tooFew(this.skip, this.recordBase, this.o.checkpoint)
+    } finally {
+      await this.close()
+    }
+  }
+
+  /** For a cluster: the workers hash each command's slot from now on. */
+  useSlots () {
+    for (const w of this.workers) w.worker.postMessage({ type: 'slots' })
+  }
+
+  async close () {
+    if (this.closed) return
+    this.closed = true
+    this.stopped = true
+    this.notify()
+    this.desc.stream?.destroy?.() // a read still waiting on an idle stream ends now
+    await Promise.all(this.workers.map(w => w.worker.terminate()))
+    await this.reading?.catch(() => {})
+    await this.bytes.return().catch(() => {})
+  }
+}
+
+/** Chunk memory shared with the workers: posted without a copy, kept here for a fallback. */
+function shared (n) {
+  return Buffer.from(new SharedArrayBuffer(n))
+}
+
+module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, CHUNK_SIZE }

@@ -1,0 +1,244 @@
+'use strict'
+/* global describe, it, expect */ // vitest globals (see vitest.config.js)
+
+// The parallel parse (--workers n ≥ 2, lib/encode/parallel.js) against the sequential path
+// (--workers 0): for every input the fidelity suite uses, and for bad inputs in both error
+// modes, the dry-run bytes, the summary's counts and failures, the error and the rejects
+// file are the same, for 1, 2 and 4 workers and chunk sizes down to a byte.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const zlib = require('node:zlib')
+const { PassThrough, Readable } = require('node:stream')
+const ds = require('./helpers/datasets')
+const { load } = require('../lib')
+const { useServer } = require('./helpers/redis-server')
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-parallel-'))
+
+/** A dry run into memory: the bytes written, and the summary (or the error, with its summary). */
+async function dryRun (options) {
+  const output = new PassThrough()
+  const chunks = []
+  output.on('data', c => chunks.push(c))
+  let summary = null
+  let error = null
+  try {
+    summary = await load({ dryRun: 'resp', output, ...options })
+  } catch (err) {
+    error = err
+    summary = err.summary ?? null
+  }
+  const rejects = options.rejects && fs.existsSync(options.rejects) ? fs.readFileSync(options.rejects, 'utf8') : null
+  return { bytes: Buffer.concat(chunks), summary: summary && comparable(summary), error: error && { code: error.code, message: error.message, line: error.line, offset: error.offset }, rejects }
+}
+
+/** A summary without what differs from run to run (times, memory, how the bytes were batched). */
+function comparable (s) {
+  const { durationMs, recordsPerSec, peakRssBytes, batches, ...rest } = s
+  if (rest.rejects) rest.rejects = { ...rest.rejects, file: '(each run its own)' }
+  return rest
+}
+
+/** Each options set with these workers and chunk sizes gives what workers 0 gives. */
+async function expectSameAsSequential (options, runs, label) {
+  const input = () => typeof options.input === 'function' ? options.input() : options.input
+  const rejectsFile = tag => options.rejects ? path.join(tmp, `${label}-${tag}.rejects`.replace(/[^\w.-]/g, '_')) : undefined
+  const base = await dryRun({ ...options, input: input(), rejects: rejectsFile('0'), workers: 0 })
+  for (const [workers, chunkSize] of runs) {
+    const tag = `${workers}-${chunkSize}`
+    const got = await dryRun({ ...options, input: input(), rejects: rejectsFile(tag), workers, chunkSize })
+    const what = `${label}, workers ${workers}, chunk size ${chunkSize}`
+    expect(got.error, what).toEqual(base.error)
+    expect(got.summary, what).toEqual(base.summary)
+    expect(got.rejects, what).toEqual(base.rejects)
+    if (!got.bytes.equals(base.bytes)) expect.fail(`${what}: ${got.bytes.length} bytes written, not the ${base.bytes.length} of workers 0`)
+  }
+  return base
+}
+
+const RUNS = [[1, undefined], [2, 1], [2, 64], [2, undefined], [4, 3], [4, 700]]
+const COMMANDS = ['HSET p:{id} * n {$n} line {$line}', 'SET f:{$n} {$file}']
+
+// The fidelity suite's inputs (test/helpers/fidelity-suite.js), each also gzipped.
+const FORMATS = [
+  { name: 'csv', format: 'csv' },
+  { name: 'csv-crlf-bom', format: 'csv', write: { crlf: true, bom: true } },
+  { name: 'csv-quote-all-semicolon', format: 'csv', write: { quoteAll: true, delimiter: ';' }, load: { delimiter: ';' } },
+  { name: 'csv-no-trailing-newline', format: 'csv', write: { trailingNewline: false } },
+  { name: 'tsv', format: 'tsv' },
+  { name: 'tsv-plain', format: 'tsv', records: { tsvSafe: true } },
+  { name: 'json', format: 'json', write: { indent: 2 } },
+  { name: 'json-path', format: 'json', write: { path: 'data.items' }, load: { jsonPath: 'data.items' } },
+  { name: 'ndjson', format: 'ndjson' },
+  { name: 'ndjson-crlf', format: 'ndjson', write: { crlf: true } }
+]
+
+describe('workers: the same bytes as the sequential path, for every fidelity input', () => {
+  for (const gz of [false, true]) {
+    for (const f of FORMATS) {
+      const label = f.name + (gz ? '.gz' : '')
+      it(label, async () => {
+        const records = ds.generateRecords({ count: 150, seed: label.length * 7919, extraIds: ['ü-ñ', 'id with space', '😀'], ...f.records })
+        const dir = fs.mkdtempSync(path.join(tmp, `${label}-`))
+        const { file } = ds.writeDataset(dir, f.format, records, { ...f.write, gzip: gz })
+        const base = await expectSameAsSequential({ input: file, commands: COMMANDS, ...f.load }, RUNS, label)
+        expect(base.summary.records).toBe(records.length)
+        await expectSameAsSequential({ input: file, key: 'q:{id}', ...f.load }, [[2, 5], [4, 1000]], `${label}, no numbers`)
+      })
+    }
+  }
+
+  it('quoted fields of many lines crossing chunk boundaries (a 100 KB value), from a byte stream', async () => {
+    const records = ds.generateRecords({ count: 60, seed: 5, bigValueBytes: 100_000 })
+    const text = ds.toCSV(records)
+    expect(text.split('\n').length).toBeGreaterThan(1000) // the big value spans lines
+    await expectSameAsSequential({ input: () => ds.chunkedReadable(text, 999), format: 'csv', name: 'upload', commands: COMMANDS }, [[2, 1], [2, 4096], [4, 100]], 'big value')
+    // Without {$n} and {$line}, chunks are encoded as soon as they are parsed (lines shifted after).
+    await expectSameAsSequential({ input: () => ds.chunkedReadable(text, 999), format: 'csv', name: 'upload', key: 'u:{id}', onError: 'skip' }, [[2, 1], [2, 4096], [4, 100]], 'big value, no numbers')
+  })
+
+  it('headerless CSV, with and without --columns', async () => {
+    const file = path.join(tmp, 'headerless.csv')
+    fs.writeFileSync(file, Array.from({ length: 300 }, (_, i) => `${i},"v\n${i}",x`).join('\n') + '\n')
+    await expectSameAsSequential({ input: file, header: false, commands: ['SET h:{0} {1}'] }, RUNS, 'headerless')
+    await expectSameAsSequential({ input: file, header: false, columns: ['id', 'v', 'w'], key: 'h:{id}' }, RUNS, 'headerless --columns')
+  })
+
+  it('--columns renaming a header; --dry-run text', async () => {
+    const file = path.join(tmp, 'rename.csv')
+    fs.writeFileSync(file, 'a,a\n' + Array.from({ length: 200 }, (_, i) => `${i},${i * 2}`).join('\n') + '\n')
+    await expectSameAsSequential({ input: file, columns: ['id', 'v'], command: 'SET r:{id} {v}', dryRun: 'text' }, RUNS, 'rename')
+  })
+
+  it('empty inputs: no bytes, a BOM only, a header only, blank lines only', async () => {
+    for (const [name, text] of [['empty.csv', ''], ['bom.ndjson', '\ufeff'], ['header.csv', 'id,v\n'], ['blank.csv', '\n\n\n'], ['blank.ndjson', '\n \n']]) {
+      const file = path.join(tmp, name)
+      fs.writeFileSync(file, text)
+      await expectSameAsSequential({ input: file, key: 'e:{id}' }, [[2, 1], [4, undefined]], name)
+    }
+  })
+})
+
+/** Lines of a CSV with row `at` replaced. */
+function csvWith (rows, at, bad) {
+  const lines = ['id,name,note']
+  for (let i = 0; i < rows; i++) lines.push(i === at ? bad : `${i},n${i},"multi\nline ${i}"`)
+  return lines.join('\n') + '\n'
+}
+
+function ndjsonWith (rows, at, bad) {
+  return Array.from({ length: rows }, (_, i) => i === at ? bad : JSON.stringify({ id: i, v: `v${i}` })).join('\n') + '\n'
+}
+
+const half = buf => buf.subarray(0, buf.length >> 1)
+
+const BAD = [
+  ['csv: a row with a field too many', 'a.csv', csvWith(200, 120, '120,x,y,z')],
+  ['csv: a stray quote in a field', 'b.csv', csvWith(200, 90, '90,ab"c,x')],
+  ['csv: a quote left open near the end', 'c.csv', csvWith(200, 190, '190,"open,x')],
+  ['csv: invalid UTF-8', 'd.csv', Buffer.concat([Buffer.from(csvWith(200, 100, '100,BAD,x')).subarray(0, 2000), Buffer.from([0xff, 0xfe]), Buffer.from(csvWith(200, 100, '100,BAD,x')).subarray(2000)])],
+  ['ndjson: a line that is not JSON', 'e.ndjson', ndjsonWith(300, 150, '{"id": 150, oops}')],
+  ['ndjson: a record without the key field (a mapping failure, in a worker)', 'f.ndjson', ndjsonWith(300, 200, '{"v":"no id"}')],
+  ['ndjson: a record longer than maxRecordSize', 'g.ndjson', ndjsonWith(300, 100, JSON.stringify({ id: 100, v: 'x'.repeat(3000) })), { maxRecordSize: 1000 }],
+]
+
+describe('workers: bad input gives what the sequential path gives (error, failures, rejects file, bytes)', () => {
+  for (const [what, name, content, extra] of BAD) {
+    for (const onError of ['abort', 'skip']) {
+      it(`${what}, on-error ${onError}`, async () => {
+        const file = path.join(tmp, `${onError}-${name}`)
+        fs.writeFileSync(file, content)
+        const base = await expectSameAsSequential({ input: file, key: 'b:{id}', onError, rejects: true, ...extra }, [[2, 1], [2, 50], [4, 333], [2, undefined]], `${onError}-${name}`)
+        // The input is bad indeed: the comparison is not between two clean runs.
+        expect(base.error !== null || base.summary.errors > 0, 'a failure').toBe(true)
+      })
+    }
+  }
+
+  // How much of a truncated gzip gets read before the error is a race in every mode: the
+  // stream's async iterator drops the inflated bytes not yet taken when gunzip fails. So
+  // the same error, and records that all loaded the same way.
+  it('csv.gz truncated: the same error', async () => {
+    const file = path.join(tmp, 'truncated.csv.gz')
+    fs.writeFileSync(file, half(zlib.gzipSync(csvWith(3000, -1, ''))))
+    const base = await dryRun({ input: file, key: 't:{id}', workers: 0 })
+    expect(base.error.code).toBe('PIPELOAD_INPUT_INVALID')
+    for (const [workers, chunkSize] of [[2, 1], [2, undefined], [4, 1000]]) {
+      const got = await dryRun({ input: file, key: 't:{id}', workers, chunkSize })
+      expect({ ...got.error, offset: null }).toEqual({ ...base.error, offset: null })
+      const n = got.summary.records - 1 // the last is the error
+      expect(got.summary.loaded).toBe(n)
+      expect(got.summary.stoppedAt).toEqual({ file, line: null, offset: got.error.offset })
+    }
+  })
+
+  it('max-errors: the run stops at the same failure', async () => {
+    const file = path.join(tmp, 'many-bad.ndjson')
+    fs.writeFileSync(file, Array.from({ length: 400 }, (_, i) => i % 50 === 7 ? 'nope' : JSON.stringify({ id: i })).join('\n') + '\n')
+    const base = await expectSameAsSequential({ input: file, key: 'm:{id}', onError: 'skip', maxErrors: 3, rejects: true }, [[2, 10], [4, 200]], 'max-errors')
+    expect(base.error.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
+  })
+})
+
+describe('workers: memory', () => {
+  it(`reads at most about (2n + 2) chunks ahead of what is sent`, async () => {
+    const line = Buffer.from('{"id":1,"v":"' + 'x'.repeat(80) + '"}\n')
+    let pulled = 0
+    const total = 20 * 1024 * 1024
+    const input = new Readable({
+      read () {
+        if (pulled >= total) return this.push(null)
+        const chunk = Buffer.concat(Array(700).fill(line))
+        pulled += chunk.length
+        this.push(chunk)
+      }
+    })
+    // An output that holds its first write back until told: the run stalls behind it.
+    const { Writable } = require('node:stream')
+    let held = null
+    const output = new Writable({ highWaterMark: 1, write (c, e, cb) { if (held === null) held = cb; else cb() } })
+    const run = load({ input, format: 'ndjson', key: 'k:{id}', dryRun: 'resp', output, workers: 2, chunkSize: 64 * 1024 })
+    await new Promise(resolve => setTimeout(resolve, 1500)) // time to read much more if nothing held it back
+    // 6 chunks of 64 KiB, those cut from one read, the stream's and the reader's buffers.
+    expect(pulled).toBeGreaterThan(0)
+    expect(pulled).toBeLessThan(2 * 1024 * 1024)
+    held()
+    const summary = await run
+    expect(summary.records).toBe(Math.ceil(total / (700 * line.length)) * 700)
+  })
+})
+
+describe('workers: --resume after a stop, past a bad record (the skip lands in the sequential fallback)', () => {
+  let srv
+  useServer('pipeload-parallel-resume-', s => { srv = s.srv })
+
+  it('the stopped run and the resumed one give what workers 0 gives', async () => {
+    // Bad rows at records 100 and 700: with max-errors 1 the first run stops at the second.
+    const file = path.join(tmp, 'resume.csv')
+    const rows = Array.from({ length: 1000 }, (_, i) => i === 100 || i === 700 ? `${i},bad,x,y` : `${i},n${i},"a\nb"`)
+    fs.writeFileSync(file, 'id,name,note\n' + rows.join('\n') + '\n')
+    const runs = {}
+    for (const [workers, chunkSize] of [[0], [2, 300], [4, 1000]]) {
+      const checkpoint = path.join(tmp, `resume-${workers}.checkpoint`)
+      const o = { url: srv.url, input: file, key: 'r:{id}', onError: 'skip', maxErrors: 1, checkpoint, workers, chunkSize, batchSize: 50 }
+      const first = await load(o).catch(e => e)
+      expect(first.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
+      const second = await load({ ...o, resume: true, maxErrors: undefined })
+      // Which records after the failure that stops the run were still sent follows batch
+      // boundaries (the stop takes effect at the next batch), and a parallel load's
+      // batches also end where its chunks end: the failures and the final totals match.
+      const pick = s => ({ records: s.records, loaded: s.loaded, errors: s.errors, failures: s.failures })
+      runs[workers] = { first: first.summary.failures, message: first.message, second: pick(second), resumedFrom: second.resumedFrom }
+    }
+    expect(runs[0].resumedFrom).toBeGreaterThan(100)
+    expect(runs[0].second).toMatchObject({ records: 1000, loaded: 998, errors: 2 })
+    for (const w of [2, 4]) {
+      expect(runs[w].first).toEqual(runs[0].first)
+      expect(runs[w].message).toEqual(runs[0].message)
+      expect(runs[w].second).toEqual(runs[0].second)
+      expect(runs[w].resumedFrom).toBeGreaterThan(100) // the skip lands past the bad record at 100
+    }
+  })
+})
