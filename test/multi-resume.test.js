@@ -66,9 +66,9 @@ async function waitFor (ready, ms = 30_000) {
 }
 
 /** Start a slow run, SIGKILL it once the checkpoint says the first input is done and the second begun. */
-async function killedInTheSecondInput (d, args) {
+async function killedInTheSecondInput (d, args, env = { SLOW_MS: '2' }) {
   const cp = path.join(d, 'cp.json')
-  const child = start(d, [...FILES, ...args, '--checkpoint', cp], { SLOW_MS: '2' })
+  const child = start(d, [...FILES, ...args, '--checkpoint', cp], env)
   await waitFor(() => {
     const st = readState(cp)
     return st && st.files[0].complete && st.files[1].records > 0
@@ -128,6 +128,35 @@ describe('--resume over several inputs after a SIGKILL', () => {
       expect(rejects.map(f => `${f.file}:${f.line}`)).toEqual(expected)
     }, 60_000)
   }
+
+  it('killed in the second input of a parallel load (--workers 2), resumed in parallel: every record loaded, the checkpointed ones exactly once; exact counts', async () => {
+    const name = 'p'
+    const d = dataset(name)
+    // The server is slowed (a busy Lua loop per record) so that the kill lands in the second
+    // input; the parse and encode run in two worker threads on small chunks.
+    const slow = `EVAL "local i=0 while i<100000 do i=i+1 end return redis.call('INCR',KEYS[1])" 1 ${name}:{id}`
+    const common = ['--workers', '2', '--chunk-size', '2KiB', '--batch-size', '20', '--window', '1', '--json']
+    const st = await killedInTheSecondInput(d, ['-c', slow, ...common], {})
+    const checkpointed = st.records
+    expect(checkpointed).toBeGreaterThan(PER_FILE)
+    expect(checkpointed).toBeLessThan(2 * PER_FILE)
+    const r = await start(d, [...FILES, '-c', `INCR ${name}:{id}`, ...common, '--checkpoint', 'cp.json', '--resume']).done
+    expect(r.err).not.toMatch(/internal error/)
+    const s = JSON.parse(r.out)
+    const total = 3 * PER_FILE
+    const counts = await recordCounts(redis, `${name}:`, total)
+    for (let i = 0; i < total; i++) {
+      if (i < checkpointed) expect(counts[i], `record ${i}`).toBe(1)
+      else {
+        expect(counts[i], `record ${i}`).toBeGreaterThanOrEqual(1)
+        expect(counts[i], `record ${i}`).toBeLessThanOrEqual(2)
+      }
+    }
+    expect(s).toMatchObject({ records: total, loaded: total, errors: 0, resumedFrom: checkpointed })
+    expect(s.files.map(f => [f.input, f.records, f.loaded])).toEqual(FILES.map(f => [f, PER_FILE, PER_FILE]))
+    expect(s.bytesRead).toBe(fs.statSync(path.join(d, 'b.ndjson')).size + fs.statSync(path.join(d, 'c.csv')).size)
+    expect(readState(path.join(d, 'cp.json')).files.map(f => f.complete)).toEqual([true, true, true])
+  }, 60_000)
 
   it('a different list, another order, or one input of it: refused, nothing sent', async () => {
     const d = dataset('refused')

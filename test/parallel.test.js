@@ -121,6 +121,21 @@ describe('workers: the same bytes as the sequential path, for every fidelity inp
   })
 })
 
+describe('workers with several inputs, a --shard share, a gzip among them', () => {
+  it('a list of inputs: the same bytes and per-file counts as workers 0 ({$n} goes on across the files)', async () => {
+    const files = ['csv', 'ndjson', 'tsv'].map((format, k) => {
+      const f = FORMATS.find(x => x.format === format)
+      const records = ds.generateRecords({ count: 120, seed: 31 + k, ...f.records })
+      return ds.writeDataset(fs.mkdtempSync(path.join(tmp, `list-${k}-`)), f.format, records, { ...f.write, gzip: k === 1 }).file
+    })
+    expect(files.length).toBe(3)
+    const base = await expectSameAsSequential({ input: files, command: 'HSET l:{id} n {$n} at {$file}:{$line}' }, [[2, 1], [2, 300], [4, 4096]], 'list')
+    expect(base.summary.files.map(f => f.records)).toEqual([120, 120, 120])
+    // A shard's share of each input (read by one worker thread): the same as workers 0.
+    await expectSameAsSequential({ input: files, key: 'l:{id}', shard: '1/3' }, [[2, 64]], 'list, shard 1/3')
+  })
+})
+
 /** Lines of a CSV with row `at` replaced. */
 function csvWith (rows, at, bad) {
   const lines = ['id,name,note']
