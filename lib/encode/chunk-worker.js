@@ -19,8 +19,8 @@
 const { parentPort, workerData } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
 const { createMapper } = require('./mapper')
-const { BatchEncoder } = require('./encoder')
-const { SlotScanner } = require('./slots')
+const { encoderFor } = require('./encoder')
+const { SlotScanner, commandSlots } = require('./slots')
 const { parseTemplate } = require('./template')
 
 const { options: o, name, format, skip, runBase = 0 } = workerData
@@ -126,15 +126,7 @@ function encodeChunk (batches, shape, recordBase, lineBase) {
   if (mapper === null) mapper = createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape })
   // --resume: the records an earlier run loaded are dropped, as lib/read/skip.js does.
   let drop = Math.max(0, skip - recordBase)
-  const encoder = new BatchEncoder({
-    mapper,
-    mode: o.dryRun === 'text' ? 'text' : 'resp',
-    batchSize: o.batchSize,
-    maxBatchBytes: o.maxBatchBytes,
-    abort: o.onError !== 'skip',
-    keepRaw: Boolean(o.rejects),
-    before: runBase + Math.max(recordBase, skip)
-  })
+  const encoder = encoderFor(mapper, o, runBase + Math.max(recordBase, skip))
   const out = []
   for (const b of batches) {
     let { records, lines, offsets, raws } = b
@@ -178,16 +170,7 @@ const scanner = new SlotScanner()
 
 /** For a cluster: each command's start and hash slot, so the loader's thread need not scan. */
 function addSlots (batch) {
-  const { buf, cmds } = batch
-  const starts = new Uint32Array(cmds + 1)
-  const slotOf = new Int16Array(cmds)
-  let p = 0
-  for (let c = 0; c < cmds; c++) {
-    starts[c] = p
-    slotOf[c] = scanner.scan(buf, p)
-    p = scanner.end
-  }
-  starts[cmds] = p
+  const { starts, slots } = commandSlots(scanner, batch.buf, batch.cmds)
   batch.starts = starts
-  batch.slots = slotOf
+  batch.slots = slots
 }

@@ -150,12 +150,9 @@ function rawOf (rec) {
   }
 }
 
-/**
- * Encoded batches from record batches; on an input error, what was read goes out first.
- * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `before` records came before (--resume).
- */
-async function * encodeRecords (recordBatches, mapper, o, before = 0) {
-  const encoder = new BatchEncoder({
+/** A BatchEncoder as load()'s options `o` ask for; `before` records of the run came before. */
+function encoderFor (mapper, o, before = 0) {
+  return new BatchEncoder({
     mapper,
     mode: o.dryRun === 'text' ? 'text' : 'resp',
     batchSize: o.batchSize,
@@ -164,6 +161,14 @@ async function * encodeRecords (recordBatches, mapper, o, before = 0) {
     keepRaw: Boolean(o.rejects),
     before
   })
+}
+
+/**
+ * Encoded batches from record batches; on an input error, what was read goes out first.
+ * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `before` records came before (--resume).
+ */
+async function * encodeRecords (recordBatches, mapper, o, before = 0) {
+  const encoder = encoderFor(mapper, o, before)
   try {
     for await (const { records, lines, bytesRead, offsets, raws } of recordBatches) {
       yield * encoder.add(records, lines, bytesRead, offsets, raws)
@@ -176,4 +181,4 @@ async function * encodeRecords (recordBatches, mapper, o, before = 0) {
   yield encoder.take() // the rest, and the final bytesRead even when no record is left
 }
 
-module.exports = { BatchEncoder, encodeRecords }
+module.exports = { BatchEncoder, encoderFor, encodeRecords }

@@ -186,4 +186,21 @@ class SlotScanner {
 }
 
 
-module.exports = { SlotScanner, slotOf, slotOfBytes, crc16, SLOTS, NO_KEY, CROSS_SLOT }
+/**
+ * Each command's start in an encoded batch (`starts`, with the end after the last) and its
+ * hash slot (`slots`): what the cluster sink routes by, computed by it or by the workers.
+ */
+function commandSlots (scanner, buf, cmds) {
+  const starts = new Uint32Array(cmds + 1)
+  const slots = new Int16Array(cmds)
+  let p = 0
+  for (let c = 0; c < cmds; c++) {
+    starts[c] = p
+    slots[c] = scanner.scan(buf, p)
+    p = scanner.end
+  }
+  starts[cmds] = p
+  return { starts, slots }
+}
+
+module.exports = { SlotScanner, commandSlots, slotOf, slotOfBytes, crc16, SLOTS, NO_KEY, CROSS_SLOT }

@@ -7,7 +7,7 @@ const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { connectData, dataEndpoint, ask, bounded } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
-const { SlotScanner, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
+const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
 const { scrub } = require('./connection')
 
@@ -214,17 +214,8 @@ class ClusterSink {
 
   /** Each command's start (parent.starts) and hash slot. */
   scan (parent) {
-    const { buf, cmds } = parent
-    const scanner = this.scanner
-    const starts = parent.starts = new Uint32Array(cmds + 1)
-    const slots = new Int16Array(cmds)
-    let p = 0
-    for (let c = 0; c < cmds; c++) {
-      starts[c] = p
-      slots[c] = scanner.scan(buf, p)
-      p = scanner.end
-    }
-    starts[cmds] = p
+    const { starts, slots } = commandSlots(this.scanner, parent.buf, parent.cmds)
+    parent.starts = starts
     return slots
   }
 
