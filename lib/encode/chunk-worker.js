@@ -18,9 +18,11 @@
 
 const { parentPort, workerData } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
-const { createMapper } = require('./mapper')
+const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
 const { SlotScanner, commandSlots } = require('./slots')
+const { countLines } = require('../read/cut')
+const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
 
 const { options: o, name, format, skip, runBase = 0 } = workerData
@@ -103,13 +105,7 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
     ok = false
   }
   if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
-  parentPort.postMessage({ type: 'parsed', index, records, lines: newlines(chunk), expected, columns: reader.columns, ok })
-}
-
-function newlines (buf) {
-  let n = 0
-  for (let p = buf.indexOf(10); p !== -1; p = buf.indexOf(10, p + 1)) n++
-  return n
+  parentPort.postMessage({ type: 'parsed', index, records, lines: countLines(chunk), expected, columns: reader.columns, ok })
 }
 
 /** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input; post them. */
@@ -123,21 +119,18 @@ function encode ({ index, recordBase, lineBase, shape }) {
 /** Encoded batches of a chunk's record batches; `recordBase` records and `lineBase` lines come before it. */
 function encodeChunk (batches, shape, recordBase, lineBase) {
   // The shape (columns) is that of chunk 0 for the whole run: one mapper.
-  if (mapper === null) mapper = createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape })
+  if (mapper === null) mapper = mapperFor(o, shape)
   // --resume: the records an earlier run loaded are dropped, as lib/read/skip.js does.
   let drop = Math.max(0, skip - recordBase)
   const encoder = encoderFor(mapper, o, runBase + Math.max(recordBase, skip))
   const out = []
-  for (const b of batches) {
-    let { records, lines, offsets, raws } = b
+  for (let b of batches) {
     if (drop > 0) {
-      const k = Math.min(drop, records.length)
+      const k = Math.min(drop, b.records.length)
       drop -= k
-      records = records.slice(k)
-      lines = lines.slice(k)
-      offsets = offsets.slice(k)
-      raws = raws && raws.slice(k)
+      b = withoutFirst(b, k)
     }
+    let { records, lines, offsets, raws } = b
     if (lineBase !== 0) lines = lines.map(l => l + lineBase)
     out.push(...encoder.add(records, lines, 0, offsets, raws))
     if (encoder.stopped) break

@@ -825,4 +825,9 @@ function mapKeys (cmds) {
 /** What map() returning null gives: the record is skipped (counted, not failed, nothing sent). */
 const SKIP = Symbol('skip')
 
-module.exports = { createMapper, FieldMissing, toArg, vectorBytes, SKIP }
+/** The mapper load()'s options `o` ask for (`map` does not cross into worker threads: templates there). */
+function mapperFor (o, shape) {
+  return createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape })
+}
+
+module.exports = { createMapper, mapperFor, FieldMissing, toArg, vectorBytes, SKIP }

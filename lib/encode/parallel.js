@@ -5,8 +5,8 @@ const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { openBytes } = require('../read/source')
 const { Cutter, CHUNK_SIZE } = require('../read/cut')
-const { openRecords, readerFields, renamed, checkHeader } = require('../read/input')
-const { createMapper } = require('./mapper')
+const { openRecords, readerFields, tableColumns } = require('../read/input')
+const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { skipRecords, tooFew } = require('../read/skip')
 
@@ -144,16 +144,10 @@ class Parallel {
       this.sequential = await this.openFallback()
       return
     }
-    if (this.tabular) {
-      const o = this.o
-      const columns = o.columns && (this.header || !o.header) ? renamed(this.header, o.columns, this.desc.name) : this.header
-      if (columns) checkHeader(columns, this.desc.name)
-      this.columns = columns
-    }
-    const o = this.o
+    if (this.tabular) this.columns = tableColumns(this.header, this.o, this.desc.name)
     this.shape = this.tabular ? { columns: this.columns || null, file: this.desc.name } : { file: this.desc.name }
     // Compiled here too, only so that template errors come now, as in the sequential path.
-    createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: this.shape })
+    mapperFor(this.o, this.shape)
     this.opened = true
     this.placeChunks()
     this.dispatchChunks()
@@ -287,7 +281,7 @@ class Parallel {
     const desc = { kind: 'bytes', name: this.desc.name, format: this.desc.format, stream: this.fallbackBytes(bufs) }
     const fields = f === 0 ? null : readerFields(o) ?? this.expected
     const src = await openRecords(desc, o, { offset: start, line: this.lineBase + 1, columns: f === 0 ? null : this.header, fields })
-    const mapper = src.empty ? null : createMapper({ templates: o.templates, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
+    const mapper = src.empty ? null : mapperFor(o, src.shape)
     const left = Math.max(0, this.skip - this.recordBase)
     const records = src.batches
     return this.withBytesRead(encodeRecords(left ? skipRecords(records, left, o.checkpoint, this.recordBase) : records, mapper, o, this.runBase + Math.max(this.skip, this.recordBase)))

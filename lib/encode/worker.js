@@ -11,7 +11,7 @@
 const { parentPort, workerData } = require('node:worker_threads')
 const { Readable } = require('node:stream')
 const { openRecords } = require('../read/input')
-const { createMapper } = require('./mapper')
+const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { skipRecords } = require('../read/skip')
 
@@ -45,7 +45,7 @@ async function main () {
     else if (msg.type === 'stream-error') stream.destroy(Object.assign(new Error(msg.error.message), msg.error))
   })
   const src = await openRecords(desc, options)
-  const mapper = src.empty ? null : createMapper({ templates: options.templates, ttl: options.ttl, ttlKeys: options.ttlKeys, replace: options.replace, vectors: options.vectors, shape: src.shape })
+  const mapper = src.empty ? null : mapperFor(options, src.shape)
   parentPort.postMessage({ type: 'ready', empty: src.empty })
   for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options, before)) {
     if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })

@@ -114,8 +114,7 @@ async function openRecords (desc, o, start = null) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is ${desc.format}`, { option: 'columns', file: desc.name })
   }
   const header = tabular ? await reader.ready() : undefined
-  const columns = o.columns && (header || !o.header) ? renamed(header, o.columns, desc.name) : header
-  if (tabular && columns) checkHeader(columns, desc.name)
+  const columns = tabular ? tableColumns(header, o, desc.name) : undefined
   return {
     batches: reader,
     // With a header expected but none read, the input is empty: nothing to map.
@@ -129,6 +128,16 @@ async function openRecords (desc, o, start = null) {
 /** Fields per record known before the first: those --columns names for a headerless file. */
 function readerFields (o) {
   return o.columns && !o.header ? o.columns.length : null
+}
+
+/**
+ * A CSV/TSV input's columns: its header (null without one), or --columns' names for a
+ * headerless input or instead of the header's; checked for a name given twice.
+ */
+function tableColumns (header, o, name) {
+  const columns = o.columns && (header || !o.header) ? renamed(header, o.columns, name) : header
+  if (columns) checkHeader(columns, name)
+  return columns
 }
 
 /** --columns: the names of a headerless input's columns, or new names for the header's (as many). */
@@ -185,4 +194,4 @@ function iterableFailed (err, name, record) {
     { file: name, line: record, cause: err })
 }
 
-module.exports = { describeInput, describeInputs, openRecords, readerFields, renamed, checkHeader }
+module.exports = { describeInput, describeInputs, openRecords, readerFields, tableColumns }

@@ -19,9 +19,14 @@ async function * skipRecords (batches, n, file, before = 0) {
       yield { ...batch, records: [], lines: [], offsets: [], raws: batch.raws && [] }
       continue
     }
-    yield { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k), raws: batch.raws?.slice(k) }
+    yield withoutFirst(batch, k)
   }
   if (left > 0) throw tooFew(n + before, n + before - left, file)
+}
+
+/** A record batch without its first `k` records (and their lines, offsets, input text). */
+function withoutFirst (batch, k) {
+  return { ...batch, records: batch.records.slice(k), lines: batch.lines.slice(k), offsets: batch.offsets?.slice(k), raws: batch.raws?.slice(k) }
 }
 
 /** The checkpoint says more records were loaded than the input has. */
@@ -30,4 +35,4 @@ function tooFew (n, has, file) {
   return new PipeloadError('PIPELOAD_CHECKPOINT_INVALID', `checkpoint ${file}: ${reason}`, { file })
 }
 
-module.exports = { skipRecords, tooFew }
+module.exports = { skipRecords, withoutFirst, tooFew }

@@ -4,7 +4,7 @@ const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
 const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
 const { openParallelBatches, parallelEligible, autoWorkers } = require('../encode/parallel')
-const { createMapper } = require('../encode/mapper')
+const { mapperFor } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
 const { skipRecords } = require('../read/skip')
 
@@ -58,7 +58,7 @@ function parseWhere (input, o, skip, before, cluster) {
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
 async function encodeInThread (input, o, skip, before) {
   const src = await openRecords(input, o)
-  const mapper = src.empty ? null : createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape: src.shape })
+  const mapper = src.empty ? null : mapperFor(o, src.shape)
   const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, before)
   return {
     batches,
