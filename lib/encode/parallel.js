@@ -8,6 +8,7 @@ const { Cutter, CHUNK_SIZE } = require('../read/cut')
 const { openRecords, readerFields, tableColumns } = require('../read/input')
 const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
+const { workerOptions } = require('./worker-batches')
 const { skipRecords, tooFew } = require('../read/skip')
 
 // The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
@@ -52,11 +53,6 @@ function autoWorkers ({ cores = os.availableParallelism(), cluster, dryRun }) {
   if (cores <= 2) return 0
   if (!cluster && !dryRun) return 0
   return Math.min(cores - 1, 8)
-}
-
-function workerOptions (o) {
-  const pick = ['header', 'delimiter', 'maxRecordSize', 'templates', 'ttl', 'ttlKeys', 'replace', 'vectors', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects']
-  return { ...Object.fromEntries(pick.map(k => [k, o[k]])), fields: readerFields(o) }
 }
 
 /**
@@ -108,7 +104,7 @@ class Parallel {
     this.shape = null // what the mapper knows of the input (the columns)
     this.waiters = []
     this.workers = []
-    const data = { options: workerOptions(o), name: desc.name, format: desc.format, skip, runBase: this.runBase, slots }
+    const data = { options: { ...workerOptions(o), fields: readerFields(o) }, name: desc.name, format: desc.format, skip, runBase: this.runBase, slots }
     for (let i = 0; i < n; i++) {
       const worker = new Worker(WORKER, { workerData: data })
       const w = { worker, load: 0 }

@@ -12,7 +12,7 @@ const WORKER = path.join(__dirname, 'worker.js')
 const AHEAD = 4
 const STREAM_CHUNKS_IN_FLIGHT = 8
 
-/** Fields of load()'s options the worker needs; functions and streams cannot cross. */
+/** Fields of load()'s options a worker thread needs (this one, the chunk workers); functions and streams cannot cross. */
 function workerOptions (o) {
   const pick = ['header', 'columns', 'delimiter', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'ttlKeys', 'replace', 'vectors', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects', 'checkpoint']
   return Object.fromEntries(pick.map(k => [k, o[k]]))
@@ -125,4 +125,4 @@ class MessageQueue {
   }
 }
 
-module.exports = { openWorkerBatches, workerEligible }
+module.exports = { openWorkerBatches, workerEligible, workerOptions }
