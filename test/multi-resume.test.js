@@ -66,7 +66,7 @@ async function waitFor (ready, ms = 30_000) {
 }
 
 /** Start a slow run, SIGKILL it once the checkpoint says the first input is done and the second begun. */
-async function killedInTheSecondInput (d, args, env = { SLOW_MS: '2' }) {
+async function killedInTheSecondInput (d, args, env = { SLOW_MS: '5' }) {
   const cp = path.join(d, 'cp.json')
   const child = start(d, [...FILES, ...args, '--checkpoint', cp], env)
   await waitFor(() => {
