@@ -12,7 +12,8 @@
 //   batches (bytes transferred, not copied), the last one marked.
 //
 // Messages in:  chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
-//               lineBase, shape } | slots (hash slots from now on)
+//               lineBase, shape } | slots (hash slots from now on) | recycle { buf } (a
+//               batch's ArrayBuffer, sent: written into again, so the memory stays flat)
 // Messages out: parsed { index, records, lines, expected, columns, ok } | batch { index,
 //               batch, last } | error { error }
 
@@ -20,6 +21,7 @@ const { parentPort, workerData } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
 const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
+const { recycle } = require('./writer')
 const { SlotScanner, commandSlots } = require('./slots')
 const { countLines } = require('../read/cut')
 const { withoutFirst } = require('../read/skip')
@@ -37,11 +39,13 @@ const parses = []
 let busy = false
 let slots = Boolean(workerData.slots) // the target is a cluster: each command's hash slot too
 let mapper = null
+const free = [] // output buffers the loader gave back, for the next batches of any chunk
 
 parentPort.on('message', msg => {
   if (msg.type === 'chunk') parses.push(msg)
   else if (msg.type === 'bases') encodes.push(msg)
   else if (msg.type === 'slots') slots = true
+  else if (msg.type === 'recycle') return recycle(free, msg.buf)
   work()
 })
 
@@ -122,7 +126,7 @@ function encodeChunk (batches, shape, recordBase, lineBase) {
   if (mapper === null) mapper = mapperFor(o, shape)
   // --resume: the records an earlier run loaded are dropped, as lib/read/skip.js does.
   let drop = Math.max(0, skip - recordBase)
-  const encoder = encoderFor(mapper, o, runBase + Math.max(recordBase, skip))
+  const encoder = encoderFor(mapper, o, runBase + Math.max(recordBase, skip), free)
   const out = []
   for (let b of batches) {
     if (drop > 0) {

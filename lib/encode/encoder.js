@@ -22,8 +22,9 @@ class BatchEncoder {
    * @param {'resp'|'text'} o.mode RESP for a server or redis-cli --pipe; text for --dry-run text
    * @param {boolean} [o.abort] stop at the first failed record
    * @param {boolean} [o.keepRaw] keep each record's input text (`raws`) for a rejects file
+   * @param {Buffer[]} [o.free] output buffers given back, shared with the encoders before and after this one
    */
-  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false, before = 0 }) {
+  constructor ({ mapper, mode = 'resp', batchSize, maxBatchBytes, abort = false, keepRaw = false, before = 0, free }) {
     this.mapper = mapper
     // Records of the whole run so far, failed ones included: {$n} and map()'s ctx.n, the
     // same after --resume (the `before` records the checkpoint covers come first).
@@ -33,7 +34,7 @@ class BatchEncoder {
     this.maxBatchBytes = maxBatchBytes
     this.abort = abort
     this.keepRaw = keepRaw
-    this.writer = new ByteWriter()
+    this.writer = new ByteWriter(undefined, free)
     this.stopped = false
     this.bytesRead = 0 // of the last reader batch (an empty input has none)
     this.reset()
@@ -150,8 +151,11 @@ function rawOf (rec) {
   }
 }
 
-/** A BatchEncoder as load()'s options `o` ask for; `before` records of the run came before. */
-function encoderFor (mapper, o, before = 0) {
+/**
+ * A BatchEncoder as load()'s options `o` ask for; `before` records of the run came before;
+ * `free`: the output buffers given back to this thread (see ByteWriter).
+ */
+function encoderFor (mapper, o, before = 0, free) {
   return new BatchEncoder({
     mapper,
     mode: o.dryRun === 'text' ? 'text' : 'resp',
@@ -159,16 +163,18 @@ function encoderFor (mapper, o, before = 0) {
     maxBatchBytes: o.maxBatchBytes,
     abort: o.onError !== 'skip',
     keepRaw: Boolean(o.rejects),
-    before
+    before,
+    free
   })
 }
 
 /**
  * Encoded batches from record batches; on an input error, what was read goes out first.
- * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `before` records came before (--resume).
+ * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `before` records came before (--resume);
+ * `free`: output buffers given back (a worker thread's).
  */
-async function * encodeRecords (recordBatches, mapper, o, before = 0) {
-  const encoder = encoderFor(mapper, o, before)
+async function * encodeRecords (recordBatches, mapper, o, before = 0, free) {
+  const encoder = encoderFor(mapper, o, before, free)
   try {
     for await (const { records, lines, bytesRead, offsets, raws } of recordBatches) {
       yield * encoder.add(records, lines, bytesRead, offsets, raws)

@@ -23,6 +23,24 @@ function workerEligible (desc, o) {
   return desc.kind === 'bytes' && !o.map
 }
 
+/**
+ * A worker's batch gets `release` (as the encoder's own batches have): once the sink is
+ * done with its bytes, the ArrayBuffer goes back to the worker (moved, not copied) to be
+ * written into again. Without it each batch is a fresh allocation freed only when this
+ * thread collects garbage, which it seldom does (it allocates little itself): RSS grew with
+ * the input (--workers 2: 282 MB peak at 1M rows, 431 MB at 3M). The worker takes
+ * { type: 'recycle', buf }.
+ */
+function giveBack (batch, worker, closed) {
+  const ab = batch.buf.buffer
+  Object.defineProperty(batch, 'release', {
+    value: () => {
+      if (!closed() && ab.byteLength > 0) worker.postMessage({ type: 'recycle', buf: ab }, [ab])
+    },
+    enumerable: false
+  })
+}
+
 function reviveError (e) {
   if (e.code && e.code.startsWith('PIPELOAD_')) {
     const context = { file: e.file, line: e.line, offset: e.offset, raw: e.raw }
@@ -57,6 +75,7 @@ async function openWorkerBatches (desc, o, skip = 0, before = skip) {
 }
 
 async function * batchesFrom (worker, queue, seen) {
+  let closed = false
   try {
     for (;;) {
       const msg = await queue.next()
@@ -64,11 +83,13 @@ async function * batchesFrom (worker, queue, seen) {
       if (msg.type === 'error') throw reviveError(msg.error)
       const b = msg.batch
       b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
+      giveBack(b, worker, () => closed)
       if (msg.shape) seen.shape = msg.shape
       yield b
       worker.postMessage({ type: 'credit' })
     }
   } finally {
+    closed = true
     await worker.terminate()
   }
 }
@@ -125,4 +146,4 @@ class MessageQueue {
   }
 }
 
-module.exports = { openWorkerBatches, workerEligible, workerOptions }
+module.exports = { openWorkerBatches, workerEligible, workerOptions, giveBack }

@@ -7,6 +7,7 @@
 // Messages out: ready { empty } | batch { batch } | error { error } | done
 //               | chunk-ack (a chunk of a parent-fed stream was consumed)
 // Messages in:  credit (room for one more batch) | chunk { chunk } | end | stream-error { error }
+//               | recycle { buf } (a batch's ArrayBuffer, sent: written into again)
 
 const { parentPort, workerData } = require('node:worker_threads')
 const { Readable } = require('node:stream')
@@ -14,10 +15,12 @@ const { openRecords } = require('../read/input')
 const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { skipRecords } = require('../read/skip')
+const { recycle } = require('./writer')
 
 const { desc, options, ahead, skip, before } = workerData
 let credits = ahead
 let wakeCredit = null
+const free = [] // output buffers the loader gave back
 
 /** A byte stream fed by the parent's chunk messages, acknowledged as they are read. */
 function parentStream () {
@@ -43,11 +46,12 @@ async function main () {
     } else if (msg.type === 'chunk') stream.push(Buffer.from(msg.chunk.buffer, msg.chunk.byteOffset, msg.chunk.byteLength))
     else if (msg.type === 'end') stream.push(null)
     else if (msg.type === 'stream-error') stream.destroy(Object.assign(new Error(msg.error.message), msg.error))
+    else if (msg.type === 'recycle') recycle(free, msg.buf)
   })
   const src = await openRecords(desc, options)
   const mapper = src.empty ? null : mapperFor(options, src.shape)
   parentPort.postMessage({ type: 'ready', empty: src.empty })
-  for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options, before)) {
+  for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options, before, free)) {
     if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })
     credits--
     const buf = batch.buf

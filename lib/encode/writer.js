@@ -18,10 +18,15 @@ const QUOTE = 34
 const MAX_FREE = 8
 
 class ByteWriter {
-  constructor (capacity = 64 * 1024) {
-    this.buf = Buffer.allocUnsafeSlow(capacity) // owns its ArrayBuffer: batches cross threads
+  /**
+   * @param {number} [capacity] of the first buffer
+   * @param {Buffer[]} [free] buffers given back (recycle), shared by the writers of one
+   *   thread that follow one another (a parse worker's chunk after chunk)
+   */
+  constructor (capacity = 64 * 1024, free = []) {
+    this.free = free
+    this.buf = free.pop() || Buffer.allocUnsafeSlow(capacity) // owns its ArrayBuffer: batches cross threads
     this.pos = 0
-    this.free = []
   }
 
   ensure (n) {
@@ -240,8 +245,13 @@ class ByteWriter {
    * batch, freed later, fragments the malloc heap and RSS creeps up with the input size.
    */
   recycle (out) {
-    if (this.free.length < MAX_FREE) this.free.push(Buffer.from(out.buffer, 0, out.buffer.byteLength))
+    recycle(this.free, out.buffer)
   }
+}
+
+/** Keep an ArrayBuffer a batch was written into for the next batches, up to MAX_FREE of them. */
+function recycle (free, ab) {
+  if (free.length < MAX_FREE && ab.byteLength > 0) free.push(Buffer.from(ab, 0, ab.byteLength))
 }
 
 /** Length in bytes of what a span stands for. */
@@ -277,4 +287,4 @@ function bulkBytes (s) {
   return Buffer.from(bulk(s))
 }
 
-module.exports = { ByteWriter, bulkBytes, utf8Bytes }
+module.exports = { ByteWriter, recycle, bulkBytes, utf8Bytes }

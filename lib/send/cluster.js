@@ -67,6 +67,7 @@ function clusterReady (cluster, ms = 10000) {
 class Parent {
   constructor (encoded) {
     this.buf = encoded.buf
+    this.release = encoded.release // its bytes are no longer needed: reuse them
     this.cmds = encoded.cmds
     this.ends = encoded.ends
     this.lines = encoded.lines
@@ -372,6 +373,7 @@ class ClusterSink {
     while (parents.length && parents[0].left === 0) {
       const p = parents.shift()
       this.stats.ackedRecords += p.ends.length
+      p.release?.()
       p.buf = null
       this.onAck(p)
     }

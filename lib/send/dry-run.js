@@ -1,5 +1,7 @@
 'use strict'
 
+const fs = require('node:fs')
+const net = require('node:net')
 const { PipeloadError, fsReason } = require('../errors')
 
 // The sink for --dry-run: the same send/finish contract as Pipe, but the batches go to a
@@ -16,12 +18,22 @@ function outputError (err, name) {
   return new PipeloadError('PIPELOAD_OUTPUT_FAILED', `cannot write to ${name}: ${fsReason(err, name)}`, { output: name, cause: err })
 }
 
+/**
+ * Whether a stream is done with a buffer once its write callback ran: a file, a socket, a
+ * pipe or stdout hand the bytes to the system by then. Any other stream (a PassThrough
+ * given to load()) may keep the very buffer, which must then not be written into again.
+ */
+function writesOut (output) {
+  return output === process.stdout || output instanceof fs.WriteStream || output instanceof net.Socket
+}
+
 class DryRunSink {
   /** @param {{ output, name?, onAck?: (batch) => void }} o onAck: each batch once written (its records are done) */
   constructor ({ output, name = 'the dry-run output', onAck = () => {} }) {
     this.output = output
     this.name = name
     this.onAck = onAck
+    this.reuse = writesOut(output) // a batch's memory may be reused once written
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0 }
     this.rtt = null
     // A stream that failed emits 'error' and never 'drain': both end the wait.
@@ -51,7 +63,10 @@ class DryRunSink {
     this.stats.batches++
     this.stats.commands += encoded.cmds
     this.stats.acked += encoded.cmds
-    const more = this.output.write(encoded.buf, err => { if (err) this.failed(err) })
+    const more = this.output.write(encoded.buf, err => {
+      if (err) this.failed(err)
+      else if (this.reuse) encoded.release?.() // written out: its memory may be reused
+    })
     if (!more && this.fatal === null) {
       await new Promise(resolve => {
         this.waiting = resolve
