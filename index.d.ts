@@ -187,7 +187,7 @@ export interface LoadOptions extends ConnectionOptions {
    * parsed and encoded by n threads, and sent in input order (the same bytes, failures and
    * checkpoints as with 0). JSON documents use one worker; `map` and iterables the main
    * thread. 'auto': 0 on 2 cores or fewer and for one server; for a cluster or a dry run,
-   * one per core but one, at most 8. A count such as 4 or "4".
+   * one per core but one, at most 4. A count such as 4 or "4".
    */
   workers?: number | string | 'auto'
   /** With workers ≥ 2: bytes per chunk, or a size such as "1MiB" (a tuning knob). Default 1 MiB. */

@@ -50,7 +50,7 @@ describe('load options: workers, chunkSize', () => {
   it.each([
     [1, true, false, 0], [2, true, false, 0], [2, false, true, 0],
     [4, false, false, 0], [16, false, false, 0], // one server: the server is the limit
-    [4, true, false, 3], [4, false, true, 3], [16, true, false, 8], [16, false, true, 8]
+    [4, true, false, 3], [4, false, true, 3], [5, true, false, 4], [16, true, false, 4], [16, false, true, 4]
   ])('autoWorkers: %i cores, cluster %s, dry run %s: %i', (cores, cluster, dryRun, want) => {
     const { autoWorkers } = require('../lib/encode/parallel')
     expect(autoWorkers({ cores, cluster, dryRun })).toBe(want)
