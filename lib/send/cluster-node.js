@@ -4,6 +4,7 @@ const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
+const { Activity } = require('./activity')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
 // its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
@@ -100,7 +101,7 @@ class NodePipe {
     this.needDrain = false
     this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
     this.closing = false
-    this.lastActivity = performance.now()
+    this.activity = new Activity() // replies, as in Pipe
     this.lostSince = null // as in Pipe: reconnects that bring no reply do not restart the retry time
     if (timeout > 0) {
       this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
@@ -118,7 +119,7 @@ class NodePipe {
   /** Send without waiting: re-routed commands, which the window already paid for elsewhere. */
   push (nb) {
     if (this.dead) return this.sink.rerouteBatch(nb)
-    if (this.inflight.length === 0) this.lastActivity = performance.now()
+    if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(nb)
     if (this.conn && !this.connecting) this.write(nb)
   }
@@ -159,7 +160,7 @@ class NodePipe {
   settle (err) {
     const nb = this.inflight[0]
     if (!nb) return this.protocolError()
-    this.lastActivity = performance.now()
+    this.activity.count++
     this.lostSince = null
     const k = nb.replies++
     if (nb.live[k]) {
@@ -186,7 +187,7 @@ class NodePipe {
 
   checkTimeout () {
     if (this.connecting || !this.conn || this.inflight.length === 0) return
-    if (performance.now() - this.lastActivity < this.timeout) return
+    if (this.activity.quietMs() < this.timeout) return
     this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${this.target} sent no reply for ${this.timeout} ms`, { target: this.target }))
   }
 
@@ -241,7 +242,7 @@ class NodePipe {
     this.attach(conn)
     if (cause) this.sink.reconnected(this, cause, this.inflight.length)
     this.needDrain = false
-    this.lastActivity = performance.now()
+    this.activity.touch()
     this.inflight = this.inflight.map(nb => nb.replies === 0 ? nb : nb.unanswered()).filter(nb => nb.cmds > 0)
     for (const nb of this.inflight) {
       nb.replies = 0

@@ -1,10 +1,10 @@
 'use strict'
 
-const { performance } = require('node:perf_hooks')
 const Redis = require('ioredis')
 const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
+const { Activity } = require('./activity')
 const { connectData, dataEndpoint, ask, bounded } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
@@ -128,7 +128,7 @@ class ClusterSink {
     this.parkTimer = null
     this.parkDelay = RETRY_FIRST
     this.lastError = null
-    this.progressAt = performance.now()
+    this.progress = new Activity() // final replies that are not errors
     this.stats = {
       batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0,
       reconnects: 0, resentBatches: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
@@ -284,7 +284,7 @@ class ClusterSink {
       const message = String(err.message)
       this.failRecord(parent, parent.recordOf(i), message.split(' ')[0], message, 'reply')
     } else {
-      this.progressAt = performance.now()
+      this.progress.count++
     }
     if (--parent.left === 0 && parent === this.parents[0]) this.settle()
   }
@@ -357,7 +357,7 @@ class ClusterSink {
     await this.refresh()
     this.parkTimer = null
     if (this.fatal) return
-    if (performance.now() - this.progressAt > this.retryTimeout) {
+    if (this.progress.quietMs() > this.retryTimeout) {
       return this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
         `the cluster accepted no command for ${this.retryTimeout} ms${this.lastError ? ` (last reply: ${this.lastError})` : ' (slots without a reachable master)'}`))
     }

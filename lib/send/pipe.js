@@ -5,6 +5,7 @@ const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
+const { Activity } = require('./activity')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
 // batches awaiting replies. send() waits only when the window is full, the socket asked
@@ -88,7 +89,7 @@ class Pipe {
     this.fatal = null
     this.gate = new Gate(() => this.fatal)
     this.closing = false
-    this.lastActivity = performance.now()
+    this.activity = new Activity() // replies: a stall is no reply for `timeout` ms
     // When the replies stopped: reconnects that lead to no reply do not restart the retry
     // time, or a server that takes connections but never answers would be retried forever.
     this.lostSince = null
@@ -131,7 +132,7 @@ class Pipe {
     if (encoded.cmds === 0) return this.sendEmpty(encoded)
     await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window)
     const b = new Batch(encoded)
-    if (this.inflight.length === 0) this.lastActivity = performance.now()
+    if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(b)
     this.stats.batches++
     this.stats.commands += b.cmds
@@ -200,7 +201,7 @@ class Pipe {
   onReply () {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
-    this.lastActivity = performance.now()
+    this.activity.count++
     this.lostSince = null
     if (++b.replies === b.cmds) this.ack(b)
   }
@@ -208,7 +209,7 @@ class Pipe {
   onReplyError (err) {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
-    this.lastActivity = performance.now()
+    this.activity.count++
     this.lostSince = null
     // The server is not ready (loading its data after a restart, busy with a script, a
     // replica without its master): not the record's fault. Reconnect and re-send later.
@@ -246,7 +247,7 @@ class Pipe {
 
   checkTimeout () {
     if (this.connecting || this.inflight.length === 0) return
-    if (performance.now() - this.lastActivity < this.timeout) return
+    if (this.activity.quietMs() < this.timeout) return
     this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT',
       `Redis at ${this.conn.target} sent no reply for ${this.timeout} ms`, { target: this.conn.target }))
   }
@@ -298,7 +299,7 @@ class Pipe {
     this.stats.reconnects++
     this.stats.resentBatches += this.inflight.length
     this.needDrain = false
-    this.lastActivity = performance.now()
+    this.activity.touch()
     for (const b of this.inflight) {
       b.seen = Math.max(b.seen, b.replies)
       b.replies = 0
