@@ -71,13 +71,14 @@ async function expectEach (prefix, n, value) {
 }
 
 describe('--resume of a URL with a Range request', () => {
-  for (const worker of [false, true]) {
-    it(`NDJSON: asks for the bytes from the checkpoint's record on and loads each record once${worker ? ' (--worker)' : ''}`, async () => {
-      const p = `/n${worker ? 'w' : ''}.ndjson`
-      const prefix = `r1${worker ? 'w' : ''}`
+  // The thread(s) parsing: this one, one worker, and the ranged body cut into chunks for two.
+  for (const [tag, flags] of [['', []], ['w', ['--worker']], ['p', ['--workers', '2', '--chunk-size', '4KiB']]]) {
+    it(`NDJSON: asks for the bytes from the checkpoint's record on and loads each record once${flags.length ? ` (${flags.join(' ')})` : ''}`, async () => {
+      const p = `/n${tag}.ndjson`
+      const prefix = `r1${tag}`
       resource(p, ndjson, { cutAt: cutNdjson })
       const cp = path.join(dir, `${prefix}.ckpt`)
-      const args = ['import', `${base}${p}`, '-u', server.url, '-c', `INCR ${prefix}:{id}`, '-c', `SET ${prefix}n:{id} {$n}`, '-b', '100', '--checkpoint', cp, ...(worker ? ['--worker'] : [])]
+      const args = ['import', `${base}${p}`, '-u', server.url, '-c', `INCR ${prefix}:{id}`, '-c', `SET ${prefix}n:{id} {$n}`, '-b', '100', '--checkpoint', cp, ...flags]
       const first = await runCli(args)
       expect(first.code).toBe(3)
       const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
@@ -107,14 +108,16 @@ describe('--resume of a URL with a Range request', () => {
     })
   }
 
-  it('CSV with a header: the ranged body has no header, the columns come from the checkpoint; failures name their real lines; progress counts from the offset', async () => {
+  for (const workers of [0, 2]) {
+  it(`CSV with a header: the ranged body has no header, the columns come from the checkpoint; failures name their real lines; progress counts from the offset${workers ? ' (--workers 2, 4 KiB chunks)' : ''}`, async () => {
+    const t = workers ? 'p' : '' // this run's own resource and keys
     const rows = ['id,name,n']
     for (let i = 0; i < ROWS; i++) rows.push(i === 2500 ? '2500,ragged' : `${i},name ${i},"${i}\nx"`) // a quoted field spans two lines
     const csv = Buffer.from(rows.join('\n') + '\n')
-    const p = '/c.csv'
+    const p = `/c${t}.csv`
     const r = resource(p, csv, { cutAt: csv.indexOf('1500,name') + 3 })
-    const cp = path.join(dir, 'c.ckpt')
-    const options = { url: server.url, input: `${base}${p}`, commands: ['INCR r2:{id}', 'HSET r2h:{id} name {name} n {$n} line {$line}'], batchSize: 200, checkpoint: cp, onError: 'skip' }
+    const cp = path.join(dir, `c${t}.ckpt`)
+    const options = { url: server.url, input: `${base}${p}`, commands: [`INCR r2${t}:{id}`, `HSET r2${t}h:{id} name {name} n {$n} line {$line}`], batchSize: 200, checkpoint: cp, onError: 'skip', workers, chunkSize: 4096 }
     await expect(load(options)).rejects.toMatchObject({ code: 'PIPELOAD_INPUT_FAILED' })
     const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
     const n = saved.next.records
@@ -129,17 +132,18 @@ describe('--resume of a URL with a Range request', () => {
     expect(summary).toMatchObject({ resumedFrom: saved.records, records: ROWS, loaded: ROWS - 1, errors: 1 })
     expect(summary.failures).toHaveLength(1)
     expect(summary.failures[0]).toMatchObject({ line: 2 * 2500 + 2, offset: csv.indexOf('2500,ragged') })
-    expect(await redis.get('r2:2500')).toBe(null) // the ragged row failed
-    await redis.set('r2:2500', '1')
-    await expectEach('r2', ROWS, '1')
-    expect(await redis.hgetall('r2h:2999')).toEqual({ name: 'name 2999', n: '3000', line: String(2 * 2999 + 1) }) // two lines a row, but the ragged one
-    expect(await redis.hget(`r2h:${n}`, 'name')).toBe(`name ${n}`)
+    expect(await redis.get(`r2${t}:2500`)).toBe(null) // the ragged row failed
+    await redis.set(`r2${t}:2500`, '1')
+    await expectEach(`r2${t}`, ROWS, '1')
+    expect(await redis.hgetall(`r2${t}h:2999`)).toEqual({ name: 'name 2999', n: '3000', line: String(2 * 2999 + 1) }) // two lines a row, but the ragged one
+    expect(await redis.hget(`r2${t}h:${n}`, 'name')).toBe(`name ${n}`)
     for (const pr of progress) {
       expect(pr.totalBytes).toBe(csv.length)
       expect(pr.bytesRead).toBeGreaterThan(saved.next.offset)
     }
     expect(progress.at(-1).bytesRead).toBe(csv.length)
   })
+  }
 
   it('a server that ignores Range (200): the body is read from its start and the loaded records skipped, said in one line', async () => {
     const p = '/ignore.ndjson'
@@ -169,14 +173,15 @@ describe('--resume of a URL with a Range request', () => {
     expect(await redis.get('r4:2999')).toBe(null)
   })
 
-  it('gzip: no Range request (a gzip body cannot be read from its middle); read again and skipped', async () => {
+  for (const [t, flags] of [['', []], ['p', ['--workers', '2', '--chunk-size', '4KiB']]]) {
+  it(`gzip: no Range request (a gzip body cannot be read from its middle); read again and skipped${flags.length ? ` (${flags.join(' ')})` : ''}`, async () => {
     // The first run stops at a record without `id` (on-error abort): a gzip body cut short
     // loses what gunzip still held, so the cut is not the way to stop this one.
-    const p = '/z.ndjson'
+    const p = `/z${t}.ndjson`
     const body = zlib.gzipSync(Buffer.from(ndjson.toString().replace('{"id":1500}', '{"x":1500}')))
     resource(p, body)
-    const cp = path.join(dir, 'r5.ckpt')
-    const args = ['import', `${base}${p}`, '-u', server.url, '-c', 'INCR r5:{id}', '-b', '100', '--checkpoint', cp]
+    const cp = path.join(dir, `r5${t}.ckpt`)
+    const args = ['import', `${base}${p}`, '-u', server.url, '-c', `INCR r5${t}:{id}`, '-b', '100', '--checkpoint', cp, ...flags]
     expect((await runCli(args)).code).toBe(1)
     const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
     expect(saved).toMatchObject({ records: 1501, errors: 1 })
@@ -185,10 +190,11 @@ describe('--resume of a URL with a Range request', () => {
     expect(second.code).toBe(1) // the earlier run's failed record still counts
     expect(requestsTo(p).at(-1).headers.range).toBe(undefined)
     expect(second.stderr).toContain('pipeload: resuming ' + base + p + ' by reading it again from its start and skipping the 1,501 records already loaded: a gzip body cannot be read from its middle')
-    expect(await redis.get('r5:1500')).toBe(null)
-    await redis.set('r5:1500', '1')
-    await expectEach('r5', ROWS, '1')
+    expect(await redis.get(`r5${t}:1500`)).toBe(null)
+    await redis.set(`r5${t}:1500`, '1')
+    await expectEach(`r5${t}`, ROWS, '1')
   })
+  }
 
   it('a JSON document: no Range request; read again and skipped', async () => {
     const p = '/doc.json'

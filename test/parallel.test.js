@@ -131,8 +131,49 @@ describe('workers with several inputs, a --shard share, a gzip among them', () =
     expect(files.length).toBe(3)
     const base = await expectSameAsSequential({ input: files, command: 'HSET l:{id} n {$n} at {$file}:{$line}' }, [[2, 1], [2, 300], [4, 4096]], 'list')
     expect(base.summary.files.map(f => f.records)).toEqual([120, 120, 120])
-    // A shard's share of each input (read by one worker thread): the same as workers 0.
+    // A shard's share of each input (the gzip one by chunk number, in one worker thread;
+    // the plain files by byte range, cut and parsed in n): the same as workers 0.
     await expectSameAsSequential({ input: files, key: 'l:{id}', shard: '1/3' }, [[2, 64]], 'list, shard 1/3')
+  })
+
+  it('a --shard share of a file (a byte range from a record in the middle): every shard, cut and parsed in n threads, gives what workers 0 gives', async () => {
+    const quoted = path.join(tmp, 'share.csv') // quoted fields of several lines, some near the cuts
+    fs.writeFileSync(quoted, 'id,v,w\n' + Array.from({ length: 400 }, (_, i) => i % 7 === 0 ? `${i},"a\n${'x'.repeat(i % 50)}\n, b",${i}` : `${i},v${i},${i * 3}`).join('\n') + '\n')
+    const headerless = path.join(tmp, 'share-headerless.csv')
+    fs.writeFileSync(headerless, Array.from({ length: 300 }, (_, i) => `${i},"v\n${i}",x`).join('\n') + '\n')
+    const ndjson = path.join(tmp, 'share.ndjson')
+    fs.writeFileSync(ndjson, Array.from({ length: 400 }, (_, i) => JSON.stringify({ id: i, v: 'é'.repeat(i % 9) })).join('\n') + '\n')
+    const cases = [
+      [{ input: quoted, command: 'HSET s:{id} * at {$line}' }, 'csv'],
+      [{ input: headerless, header: false, command: 'SET h:{0} {1} {$line}' }, 'headerless csv'],
+      [{ input: ndjson, command: 'HSET s:{id} * at {$line}' }, 'ndjson']
+    ]
+    for (const [options, label] of cases) {
+      for (const n of [2, 3, 5]) {
+        let records = 0
+        for (let i = 0; i < n; i++) {
+          const base = await expectSameAsSequential({ ...options, shard: `${i}/${n}` }, [[2, 1], [2, 300], [4, 1000]], `${label}, shard ${i}/${n}`)
+          records += base.summary.records
+        }
+        expect(records, `${label}: the ${n} shares hold every record once`).toBe(label === 'headerless csv' ? 300 : 400)
+      }
+      // Cut and parsed in n threads, not read by one: a batch never spans two chunks, so
+      // 1-byte chunks make a batch per record (one thread: one batch for the share).
+      const s = await load({ ...options, shard: '1/2', workers: 2, chunkSize: 1, dryRun: 'resp', output: new PassThrough().resume() })
+      expect(s.batches, label).toBeGreaterThan(s.records / 2)
+    }
+  })
+
+  it('a --shard share with a bad record: the same failure, line and rejects as workers 0, in both error modes', async () => {
+    const file = path.join(tmp, 'share-bad.csv')
+    const rows = Array.from({ length: 400 }, (_, i) => `${i},v${i}`)
+    rows[300] = '300,v300,extra' // in shard 1/2's share
+    fs.writeFileSync(file, 'id,v\n' + rows.join('\n') + '\n')
+    for (const onError of ['abort', 'skip']) {
+      const base = await expectSameAsSequential({ input: file, key: 'b:{id}', shard: '1/2', onError, rejects: true }, [[2, 1], [2, 200], [4, 64]], `bad share, ${onError}`)
+      if (onError === 'abort') expect(base.error.line).toBe(302)
+      else expect(base.summary.errors).toBe(1)
+    }
   })
 })
 

@@ -46,12 +46,21 @@ function maxChunks (n) {
 }
 
 /**
- * Can this input be cut? Not a JSON document (one array), nor records, nor map(); nor, for
- * now, an input read from its middle: a --shard share or a URL resumed by a Range request
- * (one worker thread reads those).
+ * Can this input be cut? Not a JSON document (one array), nor records, nor map(); nor a
+ * --shard share by chunk number (stdin, gzip, a URL: one worker thread reads it). A share
+ * by byte range of a file and a URL resumed by a Range request are cut from their start.
  */
 function parallelEligible (desc, o) {
-  return desc.kind === 'bytes' && desc.format !== 'json' && !o.map && !desc.shard && !desc.start
+  return desc.kind === 'bytes' && desc.format !== 'json' && !o.map && (!desc.shard || desc.shard.mode === 'range')
+}
+
+/**
+ * Where an input's bytes begin when not at its start: a record in its middle, with the
+ * header and fields per record a reader needs there ({ offset, line, columns, fields }).
+ */
+function startOf (desc) {
+  if (desc.shard) return desc.shard.start // a share by byte range: null for shard 0
+  return desc.start ?? null
 }
 
 /**
@@ -67,7 +76,7 @@ function autoWorkers ({ cores = os.availableParallelism(), cluster, dryRun }) {
 
 /**
  * Start the workers and parse the first chunk (so header and template errors come before
- * connecting, as in the sequential path); resolves with { batches, close, useSlots }.
+ * connecting, as in the sequential path); resolves with { batches, close, useSlots, resumeShape }.
  * `slots`: the target is known to be a cluster: hash the slots from the first batch.
  */
 async function openParallelBatches (desc, o, skip, n, slots = false, before = skip) {
@@ -78,7 +87,7 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
     await p.close()
     throw err
   }
-  return { batches: p.batches(), close: () => p.close(), useSlots: () => p.useSlots() }
+  return { batches: p.batches(), close: () => p.close(), useSlots: () => p.useSlots(), resumeShape: () => p.resumeShape() }
 }
 
 class Parallel {
@@ -92,7 +101,9 @@ class Parallel {
     this.max = maxChunks(n)
     this.memory = new ChunkMemory(this.chunkSize, this.max + 1)
     this.state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
-    this.bytes = openBytes({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, this.state)[Symbol.asyncIterator]()
+    this.start = startOf(desc)
+    const range = desc.shard ? desc.shard.range : undefined
+    this.bytes = openBytes({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size, range }, this.state, this.start !== null)[Symbol.asyncIterator]()
     this.cutter = null
     this.chunks = new Map() // index -> { chunk, bytesRead, worker, parsed, batches, done }
     this.cut = 0 // chunks cut
@@ -111,6 +122,11 @@ class Parallel {
     this.lineBase = 0
     this.header = null // the CSV header read in chunk 0 (as read; --columns may rename it)
     this.expected = null // fields per record, once known
+    if (this.start !== null) { // known before any chunk is parsed
+      this.lineBase = this.start.line - 1
+      this.header = this.start.columns
+      this.expected = readerFields(o) ?? this.start.fields ?? (o.header && this.tabular ? this.header?.length ?? null : null)
+    }
     this.opened = false
     this.shape = null // what the mapper knows of the input (the columns)
     this.waiters = []
@@ -152,7 +168,7 @@ class Parallel {
       return
     }
     if (this.tabular) this.columns = tableColumns(this.header, this.o, this.desc.name)
-    this.shape = this.tabular ? { columns: this.columns || null, file: this.desc.name } : { file: this.desc.name }
+    this.shape = this.shapeOf(this.tabular ? { columns: this.columns || null, file: this.desc.name } : { file: this.desc.name })
     // Compiled here too, only so that template errors come now, as in the sequential path.
     mapperFor(this.o, this.shape)
     this.opened = true
@@ -171,7 +187,7 @@ class Parallel {
         if (r.done) break
         if (this.stopped) { this.tail.push(r.value); return }
         if (this.cutter === null) {
-          this.cutter = new Cutter({ format: this.desc.format, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.state.bomLength, alloc: n => this.memory.alloc(n) })
+          this.cutter = new Cutter({ format: this.desc.format, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.firstOffset(), alloc: n => this.memory.alloc(n) })
         }
         for (const chunk of this.cutter.push(r.value)) this.add(chunk)
         if (this.cutter.overflow) return this.fallback(this.cutter.index)
@@ -207,9 +223,10 @@ class Parallel {
       w.load++
       e.worker = w
       const { index, buf, offset } = e.chunk
-      const fields = index === 0 ? null : readerFields(this.o) ?? this.expected
+      const head = index === 0 && this.start === null // chunk 0 of the input reads its header
+      const fields = head ? null : readerFields(this.o) ?? this.expected
       // After chunk 0, the mapper's shape is known: a worker may encode the chunk at once.
-      w.worker.postMessage({ type: 'chunk', index, buf, offset, columns: index === 0 ? null : this.header, fields, shape: this.shape })
+      w.worker.postMessage({ type: 'chunk', index, buf, offset, columns: head ? null : this.header, fields, shape: this.shape })
     }
   }
 
@@ -242,8 +259,12 @@ class Parallel {
   /** Chunk 0 tells the header, or (headerless) the fields per record, for every other chunk. */
   firstParsed (msg) {
     if (!msg.ok) return
-    this.header = msg.columns
-    this.expected = readerFields(this.o) ?? (this.o.header && this.tabular ? this.header?.length ?? null : msg.expected)
+    if (this.start === null) {
+      this.header = msg.columns
+      this.expected = readerFields(this.o) ?? (this.o.header && this.tabular ? this.header?.length ?? null : msg.expected)
+    } else if (this.expected === null) {
+      this.expected = msg.expected // headerless, read from the middle: chunk 0's first record tells
+    }
     // A header that is not in chunk 0 (blank lines before it), or a headerless chunk 0
     // without a record: the other chunks cannot be parsed alone. Sequential from 0.
     if (this.tabular && this.expected === null) msg.ok = false
@@ -282,17 +303,40 @@ class Parallel {
     const f = this.fallbackAt
     const bufs = []
     for (let i = f; i < this.cut; i++) bufs.push(this.chunks.get(i).chunk.buf)
-    const start = f < this.cut ? this.chunks.get(f).chunk.offset : this.cutter ? this.cutter.offset : this.state.bomLength
+    const start = f < this.cut ? this.chunks.get(f).chunk.offset : this.cutter ? this.cutter.offset : this.firstOffset()
     if (this.cutter) bufs.push(...this.cutter.rest())
     bufs.push(...this.tail)
     const o = this.o
     const desc = { kind: 'bytes', name: this.desc.name, format: this.desc.format, stream: this.fallbackBytes(bufs) }
-    const fields = f === 0 ? null : readerFields(o) ?? this.expected
-    const src = await openRecords(desc, o, { offset: start, line: this.lineBase + 1, columns: f === 0 ? null : this.header, fields })
-    const mapper = src.empty ? null : mapperFor(o, src.shape)
+    const head = f === 0 && this.start === null // from the input's start: the header is read
+    const fields = head ? null : readerFields(o) ?? this.expected
+    const src = await openRecords(desc, o, { offset: start, line: this.lineBase + 1, columns: head ? null : this.header, fields })
+    this.fallbackSource = src
+    const mapper = src.empty ? null : mapperFor(o, this.shapeOf(src.shape))
     const left = Math.max(0, this.skip - this.recordBase)
     const records = src.batches
     return this.withBytesRead(encodeRecords(left ? skipRecords(records, left, o.checkpoint, this.recordBase) : records, mapper, o, this.runBase + Math.max(this.skip, this.recordBase)))
+  }
+
+  /**
+   * What a reader needs to start at a record in the middle of this input (a checkpoint's
+   * `next`, for a URL resumed by a Range request): whether it is gzip (then it cannot be),
+   * the CSV header as read, the fields per record. As Reader#resumeShape.
+   */
+  resumeShape () {
+    const gzip = Boolean(this.state.gzip)
+    if (this.fallbackSource) return { ...this.fallbackSource.resumeShape(), gzip } // it reads bytes already inflated
+    return { gzip, columns: this.header ?? null, fields: this.tabular ? this.expected : null }
+  }
+
+  /** Offset of the first byte read: after a BOM, or where a share or a ranged resume starts. */
+  firstOffset () {
+    return this.start !== null ? this.start.offset : this.state.bomLength
+  }
+
+  /** The mapper's shape, knowing a --shard share (its records' numbers are not known: {$n} is refused). */
+  shapeOf (shape) {
+    return this.desc.shard ? { ...shape, shard: this.desc.shard } : shape
   }
 
   async * fallbackBytes (bufs) {
@@ -321,7 +365,6 @@ class Parallel {
         yield * this.sequential
         return
       }
-      let bytesRead = 0
       for (;;) {
         if (this.failed !== null) throw this.failed
         if (this.head === this.fallbackAt) {
@@ -332,14 +375,13 @@ class Parallel {
         if (e === undefined && this.ended && this.head === this.cut) break
         if (e !== undefined && e.batches.length) {
           const b = e.batches.shift()
-          // Each chunk's last batch carries the input read up to its end.
-          b.bytesRead = e.done && e.batches.length === 0 ? e.bytesRead : bytesRead
+          // Bytes of the input read when this chunk was cut: its own and any read ahead of it.
+          b.bytesRead = e.bytesRead
           yield b
           if (b.stop) return // abort: nothing after the failed record is read
           continue
         }
         if (e !== undefined && e.done) {
-          bytesRead = e.bytesRead
           this.memory.release(e.chunk.buf)
           this.chunks.delete(this.head++)
           this.notify() // room to cut
