@@ -19,6 +19,7 @@ const { startRedis, describeEachServer } = require('./helpers/redis-server')
 const { load, bench } = require('..')
 const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/encode/slots')
 const { encodeCommand } = require('../lib/encode/resp')
+const { Readable } = require('node:stream')
 
 const ROWS = 200_000
 const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')
@@ -43,6 +44,19 @@ async function * rowsDuring (n, at, during) {
   }
   await job // a failing fault fails the test
   yield * rows(n, i)
+}
+
+/** rowsDuring's records as NDJSON bytes (an input the parse workers can cut), 500 rows a piece. */
+async function * bytesDuring (n, at, during) {
+  let lines = []
+  for await (const r of rowsDuring(n, at, during)) {
+    lines.push(JSON.stringify(r))
+    if (lines.length === 500) {
+      yield Buffer.from(lines.join('\n') + '\n')
+      lines = []
+    }
+  }
+  if (lines.length) yield Buffer.from(lines.join('\n') + '\n')
 }
 
 /** Every key of `expected` on the master owning its slot, with its value; no other key. */
@@ -236,6 +250,19 @@ describeEachServer('cluster', server => {
       const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, reshard), commands: ['SET k:{id} {v}'] })
       expectCounts(summary, ROWS)
       expect(summary.cluster.moved).toBeGreaterThan(0)
+      await cluster.settled()
+      await expectOnOwners(cluster, expectedSets(ROWS))
+      await cluster.flushall()
+      // The same with two parse workers, whose batches come grouped by master as the slot
+      // map was when they were encoded: the moved slots' commands are re-sent from them.
+      const back = async () => {
+        await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${to}`, '--cluster-from', await id(to), '--cluster-to', await id(from),
+          '--cluster-slots', '1500', '--cluster-yes', '--cluster-replace', '--cluster-pipeline', '50'])
+      }
+      const input = Readable.from(bytesDuring(ROWS, 40_000, back))
+      const parallel = await load({ url: cluster.url, input, format: 'ndjson', name: 'rows', commands: ['SET k:{id} {v}'], workers: 2, chunkSize: '16KiB' })
+      expectCounts(parallel, ROWS)
+      expect(parallel.cluster.moved).toBeGreaterThan(0)
       await cluster.settled()
       await expectOnOwners(cluster, expectedSets(ROWS))
       await cluster.flushall()

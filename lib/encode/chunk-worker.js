@@ -12,7 +12,8 @@
 //   batches (bytes transferred, not copied), the last one marked.
 //
 // Messages in:  chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
-//               lineBase, shape } | slots (hash slots from now on) | recycle { buf } (a
+//               lineBase, shape } | slots { owners } (hash slots from now on, and group
+//               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
 //               batch's ArrayBuffer, sent: written into again, so the memory stays flat)
 // Messages out: parsed { index, records, lines, expected, columns, ok } | batch { index,
 //               batch, last } | error { error }
@@ -21,7 +22,8 @@ const { parentPort, workerData } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
 const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
-const { recycle } = require('./writer')
+const { recycle, reuse } = require('./writer')
+const { groupByOwner } = require('./group')
 const { SlotScanner, commandSlots } = require('./slots')
 const { countLines } = require('../read/cut')
 const { withoutFirst } = require('../read/skip')
@@ -38,13 +40,17 @@ const encodes = [] // bases messages, done before any parse: the loader waits on
 const parses = []
 let busy = false
 let slots = Boolean(workerData.slots) // the target is a cluster: each command's hash slot too
+let owners = null // each slot's master, as the loader last told (null: not grouped)
 let mapper = null
 const free = [] // output buffers the loader gave back, for the next batches of any chunk
 
 parentPort.on('message', msg => {
   if (msg.type === 'chunk') parses.push(msg)
   else if (msg.type === 'bases') encodes.push(msg)
-  else if (msg.type === 'slots') slots = true
+  else if (msg.type === 'slots') {
+    slots = true
+    owners = msg.owners ?? null
+  }
   else if (msg.type === 'recycle') return recycle(free, msg.buf)
   work()
 })
@@ -160,14 +166,25 @@ function send (index, batch, last) {
   if (slots && batch.cmds > 0) addSlots(batch)
   const transfer = batch.buf.length ? [batch.buf.buffer] : []
   if (batch.starts) transfer.push(batch.starts.buffer, batch.slots.buffer)
+  if (batch.stops) transfer.push(batch.stops.buffer)
   parentPort.postMessage({ type: 'batch', index, batch, last }, transfer)
 }
 
 const scanner = new SlotScanner()
 
-/** For a cluster: each command's start and hash slot, so the loader's thread need not scan. */
+/**
+ * For a cluster: each command's start and hash slot, so the loader's thread need not scan;
+ * and, once the loader told the slots' masters, the commands grouped by master.
+ */
 function addSlots (batch) {
   const { starts, slots } = commandSlots(scanner, batch.buf, batch.cmds)
   batch.starts = starts
   batch.slots = slots
+  const grouped = owners && groupByOwner(batch.buf, starts, slots, owners, n => reuse(free, n))
+  if (grouped) {
+    recycle(free, batch.buf.buffer) // copied: written into again
+    batch.buf = grouped.buf
+    batch.starts = grouped.starts
+    batch.stops = grouped.stops
+  }
 }

@@ -87,7 +87,7 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
     await p.close()
     throw err
   }
-  return { batches: p.batches(), close: () => p.close(), useSlots: () => p.useSlots(), resumeShape: () => p.resumeShape() }
+  return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape() }
 }
 
 class Parallel {
@@ -396,9 +396,12 @@ class Parallel {
     }
   }
 
-  /** For a cluster: the workers hash each command's slot from now on. */
-  useSlots () {
-    for (const w of this.workers) w.worker.postMessage({ type: 'slots' })
+  /**
+   * For a cluster: the workers hash each command's slot from now on; `owners` (each slot's
+   * master, ClusterSink#owners): they also group each batch's commands by master.
+   */
+  useSlots (owners = null) {
+    for (const w of this.workers) w.worker.postMessage({ type: 'slots', owners })
   }
 
   async close () {

@@ -249,6 +249,14 @@ class ByteWriter {
   }
 }
 
+/** A buffer of `n` bytes, in one given back if one is large enough. */
+function reuse (free, n) {
+  for (let i = free.length - 1; i >= 0; i--) {
+    if (free[i].length >= n) return free.splice(i, 1)[0].subarray(0, n)
+  }
+  return Buffer.allocUnsafeSlow(n) // its own ArrayBuffer: batches cross threads
+}
+
 /** Keep an ArrayBuffer a batch was written into for the next batches, up to MAX_FREE of them. */
 function recycle (free, ab) {
   if (free.length < MAX_FREE && ab.byteLength > 0) free.push(Buffer.from(ab, 0, ab.byteLength))
@@ -287,4 +295,4 @@ function bulkBytes (s) {
   return Buffer.from(bulk(s))
 }
 
-module.exports = { ByteWriter, recycle, bulkBytes, utf8Bytes }
+module.exports = { ByteWriter, recycle, reuse, bulkBytes, utf8Bytes }

@@ -71,7 +71,10 @@ async function load (options) {
       run.resumeShape = sources.current?.resumeShape || null
       if (!opened) opened = await openSink(o, inputs[0], run)
       const { sink, close } = opened
-      if (sink.cluster) sources.useSlots() // the workers hash the slots
+      if (sink.cluster) { // the workers hash the slots and group the commands by master
+        sources.useSlots(sink.owners())
+        sink.onSlotMap = () => sources.useSlots(sink.owners())
+      }
       try {
         await run.pump(sources.batches(), sink)
         return run.summary(sink)

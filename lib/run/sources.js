@@ -104,14 +104,18 @@ class InputSequence {
       }
     }
     this.current = await openSource(input, this.o, skip, before, this.cluster)
-    if (this.slots && this.current.useSlots) this.current.useSlots()
+    if (this.slots && this.current.useSlots) this.current.useSlots(this.owners)
     return this.current
   }
 
-  /** The sink is a cluster: the sources whose workers can hash the slots do, from now on. */
-  useSlots () {
+  /**
+   * The sink is a cluster: the sources whose workers can hash the slots do, from now on,
+   * and group each batch's commands by master as `owners` (each slot's) says.
+   */
+  useSlots (owners = null) {
     this.slots = true
-    if (this.current && this.current.useSlots) this.current.useSlots()
+    this.owners = owners
+    if (this.current && this.current.useSlots) this.current.useSlots(owners)
   }
 
   /** Open the first input to read: before connecting, so its header and templates are checked first. */

@@ -35,7 +35,7 @@ class NodeBatch {
   add (parent, i) {
     this.parents.push(parent)
     this.idx.push(i)
-    this.bytes += parent.starts[i + 1] - parent.starts[i]
+    this.bytes += parent.cmdEnd(i) - parent.starts[i]
   }
 
   asking () {
@@ -44,7 +44,11 @@ class NodeBatch {
     this.bytes += ASKING.length
   }
 
-  /** Copy the commands' bytes into one buffer; a run of one parent's commands is one copy. */
+  /**
+   * Copy the commands' bytes into one buffer; a run of one parent's commands that lie one
+   * after another in its buffer is one copy (the parse workers put each master's commands
+   * of a batch together: one copy per master and batch).
+   */
   seal () {
     const buf = Buffer.allocUnsafe(this.bytes)
     const { parents, idx } = this
@@ -57,8 +61,9 @@ class NodeBatch {
         continue
       }
       let j = k + 1
-      while (j < parents.length && parents[j] === p && idx[j] === idx[j - 1] + 1) j++
-      pos += p.buf.copy(buf, pos, p.starts[idx[k]], p.starts[idx[j - 1] + 1])
+      let end = p.cmdEnd(idx[k])
+      while (j < parents.length && parents[j] === p && p.starts[idx[j]] === end) end = p.cmdEnd(idx[j++])
+      pos += p.buf.copy(buf, pos, p.starts[idx[k]], end)
       k = j
     }
     this.buf = buf

@@ -9,6 +9,7 @@ const { connectData, dataEndpoint, ask, bounded } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
+const { OTHER } = require('../encode/group')
 const { scrub } = require('./connection')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
@@ -78,11 +79,17 @@ class Parent {
     this.file = encoded.file // its input, when the run has several (a batch never spans two)
     this.fileIndex = encoded.fileIndex
     this.starts = null // byte offset of each command, and the end
+    this.stops = null // end of each command, when the commands are not in input order (grouped by master)
     this.slots = null
     this.done = new Uint8Array(this.cmds)
     this.left = this.cmds // commands without a final reply
     this.recFailed = new Uint8Array(this.ends.length)
     this.failed = 0 // records failed (error reply or cross-slot), each counted once
+  }
+
+  /** Where command k's bytes end. */
+  cmdEnd (k) {
+    return this.stops === null ? this.starts[k + 1] : this.stops[k]
   }
 
   recordOf (c) {
@@ -118,6 +125,8 @@ class ClusterSink {
     this.onReconnect = onReconnect || (() => {})
     this.nodes = new Map() // "host:port" -> NodePipe
     this.slotNode = new Array(SLOTS).fill(null)
+    this.numbers = new Map() // NodePipe -> its number in owners()
+    this.onSlotMap = null // called after each refresh of the slot map
     this.parents = [] // awaiting acknowledgement, in input order
     this.scanner = new SlotScanner()
     this.fatal = null
@@ -152,6 +161,22 @@ class ClusterSink {
     }
   }
 
+  /**
+   * Each slot's master as a number (OTHER: none), for the parse workers to group a batch's
+   * commands by master (lib/encode/group.js). A master keeps its number across refreshes.
+   */
+  owners () {
+    const owners = new Uint16Array(SLOTS).fill(OTHER)
+    for (let s = 0; s < SLOTS; s++) {
+      const node = this.slotNode[s]
+      if (node === null) continue
+      let k = this.numbers.get(node)
+      if (k === undefined) this.numbers.set(node, (k = this.numbers.size))
+      owners[s] = k
+    }
+    return owners
+  }
+
   masters () {
     return [...new Set(this.slotNode.filter(Boolean))]
   }
@@ -179,6 +204,7 @@ class ClusterSink {
           const node = this.nodeAt(`${master[0]}:${master[1]}`)
           for (let s = start; s <= end; s++) this.slotNode[s] = node
         }
+        if (this.onSlotMap) this.onSlotMap()
         return true
       }, err => {
         this.lastRefreshError = err
@@ -226,6 +252,7 @@ class ClusterSink {
     // Batches of the parallel parse come with their slots, hashed in the worker threads.
     const slots = parent.slots = encoded.slots || this.scan(parent)
     if (encoded.starts) parent.starts = encoded.starts
+    if (encoded.stops) parent.stops = encoded.stops
     const byNode = new Map()
     let c = 0
     for (let r = 0; r < ends.length; r++) {
@@ -257,7 +284,7 @@ class ClusterSink {
 
   /** A record with a command whose keys hash to different slots: failed, nothing of it sent. */
   crossSlot (parent, r, from, to, k) {
-    const name = parent.buf.toString('utf8', parent.starts[k], Math.min(parent.starts[k + 1], parent.starts[k] + 200))
+    const name = parent.buf.toString('utf8', parent.starts[k], Math.min(parent.cmdEnd(k), parent.starts[k] + 200))
       .split('\r\n').filter((_, i) => i % 2 === 0 && i > 0).slice(0, 1)[0]
     for (let i = from; i < to; i++) parent.done[i] = 1
     parent.left -= to - from

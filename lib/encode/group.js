@@ -1,0 +1,67 @@
+'use strict'
+
+const { SLOTS } = require('./slots')
+
+// For a cluster: a batch's commands grouped by the master that owns their hash slot, in
+// the parse worker, so the sending thread copies one run of bytes per master and batch
+// (or none: a run is sent as a view of the batch) instead of one per command. Within a
+// master the commands keep their order, and commands for different masters never had an
+// order between them on the wire, so what each master receives is unchanged.
+//
+// `owners` maps a slot to its master's number (lib/send/cluster.js ClusterSink#owners),
+// as of the last topology the sender told the worker. It only decides where bytes sit:
+// the sender still routes every command by its own, current slot map, so a stale `owners`
+// costs copies, never a wrong route.
+
+const OTHER = 0xffff // no known owner, no key, keys in several slots
+
+/**
+ * The batch's commands regrouped by owner: a new buffer, and for each command (by its
+ * index in the batch) its start and end there. null when they already form one group.
+ * @param {Buffer} buf the encoded commands
+ * @param {Uint32Array} starts start of each command, and the end (cmds + 1 entries)
+ * @param {Int16Array} slots hash slot of each command (or NO_KEY / CROSS_SLOT)
+ * @param {Uint16Array} owners master number of each slot (OTHER: unknown)
+ * @param {(n: number) => Buffer} [alloc] memory for the regrouped bytes
+ * @returns {null | { buf: Buffer, starts: Uint32Array, stops: Uint32Array }}
+ */
+function groupByOwner (buf, starts, slots, owners, alloc = n => Buffer.allocUnsafeSlow(n)) {
+  const cmds = slots.length
+  const group = new Uint16Array(cmds)
+  const bytes = new Map() // owner -> bytes of its commands, in order of first appearance
+  for (let k = 0; k < cmds; k++) {
+    const s = slots[k]
+    const g = s >= 0 && s < SLOTS ? owners[s] : OTHER
+    group[k] = g
+    bytes.set(g, (bytes.get(g) || 0) + starts[k + 1] - starts[k])
+  }
+  if (bytes.size < 2) return null
+  const at = new Map() // owner -> where its next command goes
+  let pos = 0
+  for (const [g, n] of bytes) {
+    at.set(g, pos)
+    pos += n
+  }
+  const out = alloc(pos)
+  const newStarts = new Uint32Array(cmds + 1)
+  const stops = new Uint32Array(cmds)
+  for (let k = 0; k < cmds;) {
+    // A run of consecutive commands of one owner is one copy.
+    const g = group[k]
+    let j = k + 1
+    while (j < cmds && group[j] === g) j++
+    let p = at.get(g)
+    buf.copy(out, p, starts[k], starts[j])
+    for (let i = k; i < j; i++) {
+      newStarts[i] = p
+      p += starts[i + 1] - starts[i]
+      stops[i] = p
+    }
+    at.set(g, p)
+    k = j
+  }
+  newStarts[cmds] = pos
+  return { buf: out, starts: newStarts, stops }
+}
+
+module.exports = { groupByOwner, OTHER }
