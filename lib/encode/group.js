@@ -14,6 +14,9 @@ const { SLOTS } = require('./slots')
 // costs copies, never a wrong route.
 
 const OTHER = 0xffff // no known owner, no key, keys in several slots
+// Per owner: its bytes in a batch, then where its next command goes. Zero between calls
+// (a typed array indexed by owner: a Map per command cost as much as the copies).
+const bytes = new Float64Array(OTHER + 1)
 
 /**
  * The batch's commands regrouped by owner: a new buffer, and for each command (by its
@@ -28,18 +31,28 @@ const OTHER = 0xffff // no known owner, no key, keys in several slots
 function groupByOwner (buf, starts, slots, owners, alloc = n => Buffer.allocUnsafeSlow(n)) {
   const cmds = slots.length
   const group = new Uint16Array(cmds)
-  const bytes = new Map() // owner -> bytes of its commands, in order of first appearance
+  const seen = [] // owners in order of first appearance
   for (let k = 0; k < cmds; k++) {
     const s = slots[k]
     const g = s >= 0 && s < SLOTS ? owners[s] : OTHER
     group[k] = g
-    bytes.set(g, (bytes.get(g) || 0) + starts[k + 1] - starts[k])
+    if (bytes[g] === 0) seen.push(g)
+    bytes[g] += starts[k + 1] - starts[k]
   }
-  if (bytes.size < 2) return null
-  const at = new Map() // owner -> where its next command goes
+  try {
+    return seen.length < 2 ? null : regroup(buf, starts, group, seen, alloc)
+  } finally {
+    for (const g of seen) bytes[g] = 0 // clean for the next batch
+  }
+}
+
+/** The copy itself: `bytes` holds each owner's byte count on entry. */
+function regroup (buf, starts, group, seen, alloc) {
+  const cmds = group.length
   let pos = 0
-  for (const [g, n] of bytes) {
-    at.set(g, pos)
+  for (const g of seen) { // bytes[g] becomes where g's next command goes
+    const n = bytes[g]
+    bytes[g] = pos
     pos += n
   }
   const out = alloc(pos)
@@ -50,14 +63,14 @@ function groupByOwner (buf, starts, slots, owners, alloc = n => Buffer.allocUnsa
     const g = group[k]
     let j = k + 1
     while (j < cmds && group[j] === g) j++
-    let p = at.get(g)
+    let p = bytes[g]
     buf.copy(out, p, starts[k], starts[j])
     for (let i = k; i < j; i++) {
       newStarts[i] = p
       p += starts[i + 1] - starts[i]
       stops[i] = p
     }
-    at.set(g, p)
+    bytes[g] = p
     k = j
   }
   newStarts[cmds] = pos
