@@ -4,7 +4,7 @@ const { SLOTS } = require('./slots')
 
 // For a cluster: a batch's commands grouped by the master that owns their hash slot, in
 // the parse worker, so the sending thread copies one run of bytes per master and batch
-// (or none: a run is sent as a view of the batch) instead of one per command. Within a
+// instead of one per command. Within a
 // master the commands keep their order, and commands for different masters never had an
 // order between them on the wire, so what each master receives is unchanged.
 //
