@@ -77,7 +77,7 @@ class Cutter {
    * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
    */
   constructor ({ format, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
-    this.csv = format === 'csv' || format === 'tsv'
+    this.csv = isQuoted(format)
     this.chunkSize = chunkSize
     this.limit = maxRecordSize + chunkSize
     this.offset = offset // absolute offset of the first pending byte

@@ -340,10 +340,15 @@ function normalizeLoadOptions (o = {}) {
     cluster: clusterOf(o),
     shard: parseShard(o.shard),
     ...errorPolicyOf(o),
-    worker: o.worker === 'auto' ? os.availableParallelism() > 2 : o.worker === undefined ? DEFAULTS.worker : Boolean(o.worker),
+    worker: o.worker === undefined ? DEFAULTS.worker : workerOf(o),
     workers: workersOf(o),
     chunkSize: positiveSize(o, 'chunkSize')
   })
+}
+
+/** worker (given): 'auto' is a worker when the machine has more than 2 cores. */
+function workerOf (o) {
+  return o.worker === 'auto' ? os.availableParallelism() > 2 : Boolean(o.worker)
 }
 
 /** workers: a count ≥ 0 or 'auto'; without it, `worker` (the older switch) means 1 or 0. */
@@ -351,7 +356,7 @@ function workersOf (o) {
   const v = o.workers
   if (v === undefined || v === null) {
     if (o.worker === undefined) return DEFAULTS.workers
-    return (o.worker === 'auto' ? os.availableParallelism() > 2 : Boolean(o.worker)) ? 1 : 0
+    return workerOf(o) ? 1 : 0
   }
   if (v === 'auto') return 'auto'
   const n = parseCount(v)

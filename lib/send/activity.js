@@ -5,9 +5,9 @@ const { performance } = require('node:perf_hooks')
 // When a connection (or a cluster) last made progress, without reading the clock per
 // reply: a reply only adds one to `count`; the clock is read when someone asks how long
 // it has been quiet (the timeout check) or at a moment that is cheap to mark (a write
-// into an idle connection, a reconnect). performance.now() costs ~50 ns, and a cluster load read it
-// twice per command: ~0.1 CPU-s per million rows of the main thread, which is the one
-// that limits a load with parse workers.
+// into an idle connection, a reconnect). performance.now() costs ~50 ns, and a cluster
+// load read it twice per command: ~0.1 CPU-s per million rows of the main thread, which
+// is the one that limits a load with parse workers.
 
 class Activity {
   constructor () {
