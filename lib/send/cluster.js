@@ -5,6 +5,7 @@ const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { Activity } = require('./activity')
+const { SentBatch } = require('./sent-batch')
 const { connectData, dataEndpoint, ask, bounded } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
@@ -65,19 +66,9 @@ function clusterReady (cluster, ms = 10000) {
 }
 
 /** One encoded batch and the state of each of its commands. */
-class Parent {
+class Parent extends SentBatch {
   constructor (encoded) {
-    this.buf = encoded.buf
-    this.release = encoded.release // its bytes are no longer needed: reuse them
-    this.cmds = encoded.cmds
-    this.ends = encoded.ends
-    this.lines = encoded.lines
-    this.offsets = encoded.offsets
-    this.raws = encoded.raws
-    this.records = encoded.records
-    this.skipped = encoded.skipped || 0 // records map() skipped: neither loaded nor failed
-    this.file = encoded.file // its input, when the run has several (a batch never spans two)
-    this.fileIndex = encoded.fileIndex
+    super(encoded)
     this.starts = null // byte offset of each command, and the end
     this.stops = null // end of each command, when the commands are not in input order (grouped by master)
     this.slots = null
@@ -90,18 +81,6 @@ class Parent {
   /** Where command k's bytes end. */
   cmdEnd (k) {
     return this.stops === null ? this.starts[k + 1] : this.stops[k]
-  }
-
-  recordOf (c) {
-    const ends = this.ends
-    let lo = 0
-    let hi = ends.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (ends[mid] > c) hi = mid
-      else lo = mid + 1
-    }
-    return lo
   }
 }
 

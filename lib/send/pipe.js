@@ -5,6 +5,7 @@ const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
+const { SentBatch } = require('./sent-batch')
 const { Activity } = require('./activity')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
@@ -27,36 +28,14 @@ const ABORT_GRACE = 1000
 const PERMANENT = new Set(['PIPELOAD_AUTH_FAILED'])
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 
-class Batch {
+class Batch extends SentBatch {
   constructor (encoded) {
-    this.buf = encoded.buf
-    this.release = encoded.release
-    this.cmds = encoded.cmds
-    this.ends = encoded.ends // cumulative command count after each record
-    this.lines = encoded.lines // source position of each record
-    this.offsets = encoded.offsets // byte offset of each record (null for iterables)
-    this.raws = encoded.raws // input text of each record, with a rejects file
-    this.records = encoded.records // records read for this batch, failed ones included
-    this.skipped = encoded.skipped || 0 // records map() skipped (returned null): neither loaded nor failed
-    this.file = encoded.file // its input, when the run has several (a batch never spans two)
-    this.fileIndex = encoded.fileIndex
+    super(encoded)
     this.replies = 0
     this.seen = 0 // replies seen before a re-send: their errors are already counted
     this.failedUpTo = -1 // index of the last record counted as failed
     this.failed = 0 // records of this batch failed by an error reply
     this.sentAt = 0
-  }
-
-  /** Index of the record that command number `c` belongs to. */
-  recordOf (c) {
-    let lo = 0
-    let hi = this.ends.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (this.ends[mid] > c) hi = mid
-      else lo = mid + 1
-    }
-    return lo
   }
 }
 
