@@ -18,7 +18,7 @@ const { parseArgs } = require('node:util')
 const { performance } = require('node:perf_hooks')
 const Redis = require('ioredis')
 const { ensureDatasets } = require('./datasets')
-const { runTimed, positiveIntFlag } = require('./measure')
+const { runTimed, positiveIntFlag, median } = require('./measure')
 const { parseMainThreadCpu } = require('./main-thread-cpu')
 const { startRedis } = require('../test/helpers/redis-server.js')
 const { startCluster } = require('../test/helpers/cluster.js')
@@ -137,17 +137,17 @@ async function runOne (target, files, o, { workers = null, k = 1 } = {}) {
   return {
     wall: k > 1 ? wall : procs[0].wall, // one process: GNU time's wall, as before
     cpu: procs.reduce((a, r) => a + r.cpu, 0),
-    mainCpu: Math.max(...procs.map(r => parseMainThreadCpu(r.stderr) ?? NaN)), // the busiest process's main thread
+    mainCpu: busiest(procs.map(r => parseMainThreadCpu(r.stderr))), // the busiest process's main thread
     rssMB: Math.max(...procs.map(r => r.rssMB)),
     ok: !error,
     error
   }
 }
 
-function median (xs) {
-  const v = [...xs].sort((a, b) => a - b)
-  const m = v.length >> 1
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2
+/** The largest of the numbers known (null: not measured), or null. */
+function busiest (xs) {
+  const known = xs.filter(x => x !== null)
+  return known.length ? Math.max(...known) : null
 }
 
 /** The rows measured on one target: one per --workers value, one per --processes k. */

@@ -11,7 +11,7 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const fs = require('node:fs')
 const { ensureDatasets } = require('./datasets')
-const { runTimed, procCpu, sampleServerMemory, positiveIntFlag } = require('./measure')
+const { runTimed, procCpu, sampleServerMemory, positiveIntFlag, median } = require('./measure')
 const { startRedis } = require('../test/helpers/redis-server.js')
 
 const ROOT = path.join(__dirname, '..')
@@ -157,13 +157,6 @@ async function runOne (server, client, poller, files, workload, toolName, o) {
 }
 
 // ---- aggregation and the table ------------------------------------------------
-
-function median (xs) {
-  const v = xs.filter(x => x !== null).sort((a, b) => a - b)
-  if (v.length === 0) return null
-  const m = v.length >> 1
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2
-}
 
 /** runs: [{ workload, tool, ...metrics }] -> one row per workload/tool with medians and ratios. */
 function summarize (runs, rows) {

@@ -93,4 +93,12 @@ function positiveIntFlag (name, value) {
   return n
 }
 
-module.exports = { runTimed, procCpu, sampleServerMemory, parseClientList, positiveIntFlag }
+/** The median of the numbers given (nulls left out; null when none): the mean of the middle two of an even count. */
+function median (xs) {
+  const v = xs.filter(x => x !== null).sort((a, b) => a - b)
+  if (v.length === 0) return null
+  const m = v.length >> 1
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2
+}
+
+module.exports = { runTimed, procCpu, sampleServerMemory, parseClientList, positiveIntFlag, median }

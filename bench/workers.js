@@ -13,7 +13,7 @@
 const os = require('node:os')
 const path = require('node:path')
 const { ensureDatasets } = require('./datasets')
-const { runTimed, positiveIntFlag } = require('./measure')
+const { runTimed, positiveIntFlag, median } = require('./measure')
 
 const BIN = path.join(__dirname, '..', 'bin', 'pipeload.js')
 
@@ -31,7 +31,6 @@ function flags (argv) {
   return f
 }
 
-const median = xs => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 const fmt = n => Math.round(n).toLocaleString('en-US')
 
 async function main () {
