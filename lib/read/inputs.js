@@ -2,7 +2,6 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { globSync, isDynamicPattern } = require('tinyglobby')
 const { PipeloadError } = require('../errors')
 const { isUrl } = require('./http-input')
 
@@ -20,14 +19,23 @@ function isInputList (input) {
   return Array.isArray(input) && input.length > 0 && input.every(s => typeof s === 'string')
 }
 
+// Any pattern holds one of these; without one, the glob library (~8 ms to load) is not
+// loaded at all: most runs name one plain file.
+const GLOB_CHARS = /[*?[\]{}()!+@]/
+
+/** tinyglobby, loaded when a pattern is first looked at. */
+function glob () {
+  return require('tinyglobby')
+}
+
 /** Whether a string input may name several files: a pattern, and not a file or URL as it is. */
 function isPattern (s) {
-  return s !== '-' && !isUrl(s) && isDynamicPattern(s) && !fs.existsSync(s)
+  return s !== '-' && GLOB_CHARS.test(s) && !isUrl(s) && glob().isDynamicPattern(s) && !fs.existsSync(s)
 }
 
 /** A pattern's matching files, byte-ordered (the same order on every machine and locale). */
 function expandPattern (pattern) {
-  const matches = globSync(pattern, { onlyFiles: true, expandDirectories: false, absolute: path.isAbsolute(pattern) })
+  const matches = glob().globSync(pattern, { onlyFiles: true, expandDirectories: false, absolute: path.isAbsolute(pattern) })
   if (matches.length === 0) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', `input: no file matches the pattern ${pattern}`, { option: 'input', pattern })
   }
