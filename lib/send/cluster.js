@@ -1,12 +1,11 @@
 'use strict'
 
-const Redis = require('ioredis')
 const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { Activity } = require('./activity')
 const { SentBatch } = require('./sent-batch')
-const { connectData, dataEndpoint, ask, bounded } = require('./connection')
+const { connectData, dataEndpoint, ask, bounded, ioredis } = require('./connection')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
@@ -486,7 +485,7 @@ class Topology {
     let c = this.clients.get(addr)
     if (!c) {
       const i = addr.lastIndexOf(':')
-      c = new Redis({
+      c = new (ioredis())({
         ...this.control.options,
         host: addr.slice(0, i),
         port: Number(addr.slice(i + 1)),
@@ -584,7 +583,7 @@ async function openClusterClient (control, { ms = 10000, signal } = {}) {
   const o = control.options
   const host = control.stream?.remoteAddress || o.host
   const port = control.stream?.remotePort || o.port
-  const client = new Redis.Cluster([{ host, port }], {
+  const client = new (ioredis().Cluster)([{ host, port }], {
     redisOptions: { username: o.username, password: o.password, tls: o.tls, protocol: 2, connectTimeout: o.connectTimeout, connectionName: 'pipeload' },
     enableOfflineQueue: true,
     lazyConnect: true

@@ -2,11 +2,17 @@
 
 const net = require('node:net')
 const tls = require('node:tls')
-const Redis = require('ioredis')
 const RedisParser = require('redis-parser')
 const { PipeloadError } = require('../errors')
 const { encodeCommand } = require('../encode/resp')
 const { normalizeTls, tlsConnectOptions, describeTlsError } = require('./tls')
+
+// ioredis (with its ~45 modules) takes ~50 ms to load: loaded by the first run that
+// connects, not by a dry run, --help, or a run that fails before connecting.
+let redisModule = null
+function ioredis () {
+  return (redisModule ??= require('ioredis'))
+}
 
 // Two planes. ioredis is the control plane: it resolves the URL and options, does AUTH,
 // SELECT and TLS, and answers the one-off commands (PING, INFO, CLIENT LIST). The data
@@ -263,6 +269,7 @@ function controlStage (client) {
 
 /** Connect the control client; a clear one-line error when the server is not there. */
 async function openControl (o) {
+  const Redis = ioredis()
   const client = new Redis(...ioredisOptions(o))
   // ioredis reports the socket's error on 'error' and rejects connect() with a generic
   // "Connection is closed"; keep the first so the message says what really happened.
@@ -514,4 +521,4 @@ function handshake (conn, commands, o, step = { i: 0 }) {
   })
 }
 
-module.exports = { openControl, openData, dataEndpoint, connectData, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions, urlHasPassword, bounded, ask, abortError }
+module.exports = { openControl, openData, dataEndpoint, connectData, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions, urlHasPassword, bounded, ask, abortError, ioredis }
