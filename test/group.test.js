@@ -19,6 +19,11 @@ function ownersOf (masters) {
   return owners
 }
 
+/** Whether buffer x lies inside y's memory (x is a view of y, not a copy). */
+function within (x, y) {
+  return x.buffer === y.buffer && x.byteOffset >= y.byteOffset && x.byteOffset + x.length <= y.byteOffset + y.length
+}
+
 /** A parent as lib/send/cluster.js's Parent has it: buf, starts, stops, cmdEnd. */
 function parentOf (buf, starts, stops = null) {
   return { buf, starts, stops, cmdEnd: k => stops === null ? starts[k + 1] : stops[k] }
@@ -66,7 +71,7 @@ describe('groupByOwner', () => {
 })
 
 describe('NodeBatch.seal', () => {
-  it('copies the commands of one master in the order added, one copy per run of adjacent bytes', () => {
+  it('gives the commands of one master in the order added: one copy per run of adjacent bytes, none when the batch is one run', () => {
     const commands = Array.from({ length: 60 }, (_, i) => ['SET', `k${i}`, `v${i}`])
     const buf = encode(commands)
     const { starts, slots } = commandSlots(new SlotScanner(), buf, commands.length)
@@ -87,9 +92,32 @@ describe('NodeBatch.seal', () => {
         parent.buf.copy = real
         const want = encode(commands.filter((_, k) => owners[slotOf(`k${k}`)] === o))
         expect(nb.buf.equals(want)).toBe(true)
-        if (grouped) expect(copies.length, `owner ${o}`).toBe(1)
-        else expect(copies.length).toBeGreaterThan(1)
+        if (grouped) {
+          expect(copies.length, `owner ${o}`).toBe(0) // the parent's own bytes
+          expect(within(nb.buf, parent.buf)).toBe(true)
+        } else {
+          expect(copies.length).toBeGreaterThan(1)
+          expect(within(nb.buf, parent.buf)).toBe(false)
+        }
       }
     }
+  })
+
+  it('two parents, or an ASKING among the commands: copied into a buffer of its own, byte for byte', () => {
+    const a = encode([['SET', 'a1', '1'], ['SET', 'a2', '2']])
+    const b = encode([['SET', 'b1', '3']])
+    const pa = parentOf(a, commandSlots(new SlotScanner(), a, 2).starts)
+    const pb = parentOf(b, commandSlots(new SlotScanner(), b, 1).starts)
+    const two = new NodeBatch()
+    two.add(pa, 0)
+    two.add(pa, 1)
+    two.add(pb, 0)
+    expect(two.seal().buf.equals(Buffer.concat([a, b]))).toBe(true)
+    expect(within(two.buf, a) || within(two.buf, b)).toBe(false)
+    const asked = new NodeBatch()
+    asked.asking()
+    asked.add(pa, 1)
+    expect(asked.seal().buf.toString()).toBe('*1\r\n$6\r\nASKING\r\n' + encode([['SET', 'a2', '2']]).toString())
+    expect([...asked.live]).toEqual([1, 1])
   })
 })

@@ -45,13 +45,22 @@ class NodeBatch {
   }
 
   /**
-   * Copy the commands' bytes into one buffer; a run of one parent's commands that lie one
-   * after another in its buffer is one copy (the parse workers put each master's commands
-   * of a batch together: one copy per master and batch).
+   * The commands' bytes as one buffer. A run of one parent's commands that lie one after
+   * another in its buffer is one copy (the parse workers put each master's commands of a
+   * batch together); a batch that is one such run, as it then usually is, is sent from
+   * the parent's buffer without a copy: the parent keeps its bytes until every command in
+   * it has a final reply (ClusterSink#settle), so until these bytes are written.
    */
   seal () {
-    const buf = Buffer.allocUnsafe(this.bytes)
     const { parents, idx } = this
+    this.live = new Uint8Array(parents.length).fill(1)
+    const first = parents.length && parents[0] !== null ? this.runEnd(0) : -1
+    if (first === parents.length) {
+      const p = parents[0]
+      this.buf = p.buf.subarray(p.starts[idx[0]], p.cmdEnd(idx[first - 1]))
+      return this
+    }
+    const buf = Buffer.allocUnsafe(this.bytes)
     let pos = 0
     for (let k = 0; k < parents.length;) {
       const p = parents[k]
@@ -60,15 +69,22 @@ class NodeBatch {
         k++
         continue
       }
-      let j = k + 1
-      let end = p.cmdEnd(idx[k])
-      while (j < parents.length && parents[j] === p && p.starts[idx[j]] === end) end = p.cmdEnd(idx[j++])
-      pos += p.buf.copy(buf, pos, p.starts[idx[k]], end)
+      const j = this.runEnd(k)
+      pos += p.buf.copy(buf, pos, p.starts[idx[k]], p.cmdEnd(idx[j - 1]))
       k = j
     }
     this.buf = buf
-    this.live = new Uint8Array(parents.length).fill(1)
     return this
+  }
+
+  /** The entry after the run that starts at entry k: one parent's commands, byte after byte. */
+  runEnd (k) {
+    const { parents, idx } = this
+    const p = parents[k]
+    let end = p.cmdEnd(idx[k])
+    let j = k + 1
+    while (j < parents.length && parents[j] === p && p.starts[idx[j]] === end) end = p.cmdEnd(idx[j++])
+    return j
   }
 
   /** A new batch of the entries still awaiting a reply (and the ASKING before each). */
