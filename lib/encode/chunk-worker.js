@@ -9,12 +9,12 @@
 //   the way the whole input would be (an error, a rejected record, a wrong cut): the
 //   loader then reads from there on sequentially, so every message is the sequential one.
 // Phase 2 ('bases'): encode the kept records with {$n} and lines made absolute; post the
-//   batches (bytes transferred, not copied), the last one marked.
+//   batches (bytes shared, not copied), the last one marked.
 //
 // Messages in:  chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
 //               lineBase, shape } | slots { owners } (hash slots from now on, and group
 //               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
-//               batch's ArrayBuffer, sent: written into again, so the memory stays flat)
+//               batch's SharedArrayBuffer, sent: written into again, so the memory stays flat)
 // Messages out: parsed { index, records, lines, expected, columns, ok } | batch { index,
 //               batch, last } | error { error }
 
@@ -22,7 +22,7 @@ const { parentPort, workerData } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
 const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
-const { recycle, reuse } = require('./writer')
+const { recycle, reuse, shareOutput } = require('./writer')
 const { groupByOwner } = require('./group')
 const { SlotScanner, commandSlots } = require('./slots')
 const { countLines } = require('../read/cut')
@@ -30,6 +30,7 @@ const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
 
 const { options: o, name, format, skip, runBase = 0 } = workerData
+shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
 const parsed = new Map() // index -> { batches } (records) or { encoded } (batches) of a chunk waiting for its bases
 // Records need their number in the whole input only for {$n} and {$line} (and to drop those
 // a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only
@@ -164,10 +165,9 @@ function shiftLines (batches, lineBase) {
 /** A batch to the loader; `last`: the chunk's last (the chunk is then done). */
 function send (index, batch, last) {
   if (slots && batch.cmds > 0) addSlots(batch)
-  const transfer = batch.buf.length ? [batch.buf.buffer] : []
-  if (batch.starts) transfer.push(batch.starts.buffer, batch.slots.buffer)
-  if (batch.stops) transfer.push(batch.stops.buffer)
-  parentPort.postMessage({ type: 'batch', index, batch, last }, transfer)
+  // Nothing transferred: the bytes are shared; starts, slots and stops (4 to 6 bytes a
+  // command) are copied, as moving them would detach them here (see writer.js).
+  parentPort.postMessage({ type: 'batch', index, batch, last })
 }
 
 const scanner = new SlotScanner()

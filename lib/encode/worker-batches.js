@@ -25,17 +25,18 @@ function workerEligible (desc, o) {
 
 /**
  * A worker's batch gets `release` (as the encoder's own batches have): once the sink is
- * done with its bytes, the ArrayBuffer goes back to the worker (moved, not copied) to be
- * written into again. Without it each batch is a fresh allocation freed only when this
- * thread collects garbage, which it seldom does (it allocates little itself): RSS grew with
- * the input (--workers 2: 278 MB peak at 1M rows, 406 MB at 3M; now 201 and 213 MB). The worker takes
- * { type: 'recycle', buf }.
+ * done with its bytes, their SharedArrayBuffer goes back to the worker to be written into
+ * again. Without it each batch is a fresh allocation freed only when this thread collects
+ * garbage, which it seldom does (it allocates little itself): RSS grew with the input
+ * (--workers 2: 278 MB peak at 1M rows, 406 MB at 3M; now 201 and 213 MB). The worker
+ * takes { type: 'recycle', buf }. Shared, not moved: moving would detach the buffer here,
+ * which slows every typed-array access of this thread from then on (lib/encode/writer.js).
  */
 function giveBack (batch, worker, closed) {
   const ab = batch.buf.buffer
   Object.defineProperty(batch, 'release', {
     value: () => {
-      if (!closed() && ab.byteLength > 0) worker.postMessage({ type: 'recycle', buf: ab }, [ab])
+      if (!closed() && ab instanceof SharedArrayBuffer) worker.postMessage({ type: 'recycle', buf: ab })
     },
     enumerable: false
   })

@@ -1,13 +1,13 @@
 'use strict'
 
 // Worker thread: reads, parses, maps and encodes the input, and posts each encoded batch
-// (its RESP bytes transferred, not copied) to the loader, which only writes batches to the
+// (its RESP bytes shared, not copied) to the loader, which only writes batches to the
 // socket and parses replies. Parsing then runs on its own core, in input order.
 //
 // Messages out: ready { empty } | batch { batch } | error { error } | done
 //               | chunk-ack (a chunk of a parent-fed stream was consumed)
 // Messages in:  credit (room for one more batch) | chunk { chunk } | end | stream-error { error }
-//               | recycle { buf } (a batch's ArrayBuffer, sent: written into again)
+//               | recycle { buf } (a batch's SharedArrayBuffer, sent: written into again)
 
 const { parentPort, workerData } = require('node:worker_threads')
 const { Readable } = require('node:stream')
@@ -15,9 +15,10 @@ const { openRecords } = require('../read/input')
 const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { skipRecords } = require('../read/skip')
-const { recycle } = require('./writer')
+const { recycle, shareOutput } = require('./writer')
 
 const { desc, options, ahead, skip, before } = workerData
+shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
 let credits = ahead
 let wakeCredit = null
 const free = [] // output buffers the loader gave back
@@ -54,9 +55,8 @@ async function main () {
   for await (const batch of encodeRecords(skip ? skipRecords(src.batches, skip, options.checkpoint) : src.batches, mapper, options, before, free)) {
     if (credits === 0) await new Promise(resolve => { wakeCredit = resolve })
     credits--
-    const buf = batch.buf
     // The reader's shape goes along for the loader's checkpoint (small: a header at most).
-    parentPort.postMessage({ type: 'batch', batch, shape: src.resumeShape ? src.resumeShape() : null }, buf.length ? [buf.buffer] : [])
+    parentPort.postMessage({ type: 'batch', batch, shape: src.resumeShape ? src.resumeShape() : null })
   }
   parentPort.postMessage({ type: 'done' })
 }

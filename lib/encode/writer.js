@@ -15,7 +15,28 @@ const LF = 10
 const DOLLAR = 36
 const STAR = 42
 const QUOTE = 34
-const MAX_FREE = 8
+// Buffers given back and kept for the next batches, at most: a parse worker has up to a
+// few dozen batches out (the chunks in flight) and takes them back in bursts.
+const MAX_FREE = 16
+const EMPTY = Buffer.alloc(0)
+
+// Where output buffers live. A worker thread's batches go to the loader's thread: in a
+// SharedArrayBuffer they cross without a copy and without detaching anything. Moving an
+// ArrayBuffer instead (postMessage's transfer list) detaches it, and after the first
+// detached buffer V8 checks every typed-array access of that thread for detachment (its
+// "ArrayBufferDetaching" protector): a byte loop runs ~1.9x slower from then on, and the
+// workers' parsing and encoding ran ~1.2x slower than the same code on the main thread.
+let sharedOutput = false
+
+/** This thread's output goes to another thread: allocate it shared (a worker calls this first). */
+function shareOutput () {
+  sharedOutput = true
+}
+
+/** An output buffer of n bytes that owns its memory (batches outlive the writer). */
+function allocOutput (n) {
+  return sharedOutput ? Buffer.from(new SharedArrayBuffer(n)) : Buffer.allocUnsafeSlow(n)
+}
 
 class ByteWriter {
   /**
@@ -25,16 +46,29 @@ class ByteWriter {
    */
   constructor (capacity = 64 * 1024, free = []) {
     this.free = free
-    this.buf = free.pop() || Buffer.allocUnsafeSlow(capacity) // owns its ArrayBuffer: batches cross threads
+    // Taken at the first write: a writer that is done (a chunk's encoder after its last
+    // batch) holds no buffer it would drop, and a given-back one is used whole.
+    this.buf = EMPTY
+    this.size = capacity // of the next buffer
     this.pos = 0
   }
 
   ensure (n) {
-    if (this.pos + n <= this.buf.length) return
-    let size = this.buf.length * 2
-    while (size < this.pos + n) size *= 2
-    const next = Buffer.allocUnsafeSlow(size)
-    this.buf.copy(next, 0, 0, this.pos)
+    if (this.pos + n > this.buf.length) this.grow(this.pos + n)
+  }
+
+  grow (need) {
+    if (this.pos === 0) {
+      const given = reuse(this.free, Math.max(need, this.size), false)
+      if (given !== null) {
+        this.buf = given
+        return
+      }
+    }
+    let size = Math.max(this.buf.length * 2, this.size)
+    while (size < need) size *= 2
+    const next = allocOutput(size)
+    if (this.pos > 0) this.buf.copy(next, 0, 0, this.pos)
     this.buf = next
   }
 
@@ -231,10 +265,11 @@ class ByteWriter {
     this.pos = p
   }
 
-  /** Everything written so far, and a buffer for what comes next (a recycled one if any). */
+  /** Everything written so far; the next write takes a buffer (a given-back one if any). */
   take () {
     const out = this.buf.subarray(0, this.pos)
-    this.buf = this.free.pop() || Buffer.allocUnsafeSlow(Math.max(64 * 1024, Math.min(this.buf.length, this.pos + (this.pos >> 3))))
+    this.size = Math.max(64 * 1024, Math.min(this.buf.length, this.pos + (this.pos >> 3)))
+    this.buf = EMPTY
     this.pos = 0
     return out
   }
@@ -249,17 +284,31 @@ class ByteWriter {
   }
 }
 
-/** A buffer of `n` bytes, in one given back if one is large enough. */
-function reuse (free, n) {
+/**
+ * A buffer of `n` bytes, in a given-back one large enough if any; else a new one (or null
+ * with `alloc` false).
+ */
+function reuse (free, n, alloc = true) {
   for (let i = free.length - 1; i >= 0; i--) {
-    if (free[i].length >= n) return free.splice(i, 1)[0].subarray(0, n)
+    if (free[i].length >= n) return free.splice(i, 1)[0].subarray(0, alloc ? n : undefined)
   }
-  return Buffer.allocUnsafeSlow(n) // its own ArrayBuffer: batches cross threads
+  return alloc ? allocOutput(n) : null
 }
 
-/** Keep an ArrayBuffer a batch was written into for the next batches, up to MAX_FREE of them. */
+/**
+ * Keep an ArrayBuffer a batch was written into for the next batches: up to MAX_FREE of
+ * them, the largest (a small one, from the short batch at a chunk's end, is kept only
+ * while there is room).
+ */
 function recycle (free, ab) {
-  if (free.length < MAX_FREE && ab.byteLength > 0) free.push(Buffer.from(ab, 0, ab.byteLength))
+  if (ab.byteLength === 0) return
+  if (free.length < MAX_FREE) {
+    free.push(Buffer.from(ab, 0, ab.byteLength))
+    return
+  }
+  let min = 0
+  for (let i = 1; i < free.length; i++) if (free[i].length < free[min].length) min = i
+  if (free[min].length < ab.byteLength) free[min] = Buffer.from(ab, 0, ab.byteLength)
 }
 
 /** Length in bytes of what a span stands for. */
@@ -295,4 +344,4 @@ function bulkBytes (s) {
   return Buffer.from(bulk(s))
 }
 
-module.exports = { ByteWriter, recycle, reuse, bulkBytes, utf8Bytes }
+module.exports = { ByteWriter, recycle, reuse, shareOutput, bulkBytes, utf8Bytes }
