@@ -1,6 +1,7 @@
 'use strict'
 
 const { SLOTS } = require('./slots')
+const { copyBytes } = require('../read/copy')
 
 // For a cluster: a batch's commands grouped by the master that owns their hash slot, in
 // the parse worker, so the sending thread copies one run of bytes per master and batch
@@ -64,7 +65,7 @@ function regroup (buf, starts, group, seen, alloc) {
     let j = k + 1
     while (j < cmds && group[j] === g) j++
     let p = bytes[g]
-    buf.copy(out, p, starts[k], starts[j])
+    copyBytes(buf, out, p, starts[k], starts[j])
     for (let i = k; i < j; i++) {
       newStarts[i] = p
       p += starts[i + 1] - starts[i]

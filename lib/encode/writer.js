@@ -9,6 +9,7 @@
 const { bulk } = require('./resp')
 const { PipeloadError } = require('../errors')
 const { describeLoneSurrogate } = require('../read/json-value')
+const { copyBytes } = require('../read/copy')
 
 const CR = 13
 const LF = 10
@@ -68,7 +69,7 @@ class ByteWriter {
     let size = Math.max(this.buf.length * 2, this.size)
     while (size < need) size *= 2
     const next = allocOutput(size)
-    if (this.pos > 0) this.buf.copy(next, 0, 0, this.pos)
+    copyBytes(this.buf, next, 0, 0, this.pos)
     this.buf = next
   }
 

@@ -11,6 +11,8 @@
 // indexOf per chunk. Malformed input (a stray quote) can make a cut wrong; the parser of
 // the chunk then fails, and the caller reads from that chunk on sequentially.
 
+const { copyBytes } = require('./copy')
+
 const LF = 0x0a
 const QUOTE = 0x22
 const CHUNK_SIZE = 1024 * 1024
@@ -177,7 +179,7 @@ class Cutter {
     while (filled < at) {
       const part = this.parts[0]
       const n = Math.min(part.length, at - filled)
-      part.copy(buf, filled, 0, n)
+      copyBytes(part, buf, filled, 0, n)
       filled += n
       if (n === part.length) this.parts.shift()
       else this.parts[0] = part.subarray(n)

@@ -5,6 +5,7 @@ const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Activity } = require('./activity')
+const { copyBytes } = require('../read/copy')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
 // its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
@@ -70,7 +71,7 @@ class NodeBatch {
         continue
       }
       const j = this.runEnd(k)
-      pos += p.buf.copy(buf, pos, p.starts[idx[k]], p.cmdEnd(idx[j - 1]))
+      pos += copyBytes(p.buf, buf, pos, p.starts[idx[k]], p.cmdEnd(idx[j - 1]))
       k = j
     }
     this.buf = buf
