@@ -60,7 +60,7 @@ class ByteWriter {
 
   grow (need) {
     if (this.pos === 0) {
-      const given = reuse(this.free, Math.max(need, this.size), false)
+      const given = reuse(this.free, need, false)
       if (given !== null) {
         this.buf = given
         return
