@@ -337,7 +337,7 @@ describeEachServer('cluster', server => {
 
     it(`CLUSTER FAILOVER on a replica: the old master answers MOVED, its commands go to the new one, nothing lost (${ROWS} records)`, async () => {
       const [master] = await cluster.masterPorts()
-      const failover = async () => {
+      const failover = async (master) => {
         const replica = await replicaOf(master)
         const c = replica.client()
         try {
@@ -355,11 +355,23 @@ describeEachServer('cluster', server => {
           old.disconnect()
         }
       }
-      const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, failover), commands: ['SET k:{id} {v}'] })
+      const summary = await load({ url: cluster.url, input: rowsDuring(ROWS, 40_000, () => failover(master)), commands: ['SET k:{id} {v}'] })
       expectCounts(summary, ROWS)
       expect(summary.cluster.moved).toBeGreaterThan(0)
       await cluster.settled()
       expect(await cluster.masterPorts()).not.toContain(master)
+      await expectOnOwners(cluster, expectedSets(ROWS))
+      await cluster.flushall()
+      // The same with two parse workers: batches grouped by master, in shared memory given
+      // back to the workers once settled, each master's part sent without a copy; the
+      // commands the old master answers MOVED are re-sent from those batches.
+      const [, , other] = await cluster.masterPorts()
+      const input = Readable.from(bytesDuring(ROWS, 40_000, () => failover(other)))
+      const parallel = await load({ url: cluster.url, input, format: 'ndjson', name: 'rows', commands: ['SET k:{id} {v}'], workers: 2, chunkSize: '16KiB' })
+      expectCounts(parallel, ROWS)
+      expect(parallel.cluster.moved).toBeGreaterThan(0)
+      await cluster.settled()
+      expect(await cluster.masterPorts()).not.toContain(other)
       await expectOnOwners(cluster, expectedSets(ROWS))
       await cluster.flushall()
     })
