@@ -4,10 +4,11 @@ const { SLOTS } = require('./slots')
 const { copyBytes } = require('../read/copy')
 
 // For a cluster: a batch's commands grouped by the master that owns their hash slot, in
-// the parse worker, so the sending thread copies one run of bytes per master and batch
-// instead of one per command. Within a
-// master the commands keep their order, and commands for different masters never had an
-// order between them on the wire, so what each master receives is unchanged.
+// the parse worker, so the sending thread sends each master's part of a batch as one run
+// of the batch's bytes, without copying it (lib/send/cluster-node.js NodeBatch#seal),
+// instead of copying command by command. Within a master the commands keep their order,
+// and commands for different masters never had an order between them on the wire, so
+// what each master receives is unchanged.
 //
 // `owners` maps a slot to its master's number (lib/send/cluster.js ClusterSink#owners),
 // as of the last topology the sender told the worker. It only decides where bytes sit:

@@ -28,11 +28,12 @@ const WORKER = path.join(__dirname, 'chunk-worker.js')
 // seconds and costs each worker ~30 MB of RSS more for no measurable speed (1M-row CSV,
 // --workers 2: 233 MB peak RSS with the default, 205 MB with 16; the same times).
 const YOUNG_GENERATION_MB = 16
-// Workers `auto` starts at most. One worker parses and encodes ~1.3M rows/s of the 5-column
-// CSV on the development machine (3M rows: 2.1 to 2.4 CPU-s over two workers), while this
-// thread, routing to a cluster, spends ~0.8 CPU-s per million rows: past 3 or 4 workers it,
-// not the parsing, is the limit, and each worker costs ~35 to 45 MB of RSS (3M rows, 3
-// masters: peak 338 MB with 4 workers, 493 MB with 8, against the issue's 400 MB).
+// Workers `auto` starts at most. One worker parses, encodes, hashes and groups ~0.9M rows/s
+// of the 5-column CSV for a 3-master cluster on the development machine (1M rows: 1.13 to
+// 1.15 CPU-s over two workers), while this thread, routing to the cluster, spends ~0.5
+// CPU-s per million rows, start-up included: past 3 or 4 workers it, not the parsing, is
+// the limit, and each worker costs ~35 to 45 MB of RSS (3M rows, 3 masters: peak 338 MB
+// with 4 workers, 493 MB with 8, against the issue's 400 MB). README "Parallel parsing".
 const MAX_AUTO = 4
 
 
