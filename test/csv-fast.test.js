@@ -175,12 +175,19 @@ describe('CSV fast path agrees with csv-parse', () => {
     expect(checked).toBeGreaterThan(CASES / 20) // and many are checked against the generator
   }, 120000)
 
-  it('hands out CsvRows on clean input and string arrays after handing over', async () => {
-    const buf = Buffer.from('id,v\n1,a\n2,"b ""q"""\n3,x"y\n4,d\n')
-    const reader = openReader({ name: 'in.csv', stream: Readable.from([buf]) }, { format: 'csv', rows: true, onError: 'skip' })
-    const kinds = []
-    for await (const b of reader) for (const rec of b.records) kinds.push(rec instanceof CsvRow ? 'row' : rec instanceof Rejected ? 'rejected' : 'array')
-    expect(kinds).toEqual(['row', 'row', 'rejected', 'array'])
+  it('hands csv-parse only the record it must read, then goes on with CsvRows', async () => {
+    // Before, the first hard record left the rest of the input to csv-parse: 3x slower, and
+    // after a ragged row ~40 µs a record (csv-parse took that row's length as the norm and
+    // built an error object for every good record after it: 1M rows 1.3 s -> 43 s).
+    const buf = Buffer.from('id,v\n1,a\n2,"b ""q"""\n3,x"y\n4,d\n5\n6,"e\nf"\n7,"g\r"\n8,h\n')
+    for (const chunks of [[buf], [...buf].map(c => Buffer.from([c]))]) {
+      const reader = openReader({ name: 'in.csv', stream: Readable.from(chunks) }, { format: 'csv', rows: true, onError: 'skip' })
+      const got = []
+      for await (const b of reader) {
+        b.records.forEach((rec, i) => got.push([b.lines[i], rec instanceof CsvRow ? 'row' : rec instanceof Rejected ? 'rejected' : 'array']))
+      }
+      expect(got).toEqual([[2, 'row'], [3, 'row'], [4, 'rejected'], [5, 'row'], [6, 'rejected'], [7, 'row'], [9, 'row'], [10, 'row']])
+    }
   })
 
   it('reads a 3 MB quoted field fed in 4 KB chunks (scanned again only as it doubles)', async () => {

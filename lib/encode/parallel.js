@@ -10,6 +10,7 @@ const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { workerOptions, giveBack } = require('./worker-batches')
 const { skipRecords, tooFew } = require('../read/skip')
+const { pieces } = require('../read/copy')
 
 // The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
 // chunks at record boundaries (lib/read/cut.js); n worker threads (chunk-worker.js) parse
@@ -35,6 +36,8 @@ const YOUNG_GENERATION_MB = 16
 // the limit, and each worker costs ~35 to 45 MB of RSS (3M rows, 3 masters: peak 338 MB
 // with 4 workers, 493 MB with 8, against the 400 MB). README "Parallel parsing".
 const MAX_AUTO = 4
+// Pieces the sequential reader of a fallback is given: as large as a file read (lib/read/source.js).
+const FALLBACK_PIECE = 256 * 1024
 
 
 /**
@@ -341,7 +344,9 @@ class Parallel {
   }
 
   async * fallbackBytes (bufs) {
-    for (const b of bufs) yield b
+    // Chunks are in shared memory, which this thread's parser reads slower (lib/read/copy.js),
+    // and may be maxRecordSize long: read as copies the size of a file read.
+    for (const b of bufs) yield * pieces(b, FALLBACK_PIECE, b.buffer instanceof SharedArrayBuffer)
     if (this.sourceError !== null) throw this.sourceError
     if (this.ended) return
     for (;;) {

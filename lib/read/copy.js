@@ -16,4 +16,22 @@ function copyBytes (src, target, at, start = 0, end = src.length) {
   return n
 }
 
-module.exports = { copyBytes }
+/**
+ * `buf` in pieces of at most `size` bytes, for a reader: it parses what it is given before
+ * it yields a batch, so a piece bounds the records it holds at once (a chunk may be
+ * maxRecordSize long). `copy`: each piece in memory of its own, not shared.
+ */
+function * pieces (buf, size, copy = false) {
+  for (let at = 0; at < buf.length; at += size) {
+    const end = Math.min(buf.length, at + size)
+    if (!copy) {
+      yield buf.subarray(at, end)
+      continue
+    }
+    const own = Buffer.allocUnsafe(end - at)
+    copyBytes(buf, own, 0, at, end)
+    yield own
+  }
+}
+
+module.exports = { copyBytes, pieces }

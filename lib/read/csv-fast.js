@@ -12,12 +12,13 @@ const { BadOffsets } = require('./utf8')
 // as CsvCore accepts them) and hands out records as byte ranges (CsvRow), which the
 // mapper copies straight into RESP.
 //
-// It never decides a hard case. The first record it is not sure of (a stray or
-// unclosed quote, text after a closing quote, a lone CR, a ragged row, invalid UTF-8,
-// a record near maxRecordSize) is handed, with everything after it, to CsvCore
-// (csv-parse) in the state the fast path reached: header, line, field count.
-// csv-parse then reports or skips it exactly as it would have on its own. The
-// differential test (test/csv-fast.test.js) holds the two to the same output.
+// It never decides a hard case. A record it is not sure of (a stray or unclosed quote,
+// text after a closing quote, a lone CR, a ragged row, invalid UTF-8, a record near
+// maxRecordSize) is handed to CsvCore (csv-parse) in the state the fast path reached:
+// header, line, field count. csv-parse reads that one record and reports or skips it
+// exactly as it would have on its own; the fast path then goes on after it, so one bad
+// row does not leave the rest of a file to the slower parser. The differential test
+// (test/csv-fast.test.js) holds the two to the same output.
 
 const QUOTE = 0x22
 const LF = 10
@@ -52,7 +53,7 @@ class FastCsvCore {
     this.line = resume ? resume.line : 1 // line of the next record's first byte
     this.b = new Int32Array(BOUNDS)
     this.bi = 0
-    this.fallback = null // the CsvCore that took over
+    this.fallback = null // the CsvCore reading a record handed over, until it is done
   }
 
   get columns () {
@@ -65,7 +66,11 @@ class FastCsvCore {
    * doubled, so it costs linear time, not quadratic.
    */
   write (chunk, sink) {
-    if (this.fallback !== null) return this.fallback.write(chunk, sink)
+    if (this.fallback !== null) {
+      const rest = this.feed(chunk, false, sink)
+      if (rest !== null) this.scan(rest, false, sink)
+      return
+    }
     if (this.tail === null) return this.scan(chunk, false, sink)
     this.parts.push(chunk)
     this.pending += chunk.length
@@ -74,8 +79,10 @@ class FastCsvCore {
   }
 
   end (sink) {
-    if (this.fallback === null && this.tail !== null) this.scan(this.takePending(), true, sink)
-    if (this.fallback !== null) this.fallback.end(sink)
+    if (this.fallback !== null) {
+      const rest = this.feed(null, true, sink)
+      if (rest !== null) this.scan(rest, true, sink)
+    } else if (this.tail !== null) this.scan(this.takePending(), true, sink)
   }
 
   takePending () {
@@ -86,18 +93,30 @@ class FastCsvCore {
     return buf
   }
 
-  /** Emit every complete record of `buf`; keep the rest as the tail, or hand it all to csv-parse. */
+  /**
+   * Emit every complete record of `buf`; keep the rest as the tail. A record csv-parse must
+   * read is handed over with the bytes after it; once it is read, the scan goes on after it
+   * (a loop, not a call deeper: a chunk may hold thousands of bad rows).
+   */
   scan (buf, final, sink) {
-    const n = buf.length
+    let n = buf.length
     let p = 0
-    while (p < n) {
-      const next = this.record(buf, p, final, sink)
-      if (next === INCOMPLETE) break
-      if (next === FALLBACK) return this.handOver(buf, p, sink)
-      p = next
+    for (;;) {
+      let next = 0
+      while (p < n) {
+        next = this.record(buf, p, final, sink)
+        if (next < 0) break
+        p = next
+      }
+      if (next !== FALLBACK && !(p < n && n - p > this.max)) break
+      this.base += p
+      const rest = this.handOver(buf.subarray(p), final, sink)
+      if (rest === null) return // csv-parse still reads the record: later bytes go to it
+      buf = rest
+      n = buf.length
+      p = 0
     }
     if (p < n) {
-      if (n - p > this.max) return this.handOver(buf, p, sink)
       this.tail = buf.subarray(p)
       this.pending = n - p
       this.nextScan = 2 * this.pending
@@ -105,22 +124,43 @@ class FastCsvCore {
     this.base += p
   }
 
-  /** Fields per record once known, from csv-parse's core once it took over. */
+  /** Fields per record once known. */
   fieldsPerRecord () {
     const expected = this.fallback ? this.fallback.expected : this.expected
     return expected > 0 ? expected : null
   }
 
-  /** Hand bytes from `p` on to csv-parse, with the state reached so far. */
-  handOver (buf, p, sink) {
+  /**
+   * Hand `bytes` (the record at this.base, and what follows) to csv-parse, with the state
+   * reached so far; what came after the record, or null while it is not read to its end.
+   */
+  handOver (bytes, final, sink) {
     this.fallback = new CsvCore({
       ...this.o,
-      base: this.base + p,
+      base: this.base,
       bad: this.bad,
-      resume: { columns: this.cols, line: this.line, expected: this.expected }
+      resume: { columns: this.cols, line: this.line, expected: this.expected },
+      once: true
     })
-    this.fallback.write(buf.subarray(p), sink)
-    this.b = null
+    return this.feed(bytes, final, sink)
+  }
+
+  /**
+   * More bytes (null: none) for the record csv-parse reads. Once it is read, the fast path
+   * takes the state csv-parse reached and the bytes after the record (returned), else null.
+   */
+  feed (chunk, final, sink) {
+    const f = this.fallback
+    if (chunk !== null) f.write(chunk, sink)
+    if (final && !f.done) f.end(sink)
+    if (!f.done) return null
+    this.fallback = null
+    const rest = f.rest()
+    this.cols = f.columns
+    this.expected = f.expected
+    this.line = rest.line
+    this.base = rest.base
+    return rest.buf
   }
 
   /**
