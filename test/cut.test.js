@@ -6,13 +6,28 @@ const { parse } = require('csv-parse/sync')
 const { Cutter, countLines } = require('../lib/read/cut')
 const { prng } = require('./helpers/prng')
 
-/** Record ends by a byte-by-byte state machine (not the indexOf scan under test). */
-function referenceEnds (buf, quoted) {
+/**
+ * Record ends by a byte-by-byte state machine (not the indexOf scan under test), reading
+ * quotes as csv-parse does: a quote opens a field only at its start; `""` inside is a
+ * quote; a closing quote is followed by the delimiter, LF or CR. A quote anywhere else is
+ * a fault, and the faulty record ends at the next LF (where csv-parse's skip mode resumes).
+ */
+function referenceEnds (buf, quoted, delimiter = 0x2c) {
   const ends = []
-  let inQuote = false
+  let state = 'out'
   for (let i = 0; i < buf.length; i++) {
-    if (quoted && buf[i] === 0x22) inQuote = !inQuote
-    else if (buf[i] === 0x0a && !inQuote) ends.push(i + 1)
+    const c = buf[i]
+    if (!quoted || state === 'fault') {
+      if (c === 0x0a) { ends.push(i + 1); state = 'out' }
+    } else if (state === 'in') {
+      if (c !== 0x22) continue
+      const next = buf[i + 1]
+      if (next === 0x22) i++
+      else state = next === undefined || next === delimiter || next === 0x0a || next === 0x0d ? 'out' : 'fault'
+    } else if (c === 0x22) {
+      const prev = i === 0 ? 0x0a : buf[i - 1]
+      state = prev === 0x0a || prev === delimiter ? 'in' : 'fault'
+    } else if (c === 0x0a) ends.push(i + 1)
   }
   return ends
 }
@@ -106,13 +121,7 @@ describe('Cutter', () => {
 
 /** Every record boundary of `buf` (the position after an LF outside quotes). */
 function boundaries (buf, csv) {
-  const out = new Set()
-  let inQuote = false
-  for (let i = 0; i < buf.length; i++) {
-    if (csv && buf[i] === 0x22) inQuote = !inQuote
-    else if (buf[i] === 0x0a && !inQuote) out.add(i + 1)
-  }
-  return out
+  return new Set(referenceEnds(buf, csv))
 }
 
 /** Push `buf` in random pieces; returns the chunks, with the rest. */
@@ -199,5 +208,91 @@ describe('Cutter', () => {
     const [c] = cutter.push(Buffer.from('1\n2\n'))
     expect(c.buf.buffer).toBeInstanceOf(SharedArrayBuffer)
     expect(c.buf.byteLength).toBe(c.buf.buffer.byteLength)
+  })
+})
+
+// Malformed CSV, as dirty files have it: a quote inside an unquoted field, text after a
+// closing quote, quoted fields of several lines around them. The cuts follow csv-parse's
+// reading (skip mode resumes after the first LF past a fault), so a chunk read on its own
+// gives the records, rejected ones included, that a read of the whole input gives there.
+const { Readable } = require('node:stream')
+const { openReader, Rejected } = require('../lib/read/reader')
+const { CsvRow } = require('../lib/read/csv-row')
+
+function dirtyCsv (rnd, rows) {
+  const field = () => rnd.pick(['a', '7', '', '"q""uote"', '"multi\nline"', '"x,y"', 'ab"c', '"x"y', 'say "hi"', '"a\nb"z', '"""', '"\r\n"'])
+  let s = 'id,name,note\n'
+  for (let i = 0; i < rows; i++) s += `${i},${field()},${field()}${rnd.chance(0.2) ? '\r\n' : '\n'}`
+  return s
+}
+
+/** Everything a skip-mode read of `buf` from `start` gives, lines made absolute. */
+async function readSkip (buf, start) {
+  const reader = openReader({ name: 'd.csv', stream: Readable.from([buf]) }, { format: 'csv', onError: 'skip', start, rows: true })
+  const out = []
+  try {
+    for await (const b of reader) {
+      b.records.forEach((r, i) => out.push({ line: b.lines[i], offset: b.offsets[i], value: r instanceof Rejected ? ['rejected', r.code, r.message.replace(/^d\.csv:\d+: /, '')] : r instanceof CsvRow ? r.toArray() : r }))
+    }
+  } catch (err) {
+    return { out, error: err.code }
+  }
+  return { out, error: null }
+}
+
+describe('Cutter on malformed CSV', () => {
+  it('cuts where csv-parse reads record ends, faults and all, whatever the pieces', () => {
+    const rnd = prng(41)
+    for (let round = 0; round < 40; round++) {
+      const buf = Buffer.from(dirtyCsv(rnd, 1 + rnd.int(40)))
+      const bounds = boundaries(buf, true)
+      for (const chunkSize of [1, 5, 64]) {
+        const chunks = cutAll(buf, 'csv', chunkSize, rnd)
+        expect(Buffer.concat(chunks.map(c => c.buf)).equals(buf)).toBe(true)
+        let at = 0
+        for (const c of chunks.slice(0, -1)) {
+          at += c.buf.length
+          expect(bounds.has(at), `cut at ${at}, chunk size ${chunkSize}: ${JSON.stringify(buf.toString())}`).toBe(true)
+        }
+      }
+    }
+  })
+
+  it('each chunk read alone in skip mode gives what the whole read gives there', async () => {
+    const rnd = prng(43)
+    for (let round = 0; round < 40; round++) {
+      const buf = Buffer.from(dirtyCsv(rnd, 1 + rnd.int(40)))
+      const whole = await readSkip(buf, null)
+      if (whole.error !== null) continue // a quote left open: fatal in every mode
+      for (const chunkSize of [1, 16, 200]) {
+        const chunks = cutAll(buf, 'csv', chunkSize, rnd)
+        const got = []
+        let line = 1
+        for (const c of chunks) {
+          const start = c.index === 0 ? null : { offset: c.offset, line, columns: ['id', 'name', 'note'], fields: 3 }
+          const part = await readSkip(c.buf, start)
+          expect(part.error, `chunk ${c.index} of ${JSON.stringify(buf.toString())}`).toBe(null)
+          got.push(...part.out)
+          line += countLines(c.buf)
+        }
+        expect(got, `chunk size ${chunkSize}: ${JSON.stringify(buf.toString())}`).toEqual(whole.out)
+      }
+    }
+  })
+
+  it('a stray quote in a field does not leave the rest of the input uncut', () => {
+    for (const tail of ['plain', '"a\nb"']) {
+      const rows = Array.from({ length: 50 }, (_, i) => i === 3 ? '3,Bad "quote,x' : `${i},n${i},${tail}`)
+      const buf = Buffer.from('id,name,note\n' + rows.join('\n') + '\n')
+      const bounds = boundaries(buf, true)
+      const chunks = cutAll(buf, 'csv', 40, prng(1))
+      // Quote parity alone (the cutter before) read every line after the stray quote as
+      // quoted: no cut at all, or cuts inside the quoted fields.
+      expect(chunks.length).toBeGreaterThan(10)
+      expect(chunks.every(c => c.buf.length < 80)).toBe(true)
+      let at = 0
+      for (const c of chunks) expect(bounds.has(at += c.buf.length) || at === buf.length).toBe(true)
+      expect(bounds.has(buf.indexOf('4,n4'))).toBe(true) // the record after the stray quote starts a line
+    }
   })
 })

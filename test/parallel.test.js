@@ -233,8 +233,87 @@ describe('workers: bad input gives what the sequential path gives (error, failur
   it('max-errors: the run stops at the same failure', async () => {
     const file = path.join(tmp, 'many-bad.ndjson')
     fs.writeFileSync(file, Array.from({ length: 400 }, (_, i) => i % 50 === 7 ? 'nope' : JSON.stringify({ id: i })).join('\n') + '\n')
-    const base = await expectSameAsSequential({ input: file, key: 'm:{id}', onError: 'skip', maxErrors: 3, rejects: true }, [[2, 10], [4, 200]], 'max-errors')
+    // Rejected records no longer stop the parallel parse, so its batches end at chunk ends
+    // past the first bad record too: how many records after the stopping failure were still
+    // in its batch differs (README). The failure that stops the run, and all before it, do not.
+    const o = { input: file, key: 'm:{id}', onError: 'skip', maxErrors: 3 }
+    const base = await dryRun({ ...o, workers: 0, rejects: path.join(tmp, 'max-errors-0.rejects') })
     expect(base.error.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
+    const upToStop = r => ({ error: r.error, failures: r.summary.failures.slice(0, 4), rejects: r.rejects.split('\n').slice(0, 4) })
+    for (const [workers, chunkSize] of [[2, 10], [2, 1000], [4, 200]]) {
+      const got = await dryRun({ ...o, workers, chunkSize, rejects: path.join(tmp, `max-errors-${workers}-${chunkSize}.rejects`) })
+      expect(upToStop(got), `workers ${workers}, chunk size ${chunkSize}`).toEqual(upToStop(base))
+      expect(got.summary.errors).toBeGreaterThanOrEqual(4)
+    }
+  })
+})
+
+// Dirty CSV as real files have it, in skip mode: rejected rows (ragged, a stray quote in a
+// field, text after a closing quote, invalid UTF-8) no longer hand the rest of the input to
+// one thread. The parallel parse goes on past them and still gives, byte for byte, what
+// the sequential path gives; only a quote left open (fatal) or a wrong cut reads on
+// sequentially.
+describe('workers: rejected records do not stop the parallel parse', () => {
+  const { prng } = require('./helpers/prng')
+  const { normalizeLoadOptions } = require('../lib/run/options')
+  const { describeInput } = require('../lib/read/input')
+  const { openParallelBatches } = require('../lib/encode/parallel')
+
+  function dirtyCsv (rnd, rows) {
+    const good = () => rnd.pick(['a', '7', '', '"q""uote"', '"multi\nline"', '"x,y"', 'São'])
+    const lines = ['id,name,note']
+    for (let i = 0; i < rows; i++) {
+      let line = `${i},${good()},${good()}`
+      if (rnd.chance(0.1)) line = rnd.pick([`${i},ab"c,x`, `${i},"x"y,z`, `${i},only`, `${i},a,b,c`, `${i},say "hi",x`, `${i},"a\nb"z,q`])
+      lines.push(line)
+    }
+    const buf = Buffer.from(lines.join('\n') + '\n')
+    const at = buf.indexOf('São')
+    if (at !== -1 && rnd.chance(0.3)) buf[at + 1] = 0xff // invalid UTF-8
+    return buf
+  }
+
+  /** One parallel read: its records, how it ended, and where (if anywhere) it went sequential. */
+  async function parallelRead (file, workers, chunkSize, onError = 'skip') {
+    const o = normalizeLoadOptions({ input: file, key: 'd:{id}', dryRun: 'resp', onError, workers, chunkSize })
+    const src = await openParallelBatches(describeInput(o), o, 0, workers)
+    let records = 0
+    let error = null
+    try {
+      for await (const b of src.batches) records += b.records
+    } catch (err) {
+      error = err.code
+    }
+    return { records, error, sequentialFrom: src.sequentialFrom() }
+  }
+
+  it('generated dirty files: the same bytes, failures and rejects as workers 0, and no fallback', async () => {
+    const rnd = prng(20261123)
+    let rejected = 0
+    for (let round = 0; round < 12; round++) {
+      const file = path.join(tmp, `dirty-${round}.csv`)
+      fs.writeFileSync(file, dirtyCsv(rnd, 20 + rnd.int(200)))
+      const base = await expectSameAsSequential({ input: file, key: 'd:{id}', onError: 'skip', rejects: true }, [[2, 1], [2, 97], [4, 400]], `dirty-${round}`)
+      rejected += base.summary.errors
+      for (const [workers, chunkSize] of [[2, 97], [4, 400]]) {
+        const r = await parallelRead(file, workers, chunkSize)
+        expect(r.sequentialFrom, `dirty-${round}, workers ${workers}, chunk size ${chunkSize}`).toBe(null)
+        expect(r.records).toBe(base.summary.records)
+      }
+    }
+    expect(rejected).toBeGreaterThan(12) // the files are dirty indeed
+  }, 60000)
+
+  it('a quote left open, or abort mode, still reads on sequentially from the chunk at fault', async () => {
+    for (const [bad, onError] of [['"open,x', 'skip'], ['only', 'abort']]) {
+      const file = path.join(tmp, `fault-${onError}.csv`)
+      const rows = Array.from({ length: 300 }, (_, i) => i === 200 ? `${i},${bad}` : `${i},n${i},x`)
+      fs.writeFileSync(file, 'id,name,note\n' + rows.join('\n') + '\n')
+      const r = await parallelRead(file, 2, 100, onError)
+      expect(r.error).toBe('PIPELOAD_INPUT_INVALID')
+      expect(r.sequentialFrom.line).toBeGreaterThan(190) // the chunk holding line 202
+      expect(r.sequentialFrom.line).toBeLessThanOrEqual(202)
+    }
   })
 })
 
@@ -285,7 +364,7 @@ describe('workers: no thread detaches an ArrayBuffer', () => {
   }
 })
 
-describe('workers: --resume after a stop, past a bad record (the skip lands in the sequential fallback)', () => {
+describe('workers: --resume after a stop, past a bad record', () => {
   let srv
   useServer('pipeload-parallel-resume-', s => { srv = s.srv })
 

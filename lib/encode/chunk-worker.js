@@ -5,9 +5,14 @@
 // many records and lines come before a chunk, maps and encodes its records.
 //
 // Phase 1 ('chunk'): parse the chunk alone, lines counted from 1, and report its record
-//   and line counts; keep the records. `ok` false: the chunk cannot be parsed on its own
-//   the way the whole input would be (an error, a rejected record, a wrong cut): the
-//   loader then reads from there on sequentially, so every message is the sequential one.
+//   and line counts; keep the records. `ok` false: the reader threw (a bad record in abort
+//   mode; a quote still open at the chunk's end, so a wrong cut): the loader then reads
+//   from there on sequentially, so the error is the sequential one. Records rejected in
+//   skip mode leave the chunk ok: a chunk that starts at a record boundary and is read to
+//   its end without an error ends at one too (its last byte is a line break outside quotes,
+//   and a skipped record ends at the first line break after its fault), so its records,
+//   rejected ones included, are those the sequential reader reads there; only the line a
+//   rejection's message names is moved to the input's (relocate).
 // Phase 2 ('bases'): encode the kept records with {$n} and lines made absolute; post the
 //   batches (bytes shared, not copied), the last one marked.
 //
@@ -29,6 +34,7 @@ const { countLines } = require('../read/cut')
 const { pieces } = require('../read/copy')
 const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
+const { where } = require('../errors')
 
 const { options: o, name, format, skip, runBase = 0 } = workerData
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
@@ -112,11 +118,9 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
   try {
     for await (const b of reader) {
       for (const r of b.records) {
-        if (r instanceof Rejected) ok = false
-        else if (expected === null && format !== 'ndjson') expected = r.n ?? r.length
+        if (expected === null && format !== 'ndjson' && !(r instanceof Rejected)) expected = r.n ?? r.length
       }
       records += b.records.length
-      if (!ok) break
       if (b.records.length) batches.push(b)
     }
   } catch {
@@ -154,7 +158,18 @@ function encodeChunk (batches, shape, recordBase, lineBase) {
     if (encoder.stopped) break
   }
   if (!encoder.stopped) out.push(encoder.take(0))
+  if (lineBase !== 0) for (const b of out) for (const f of b.failures) relocate(f, lineBase)
   return out
+}
+
+/**
+ * A record the reader rejected says where it is in its message (`file:line: reason`), with
+ * its line as counted from the chunk's start: the input's line instead, as the sequential
+ * reader says it. `f.line` is already the input's.
+ */
+function relocate (f, lineBase) {
+  const at = `${where(name, f.line - lineBase)}: `
+  if (typeof f.message === 'string' && f.message.startsWith(at)) f.message = `${where(name, f.line)}: ${f.message.slice(at.length)}`
 }
 
 /** Batches encoded with lines counted from the chunk's start, moved to the whole input's. */
@@ -162,7 +177,11 @@ function shiftLines (batches, lineBase) {
   if (lineBase === 0) return batches
   for (const b of batches) {
     b.lines = b.lines.map(l => l + lineBase)
-    for (const f of b.failures) if (f.line != null) f.line += lineBase
+    for (const f of b.failures) {
+      if (f.line == null) continue
+      f.line += lineBase
+      relocate(f, lineBase)
+    }
     if (b.first && b.first.line != null) b.first.line += lineBase
     if (b.stop && b.stop.line != null) b.stop.line += lineBase
   }

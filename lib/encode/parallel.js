@@ -18,11 +18,12 @@ const { pieces } = require('../read/copy')
 // the batches are yielded here in input order, so the bytes sent are those of the
 // sequential path, byte for byte.
 //
-// A chunk that does not parse cleanly on its own (a bad record, a stray quote that made a
-// cut wrong, a record longer than a chunk can find the end of) stops the cutting: once
-// every chunk before it is yielded, everything from its first byte on is read here by the
-// sequential reader, started at that record boundary. So every failure, rejected record,
-// `stop` and message is the sequential path's own.
+// A chunk that does not parse on its own (a bad record in abort mode, a stray quote that
+// made a cut wrong, a record longer than a chunk can find the end of) stops the cutting:
+// once every chunk before it is yielded, everything from its first byte on is read here by
+// the sequential reader, started at that record boundary. So every error, `stop` and
+// message is the sequential path's own. Records rejected in skip mode do not stop it
+// (chunk-worker.js says why their chunk is still read as the sequential reader would).
 
 const WORKER = path.join(__dirname, 'chunk-worker.js')
 // Each worker's young generation, at most. V8's default (48 MB) grows into after a couple of
@@ -80,7 +81,9 @@ function autoWorkers ({ cores = os.availableParallelism(), cluster, dryRun }) {
 
 /**
  * Start the workers and parse the first chunk (so header and template errors come before
- * connecting, as in the sequential path); resolves with { batches, close, useSlots, resumeShape }.
+ * connecting, as in the sequential path); resolves with { batches, close, useSlots, resumeShape,
+ * sequentialFrom }: the last, once the batches are read, where the sequential reader took
+ * over ({ offset, line }), or null.
  * `slots`: the target is known to be a cluster: hash the slots from the first batch.
  */
 async function openParallelBatches (desc, o, skip, n, slots = false, before = skip) {
@@ -91,7 +94,7 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
     await p.close()
     throw err
   }
-  return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape() }
+  return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape(), sequentialFrom: () => p.sequentialFrom }
 }
 
 class Parallel {
@@ -117,6 +120,7 @@ class Parallel {
     this.tail = [] // bytes read after the cutting stopped
     this.sourceError = null // the input failed after the bytes cut so far
     this.fallbackAt = null // chunk index from which the sequential reader takes over
+    this.sequentialFrom = null // { offset, line } where it did
     this.stopped = false // no more reading or cutting here
     this.failed = null // a worker's unexpected error
     this.closed = false
@@ -191,7 +195,7 @@ class Parallel {
         if (r.done) break
         if (this.stopped) { this.tail.push(r.value); return }
         if (this.cutter === null) {
-          this.cutter = new Cutter({ format: this.desc.format, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.firstOffset(), alloc: n => this.memory.alloc(n) })
+          this.cutter = new Cutter({ format: this.desc.format, delimiter: o.delimiter, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.firstOffset(), alloc: n => this.memory.alloc(n) })
         }
         for (const chunk of this.cutter.push(r.value)) this.add(chunk)
         if (this.cutter.overflow) return this.fallback(this.cutter.index)
@@ -314,6 +318,7 @@ class Parallel {
     const desc = { kind: 'bytes', name: this.desc.name, format: this.desc.format, stream: this.fallbackBytes(bufs) }
     const head = f === 0 && this.start === null // from the input's start: the header is read
     const fields = head ? null : readerFields(o) ?? this.expected
+    this.sequentialFrom = { offset: start, line: this.lineBase + 1 }
     const src = await openRecords(desc, o, { offset: start, line: this.lineBase + 1, columns: head ? null : this.header, fields })
     this.fallbackSource = src
     const mapper = src.empty ? null : mapperFor(o, this.shapeOf(src.shape))

@@ -5,17 +5,29 @@
 // for inputs that cannot be sought). Pure: bytes in, chunks out, no I/O, no workers.
 //
 // NDJSON: a record ends at a line break. CSV/TSV: at a line break outside quotes; a quoted
-// field may hold line breaks, so the quotes since the last cut are counted (an escaped
-// quote `""` counts twice, so the parity is that of csv-parse for well-formed input). The
-// scan is indexOf loops over quotes and line breaks: a file without quotes costs one
-// indexOf per chunk. Malformed input (a stray quote) can make a cut wrong; the parser of
-// the chunk then fails, and the caller reads from that chunk on sequentially.
+// field may hold line breaks. The scan follows quotes as csv-parse reads them: a quote
+// opens a field only at its start (after a delimiter or a line break); `""` inside is an
+// escaped quote; a closing quote is followed by a delimiter, a line break or a CR. Anything
+// else is a fault that csv-parse reports (a stray quote in a field, text after a closing
+// quote), and in skip mode its record ends at the first line break after the fault: the
+// scan does the same, so one stray quote does not leave the rest of a file without a cut
+// (quote parity alone would read every line after it as quoted). The scan is indexOf loops
+// over quotes and line breaks: a file without quotes costs one indexOf per chunk. A cut
+// may still be wrong on malformed input (a lone CR after a closing quote, a delimiter of
+// several bytes); the parser of the chunk then fails, and the caller reads from that chunk
+// on sequentially.
 
 const { copyBytes } = require('./copy')
 
 const LF = 0x0a
+const CR = 0x0d
 const QUOTE = 0x22
 const CHUNK_SIZE = 1024 * 1024
+// Where the CSV scan is: outside quotes, inside a quoted field, or past a fault (quotes mean
+// nothing until the next line break).
+const OUT = 0
+const IN = 1
+const FAULT = 2
 
 /** Index of `byte` in buf[from, to), or -1. */
 function indexIn (buf, byte, from, to) {
@@ -78,8 +90,11 @@ class Cutter {
    * @param {number} [o.offset] absolute offset of the first byte pushed
    * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
    */
-  constructor ({ format, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
+  constructor ({ format, delimiter = format === 'tsv' ? '\t' : ',', chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
     this.csv = isQuoted(format)
+    const d = Buffer.from(delimiter)
+    this.delimFirst = d[0] // after a closing quote
+    this.delimLast = d[d.length - 1] // before an opening quote
     this.chunkSize = chunkSize
     this.limit = maxRecordSize + chunkSize
     this.offset = offset // absolute offset of the first pending byte
@@ -88,7 +103,9 @@ class Cutter {
     this.parts = [] // pending bytes, not cut yet
     this.size = 0
     this.scanned = 0 // pending bytes looked at for a boundary
-    this.inQuote = false // at `scanned`
+    this.state = OUT // of the CSV scan at `scanned`
+    this.quoteLast = false // IN: the last byte scanned is a quote, which the next byte explains
+    this.prev = LF // the byte before `scanned` (a record starts the input)
     this.overflow = false // no boundary found in `limit` bytes: stop cutting
   }
 
@@ -146,30 +163,58 @@ class Cutter {
   }
 
   /**
-   * The first LF outside quotes at or after `target` in part[from…], updating the quote
-   * parity as it goes; -1 when none (the parity is then that of the part's end).
+   * The first record end (an LF outside quotes) at or after `target` in part[from…],
+   * updating the scan's state as it goes; -1 when none (the state is then that of the
+   * part's end).
    */
   scanCsv (part, from, target) {
     const n = part.length
     let p = from
+    if (this.quoteLast && p < n) {
+      this.quoteLast = false
+      p = this.afterQuote(part, p)
+    }
     while (p < n) {
-      const q = part.indexOf(QUOTE, p)
-      if (this.inQuote) {
-        if (q === -1) return -1
-        this.inQuote = false
-        p = q + 1
+      if (this.state === IN) {
+        const q = part.indexOf(QUOTE, p)
+        if (q === -1) break
+        if (q + 1 === n) {
+          this.quoteLast = true // an escaped quote or the closing one: the next part says
+          p = n
+          break
+        }
+        p = this.afterQuote(part, q + 1)
         continue
       }
-      const segEnd = q === -1 ? n : q
-      if (segEnd > target) {
-        const lf = part.indexOf(LF, Math.max(p, target))
-        if (lf !== -1 && lf < segEnd) return lf
+      const lf = part.indexOf(LF, p)
+      if (this.state === FAULT) {
+        if (lf === -1) break
+        this.state = OUT
+        if (lf >= target) return lf
+        p = lf + 1
+        continue
       }
-      if (q === -1) return -1
-      this.inQuote = true
+      const q = part.indexOf(QUOTE, p)
+      if (lf !== -1 && (q === -1 || lf < q)) {
+        if (lf >= target) return lf
+        p = lf + 1
+        continue
+      }
+      if (q === -1) break
+      const before = q > 0 ? part[q - 1] : this.prev
+      this.state = before === LF || before === this.delimLast ? IN : FAULT // a quote within a field: csv-parse's INVALID_OPENING_QUOTE
       p = q + 1
     }
+    this.prev = part[n - 1]
     return -1
+  }
+
+  /** Inside a quoted field, part[p] follows a quote: an escaped quote, the field's end, or a fault. Where to go on. */
+  afterQuote (part, p) {
+    const c = part[p]
+    if (c === QUOTE) return p + 1 // `""`
+    this.state = c === this.delimFirst || c === LF || c === CR ? OUT : FAULT // text after a closing quote: INVALID_CLOSING_QUOTE
+    return p
   }
 
   /** The first `at` pending bytes as a chunk of its own memory. */
@@ -188,13 +233,14 @@ class Cutter {
     this.offset += at
     this.size -= at
     this.scanned = Math.max(0, this.scanned - at)
+    this.prev = LF // a cut is always just past a record end
     return chunk
   }
 }
 
 /** The chunks of an async iterable of Buffers (`size`: the chunk size, default 1 MiB). */
-async function * cutChunks (bytes, { format, size = CHUNK_SIZE }) {
-  const cutter = new Cutter({ format, chunkSize: size })
+async function * cutChunks (bytes, { format, delimiter, size = CHUNK_SIZE }) {
+  const cutter = new Cutter({ format, delimiter, chunkSize: size })
   for await (const buf of bytes) yield * cutter.push(buf)
   const last = cutter.end()
   if (last) yield last

@@ -217,7 +217,7 @@ class ChunkShard {
     const { index, count, size } = this.plan
     const state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
     let line = 1
-    for await (const chunk of cutChunks(openBytes(this.source, state), { format: this.options.format, size })) {
+    for await (const chunk of cutChunks(openBytes(this.source, state), { format: this.options.format, delimiter: this.options.delimiter, size })) {
       const start = { offset: state.bomLength + chunk.offset, line, columns: this.columns, fields: this.options.fields ?? this.fields }
       const mine = chunk.index % count === index
       if (chunk.index === 0 && this.tabular) {
