@@ -105,6 +105,15 @@ describe('shards of one input: every record once, at its own line and offset', (
     expect(whole.rows.filter(r => r.record.rejected).map(r => r.line)).toEqual([3, 5])
   })
 
+  it('dirty csv (skip mode): stray quotes in fields and text after closing quotes between quoted line breaks', async () => {
+    // Quote parity alone (the byte-range scan and the cutter before) read the lines after a
+    // stray quote as quoted, so shards began inside records: records lost or split.
+    const dirty = 'id,name,note\n1,ab"c,x\n2,"multi\nline",y\n3,"x"y,z\n4,"a\nb",w\n5,say "hi",v\n6,"p\nq",u\n7,ok,"r\ns"\n8,"t""",ok\n'
+    await checkShards('dirty.csv', dirty, { format: 'csv' })
+    const whole = await wholeRead('dirty.csv', dirty, { format: 'csv', onError: 'skip' })
+    expect(whole.rows.filter(r => r.record.rejected).map(r => r.line)).toEqual([2, 5, 8])
+  })
+
   it('more shards than records: the others read nothing; an empty file', async () => {
     const file = tmpFile('one.csv', 'id\n1\n')
     const desc = { kind: 'bytes', name: 'one.csv', format: 'csv', path: file, size: 5 }

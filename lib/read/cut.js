@@ -36,44 +36,87 @@ function indexIn (buf, byte, from, to) {
   return i === -1 || i >= to ? -1 : i
 }
 
-/** The quote state after buf[from, to), starting `inQuote`. */
-function quoteState (buf, from, to, inQuote) {
-  let i = indexIn(buf, QUOTE, from, to)
-  while (i !== -1) {
-    inQuote = !inQuote
-    i = indexIn(buf, QUOTE, i + 1, to)
-  }
-  return inQuote
-}
-
-/**
- * The first record end in buf[from, to) (the offset just past an LF outside quotes) and the
- * quote state there; `end` -1 when there is none, `inQuote` then the state at `to`.
- */
-function recordEnd (buf, from, to, inQuote, quoted) {
-  let i = from
-  while (i < to) {
-    if (inQuote) {
-      const q = indexIn(buf, QUOTE, i, to)
-      if (q === -1) return { end: -1, inQuote: true }
-      inQuote = false
-      i = q + 1
-      continue
-    }
-    const lf = indexIn(buf, LF, i, to)
-    const q = quoted ? indexIn(buf, QUOTE, i, lf === -1 ? to : lf) : -1
-    if (q === -1) return { end: lf === -1 ? -1 : lf + 1, inQuote: false }
-    inQuote = true
-    i = q + 1
-  }
-  return { end: -1, inQuote }
-}
-
 /** LFs in buf[from, to): the lines a chunk spans (one native call per line). */
 function countLines (buf, from = 0, to = buf.length) {
   let n = 0
   for (let i = indexIn(buf, LF, from, to); i !== -1; i = indexIn(buf, LF, i + 1, to)) n++
   return n
+}
+
+/**
+ * Record ends in CSV/TSV bytes given part after part, quotes read as csv-parse reads them
+ * (the header comment above). One per scan from a record's start.
+ */
+class CsvScan {
+  constructor (delimiter) {
+    const d = Buffer.from(delimiter)
+    this.delimFirst = d[0] // after a closing quote
+    this.delimLast = d[d.length - 1] // before an opening quote
+    this.state = OUT
+    this.quoteLast = false // IN: the last byte scanned is a quote, which the next byte explains
+    this.prev = LF // the byte before the next one scanned (a record starts the input)
+  }
+
+  /**
+   * The first record end (the index of an LF outside quotes) at or after `target` in
+   * part[from…], the state updated up to it; -1 when none (the state is then that of the
+   * part's end). Parts are given in order, each from where the last call stopped (past
+   * the LF it returned).
+   */
+  next (part, from, target) {
+    const n = part.length
+    let p = from
+    if (this.quoteLast && p < n) {
+      this.quoteLast = false
+      p = this.afterQuote(part, p)
+    }
+    while (p < n) {
+      if (this.state === IN) {
+        const q = part.indexOf(QUOTE, p)
+        if (q === -1) break
+        if (q + 1 === n) {
+          this.quoteLast = true // an escaped quote or the closing one: the next part says
+          p = n
+          break
+        }
+        p = this.afterQuote(part, q + 1)
+        continue
+      }
+      const lf = part.indexOf(LF, p)
+      if (this.state === FAULT) {
+        if (lf === -1) break
+        this.state = OUT
+        if (lf >= target) return this.endAt(lf)
+        p = lf + 1
+        continue
+      }
+      const q = part.indexOf(QUOTE, p)
+      if (lf !== -1 && (q === -1 || lf < q)) {
+        if (lf >= target) return this.endAt(lf)
+        p = lf + 1
+        continue
+      }
+      if (q === -1) break
+      const before = q > 0 ? part[q - 1] : this.prev
+      this.state = before === LF || before === this.delimLast ? IN : FAULT // a quote within a field: csv-parse's INVALID_OPENING_QUOTE
+      p = q + 1
+    }
+    if (n > from) this.prev = part[n - 1]
+    return -1
+  }
+
+  endAt (lf) {
+    this.prev = LF
+    return lf
+  }
+
+  /** Inside a quoted field, part[p] follows a quote: an escaped quote, the field's end, or a fault. Where to go on. */
+  afterQuote (part, p) {
+    const c = part[p]
+    if (c === QUOTE) return p + 1 // `""`
+    this.state = c === this.delimFirst || c === LF || c === CR ? OUT : FAULT // text after a closing quote: INVALID_CLOSING_QUOTE
+    return p
+  }
 }
 
 /** Whether a format's records may hold quoted line breaks. */
@@ -91,10 +134,7 @@ class Cutter {
    * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
    */
   constructor ({ format, delimiter = format === 'tsv' ? '\t' : ',', chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
-    this.csv = isQuoted(format)
-    const d = Buffer.from(delimiter)
-    this.delimFirst = d[0] // after a closing quote
-    this.delimLast = d[d.length - 1] // before an opening quote
+    this.csv = isQuoted(format) ? new CsvScan(delimiter) : null
     this.chunkSize = chunkSize
     this.limit = maxRecordSize + chunkSize
     this.offset = offset // absolute offset of the first pending byte
@@ -102,10 +142,7 @@ class Cutter {
     this.index = 0 // of the next chunk
     this.parts = [] // pending bytes, not cut yet
     this.size = 0
-    this.scanned = 0 // pending bytes looked at for a boundary
-    this.state = OUT // of the CSV scan at `scanned`
-    this.quoteLast = false // IN: the last byte scanned is a quote, which the next byte explains
-    this.prev = LF // the byte before `scanned` (a record starts the input)
+    this.scanned = 0 // pending bytes looked at for a boundary (the CSV scan's state is at `scanned`)
     this.overflow = false // no boundary found in `limit` bytes: stop cutting
   }
 
@@ -150,7 +187,7 @@ class Cutter {
       if (end > this.scanned) {
         const from = Math.max(this.scanned, start) - start
         const target = Math.max(want - start, from)
-        const i = this.csv ? this.scanCsv(part, from, target) : (target < part.length ? part.indexOf(LF, target) : -1)
+        const i = this.csv !== null ? this.csv.next(part, from, target) : (target < part.length ? part.indexOf(LF, target) : -1)
         if (i !== -1) {
           this.scanned = start + i + 1
           return this.scanned
@@ -160,61 +197,6 @@ class Cutter {
       start = end
     }
     return -1
-  }
-
-  /**
-   * The first record end (an LF outside quotes) at or after `target` in part[from…],
-   * updating the scan's state as it goes; -1 when none (the state is then that of the
-   * part's end).
-   */
-  scanCsv (part, from, target) {
-    const n = part.length
-    let p = from
-    if (this.quoteLast && p < n) {
-      this.quoteLast = false
-      p = this.afterQuote(part, p)
-    }
-    while (p < n) {
-      if (this.state === IN) {
-        const q = part.indexOf(QUOTE, p)
-        if (q === -1) break
-        if (q + 1 === n) {
-          this.quoteLast = true // an escaped quote or the closing one: the next part says
-          p = n
-          break
-        }
-        p = this.afterQuote(part, q + 1)
-        continue
-      }
-      const lf = part.indexOf(LF, p)
-      if (this.state === FAULT) {
-        if (lf === -1) break
-        this.state = OUT
-        if (lf >= target) return lf
-        p = lf + 1
-        continue
-      }
-      const q = part.indexOf(QUOTE, p)
-      if (lf !== -1 && (q === -1 || lf < q)) {
-        if (lf >= target) return lf
-        p = lf + 1
-        continue
-      }
-      if (q === -1) break
-      const before = q > 0 ? part[q - 1] : this.prev
-      this.state = before === LF || before === this.delimLast ? IN : FAULT // a quote within a field: csv-parse's INVALID_OPENING_QUOTE
-      p = q + 1
-    }
-    this.prev = part[n - 1]
-    return -1
-  }
-
-  /** Inside a quoted field, part[p] follows a quote: an escaped quote, the field's end, or a fault. Where to go on. */
-  afterQuote (part, p) {
-    const c = part[p]
-    if (c === QUOTE) return p + 1 // `""`
-    this.state = c === this.delimFirst || c === LF || c === CR ? OUT : FAULT // text after a closing quote: INVALID_CLOSING_QUOTE
-    return p
   }
 
   /** The first `at` pending bytes as a chunk of its own memory. */
@@ -233,7 +215,6 @@ class Cutter {
     this.offset += at
     this.size -= at
     this.scanned = Math.max(0, this.scanned - at)
-    this.prev = LF // a cut is always just past a record end
     return chunk
   }
 }
@@ -246,4 +227,4 @@ async function * cutChunks (bytes, { format, delimiter, size = CHUNK_SIZE }) {
   if (last) yield last
 }
 
-module.exports = { Cutter, cutChunks, recordEnd, quoteState, countLines, isQuoted, CHUNK_SIZE }
+module.exports = { Cutter, CsvScan, cutChunks, countLines, isQuoted, CHUNK_SIZE }

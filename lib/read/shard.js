@@ -5,7 +5,7 @@ const { Readable } = require('node:stream')
 const { PipeloadError } = require('../errors')
 const { openReader } = require('./reader')
 const { openBytes } = require('./source')
-const { cutChunks, recordEnd, quoteState, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
+const { cutChunks, CsvScan, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
 const { CsvRow } = require('./csv-row')
 
 // --shard i/n: which records of one input shard i loads. The n shards' shares are disjoint
@@ -13,9 +13,10 @@ const { CsvRow } = require('./csv-row')
 //
 // - A plain file (seekable, not gzip) is split by byte ranges: shard i reads [b(i), b(i+1)),
 //   b(i) the first record end at or after i·size/n (b(0) = 0, where the header is read;
-//   b(n) = size). A CSV/TSV record ends at an LF outside quotes, which only a quote-parity
-//   scan from the file's start can tell; that scan also counts the lines before b(i), so
-//   failures name the file's real lines. NDJSON needs only the line count of the prefix.
+//   b(n) = size). A CSV/TSV record ends at an LF outside quotes, which only a scan of the
+//   quotes from the file's start can tell (as csv-parse reads them, faults included:
+//   lib/read/cut.js CsvScan); that scan also counts the lines before b(i), so failures
+//   name the file's real lines. NDJSON needs only the line count of the prefix.
 // - What cannot be sought (stdin, a stream, gzip, a URL) is read whole by every shard, cut
 //   into ~1 MiB chunks at record ends (lib/read/cut.js: the same cuts in every process), and
 //   shard i parses the chunks numbered i, i + n, i + 2n, …
@@ -23,6 +24,7 @@ const { CsvRow } = require('./csv-row')
 // The plan is plain data, so it crosses into the encode worker with the input's description.
 
 const SCAN_BLOCK = 1024 * 1024
+const LF = 0x0a
 
 function shardError (message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', message, { option: 'shard' })
@@ -47,7 +49,7 @@ async function shardOf (desc, shard, o) {
   const dataStart = head ? head.dataStart : 0
   const fh = await fs.promises.open(desc.path, 'r')
   try {
-    const scan = new FileScan(fh, desc.size, isQuoted(desc.format))
+    const scan = new FileScan(fh, desc.size, isQuoted(desc.format) ? new CsvScan(o.delimiter ?? (desc.format === 'tsv' ? '\t' : ',')) : null)
     const nominal = k => Math.max(Math.floor(k * desc.size / count), dataStart)
     const start = index === 0 ? 0 : await scan.boundaryAt(nominal(index), true)
     const line = scan.lines + 1
@@ -105,15 +107,15 @@ function fieldCount (record) {
 
 /** A plain file read once from its start, for its record ends at given offsets. */
 class FileScan {
-  constructor (fh, size, quoted) {
+  /** `csv`: a CsvScan for a CSV/TSV file, null for NDJSON (every LF ends a record). */
+  constructor (fh, size, csv) {
     this.fh = fh
     this.size = size
-    this.quoted = quoted
+    this.csv = csv
     this.buf = Buffer.allocUnsafe(SCAN_BLOCK)
     this.bufStart = 0
     this.bufLen = 0
     this.pos = 0 // bytes before pos are scanned
-    this.inQuote = false
     this.lines = 0 // LFs before pos, while counted
   }
 
@@ -129,25 +131,25 @@ class FileScan {
     for (;;) {
       if (!(await this.fill())) return (this.pos = this.size)
       const i = this.pos - this.bufStart
-      const r = recordEnd(this.buf, i, this.bufLen, this.inQuote, this.quoted)
-      const to = r.end === -1 ? this.bufLen : r.end
+      const part = this.buf.subarray(0, this.bufLen)
+      const lf = this.csv !== null ? this.csv.next(part, i, i) : part.indexOf(LF, i)
+      const to = lf === -1 ? this.bufLen : lf + 1
       if (count) this.lines += countLines(this.buf, i, to)
-      this.inQuote = r.inQuote
       this.pos = this.bufStart + to
-      if (r.end !== -1) return this.pos
+      if (lf !== -1) return this.pos
     }
   }
 
   /** Scan up to `to`: the quote state and, with `count`, the lines. NDJSON not counted: a seek. */
   async advance (to, count) {
-    if (!this.quoted && !count) {
+    if (this.csv === null && !count) {
       this.pos = Math.max(this.pos, to)
       return
     }
     while (this.pos < to && await this.fill()) {
       const i = this.pos - this.bufStart
       const end = Math.min(this.bufLen, to - this.bufStart)
-      if (this.quoted) this.inQuote = quoteState(this.buf, i, end, this.inQuote)
+      if (this.csv !== null) this.csv.next(this.buf.subarray(0, end), i, Infinity)
       if (count) this.lines += countLines(this.buf, i, end)
       this.pos = this.bufStart + end
     }
