@@ -52,6 +52,7 @@ class CsvScan {
     const d = Buffer.from(delimiter)
     this.delimFirst = d[0] // after a closing quote
     this.delimLast = d[d.length - 1] // before an opening quote
+    this.single = d.length === 1
     this.state = OUT
     this.quoteLast = false // IN: the last byte scanned is a quote, which the next byte explains
     this.prev = LF // the byte before the next one scanned (a record starts the input)
@@ -61,61 +62,66 @@ class CsvScan {
    * The first record end (the index of an LF outside quotes) at or after `target` in
    * part[from…], the state updated up to it; -1 when none (the state is then that of the
    * part's end). Parts are given in order, each from where the last call stopped (past
-   * the LF it returned).
+   * the LF it returned). Two indexOf calls a quoted field, one per stretch without quotes
+   * (this thread cuts every byte of the input: it is the part of a parallel load that does
+   * not scale).
    */
   next (part, from, target) {
     const n = part.length
+    const d = this.delimFirst
+    let state = this.state
     let p = from
-    if (this.quoteLast && p < n) {
+    if (this.quoteLast && p < n) { // the last part ended with a quote inside a quoted field
       this.quoteLast = false
-      p = this.afterQuote(part, p)
+      const c = part[p]
+      if (c === QUOTE) p++ // `""`
+      else state = c === d || c === LF || c === CR ? OUT : FAULT
     }
+    let end = -1
     while (p < n) {
-      if (this.state === IN) {
+      if (state === IN) {
         const q = part.indexOf(QUOTE, p)
         if (q === -1) break
-        if (q + 1 === n) {
-          this.quoteLast = true // an escaped quote or the closing one: the next part says
+        if (q + 1 === n) { // an escaped quote or the closing one: the next part says
+          this.quoteLast = true
           p = n
           break
         }
-        p = this.afterQuote(part, q + 1)
+        const c = part[q + 1]
+        if (c === QUOTE) { // `""`
+          p = q + 2
+        } else if (c === d && this.single && part[q + 2] === QUOTE) { // "a","b": the next field quoted too
+          p = q + 3
+        } else {
+          state = c === d || c === LF || c === CR ? OUT : FAULT // text after a closing quote: INVALID_CLOSING_QUOTE
+          p = q + 1
+        }
         continue
       }
-      const lf = part.indexOf(LF, p)
-      if (this.state === FAULT) {
+      if (state === FAULT) { // quotes mean nothing until the next LF
+        const lf = part.indexOf(LF, p)
         if (lf === -1) break
-        this.state = OUT
-        if (lf >= target) return this.endAt(lf)
+        state = OUT
+        if (lf >= target) { end = lf; break }
         p = lf + 1
         continue
       }
       const q = part.indexOf(QUOTE, p)
-      if (lf !== -1 && (q === -1 || lf < q)) {
-        if (lf >= target) return this.endAt(lf)
-        p = lf + 1
-        continue
+      const stretch = q === -1 ? n : q // no quote before it: any LF in it ends a record
+      if (stretch > target) {
+        const lf = part.indexOf(LF, p > target ? p : target)
+        if (lf !== -1 && lf < stretch) { end = lf; break }
       }
       if (q === -1) break
+      // A quote opens a field only at its start; within one it is INVALID_OPENING_QUOTE.
       const before = q > 0 ? part[q - 1] : this.prev
-      this.state = before === LF || before === this.delimLast ? IN : FAULT // a quote within a field: csv-parse's INVALID_OPENING_QUOTE
+      state = before === LF || before === this.delimLast ? IN : FAULT
       p = q + 1
     }
-    if (n > from) this.prev = part[n - 1]
-    return -1
-  }
-
-  endAt (lf) {
-    this.prev = LF
-    return lf
-  }
-
-  /** Inside a quoted field, part[p] follows a quote: an escaped quote, the field's end, or a fault. Where to go on. */
-  afterQuote (part, p) {
-    const c = part[p]
-    if (c === QUOTE) return p + 1 // `""`
-    this.state = c === this.delimFirst || c === LF || c === CR ? OUT : FAULT // text after a closing quote: INVALID_CLOSING_QUOTE
-    return p
+    this.state = state
+    if (end !== -1) this.prev = LF
+    else if (n > from) this.prev = part[n - 1]
+    return end
   }
 }
 
