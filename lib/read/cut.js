@@ -48,8 +48,9 @@ function countLines (buf, from = 0, to = buf.length) {
  * (the header comment above). One per scan from a record's start.
  */
 class CsvScan {
-  constructor (delimiter) {
-    const d = Buffer.from(delimiter)
+  /** `delimiter`: as given (none: the format's own, as the reader takes it). */
+  constructor (format, delimiter) {
+    const d = Buffer.from(delimiter ?? (format === 'tsv' ? '\t' : ','))
     this.delimFirst = d[0] // after a closing quote
     this.delimLast = d[d.length - 1] // before an opening quote
     this.single = d.length === 1
@@ -139,8 +140,8 @@ class Cutter {
    * @param {number} [o.offset] absolute offset of the first byte pushed
    * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
    */
-  constructor ({ format, delimiter = format === 'tsv' ? '\t' : ',', chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
-    this.csv = isQuoted(format) ? new CsvScan(delimiter) : null
+  constructor ({ format, delimiter, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
+    this.csv = isQuoted(format) ? new CsvScan(format, delimiter) : null
     this.chunkSize = chunkSize
     this.limit = maxRecordSize + chunkSize
     this.offset = offset // absolute offset of the first pending byte

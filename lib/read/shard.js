@@ -49,7 +49,7 @@ async function shardOf (desc, shard, o) {
   const dataStart = head ? head.dataStart : 0
   const fh = await fs.promises.open(desc.path, 'r')
   try {
-    const scan = new FileScan(fh, desc.size, isQuoted(desc.format) ? new CsvScan(o.delimiter ?? (desc.format === 'tsv' ? '\t' : ',')) : null)
+    const scan = new FileScan(fh, desc.size, isQuoted(desc.format) ? new CsvScan(desc.format, o.delimiter) : null)
     const nominal = k => Math.max(Math.floor(k * desc.size / count), dataStart)
     const start = index === 0 ? 0 : await scan.boundaryAt(nominal(index), true)
     const line = scan.lines + 1
