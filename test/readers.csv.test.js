@@ -293,3 +293,25 @@ describe('csv reader', () => {
     })
   })
 })
+
+describe('a source that gives large buffers', () => {
+  it('is parsed a piece at a time: the first batch comes before the rest of a 4 MB buffer is parsed', async () => {
+    // A parallel parse's chunk may be maxRecordSize long, and a stream may give any size:
+    // parsed whole, every record of it was held at once (a 66 MB chunk: 627 MB of RSS).
+    const rows = Array.from({ length: 60000 }, (_, i) => `${i},name${i},note ${i}`)
+    const buf = Buffer.from('id,name,note\n' + rows.join('\n') + '\n')
+    expect(buf.length).toBeGreaterThan(4 * 256 * 1024)
+    for (const rowsOption of [true, false]) {
+      const reader = openReader({ name: 'big.csv', stream: Readable.from([buf]) }, { format: 'csv', rows: rowsOption })
+      const it = reader[Symbol.asyncIterator]()
+      const first = await it.next()
+      expect(first.value.records.length).toBeGreaterThan(0)
+      // What the parser has taken in so far: one piece, not the whole buffer.
+      const core = reader._core
+      expect(core.received ?? core.base).toBeLessThanOrEqual(256 * 1024)
+      let n = first.value.records.length
+      for (let r = await it.next(); !r.done; r = await it.next()) n += r.value.records.length
+      expect(n).toBe(60000)
+    }
+  })
+})

@@ -31,7 +31,6 @@ const { recycle, reuse, shareOutput } = require('./writer')
 const { groupByOwner } = require('./group')
 const { SlotScanner, commandSlots } = require('./slots')
 const { countLines } = require('../read/cut')
-const { pieces } = require('../read/copy')
 const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
 const { where } = require('../errors')
@@ -79,14 +78,8 @@ async function work () {
   }
 }
 
-// A chunk goes to its reader in pieces: the reader parses all it is given before it yields,
-// and a chunk can be maxRecordSize long (a stray quote left the cutter no record end):
-// given whole, such a chunk's records were all held at once (66 MB of CSV: 627 MB of RSS)
-// before its first bad record was even seen.
-const PIECE = 256 * 1024
-
-async function * inPieces (buf) {
-  yield * pieces(buf, PIECE)
+async function * once (buf) {
+  yield buf // the reader gives it to its parser in pieces (lib/read/reader.js)
 }
 
 /** Whether any template may write {$n} or {$line} (a field of that name would win: no matter). */
@@ -100,7 +93,7 @@ function usesNumbers (templates) {
  */
 async function parse ({ index, buf, offset, columns, fields, shape }) {
   const chunk = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
-  const reader = openReader({ name, stream: inPieces(chunk) }, {
+  const reader = openReader({ name, stream: once(chunk) }, {
     format,
     header: o.header,
     fields: o.fields,
