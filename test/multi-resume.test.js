@@ -65,8 +65,15 @@ async function waitFor (ready, ms = 30_000) {
   }
 }
 
-/** Start a slow run, SIGKILL it once the checkpoint says the first input is done and the second begun. */
-async function killedInTheSecondInput (d, args, env = { SLOW_MS: '5' }) {
+/**
+ * Start a slow run, SIGKILL it once the checkpoint says the first input is done and the second begun.
+ * The pause is per record, and the map runs a whole reader batch (512 records) at a time, so
+ * the checkpoint is written only between them, at most every 500 ms: the second input's last
+ * batch of 88 records must take longer than that (88 x 6 ms) or the state "second input
+ * begun" may never be written before the third input's 512 records (at 5 ms: 440 ms, and
+ * the kill landed in the third input about one run in ten on a loaded machine).
+ */
+async function killedInTheSecondInput (d, args, env = { SLOW_MS: '6' }) {
   const cp = path.join(d, 'cp.json')
   const child = start(d, [...FILES, ...args, '--checkpoint', cp], env)
   await waitFor(() => {
