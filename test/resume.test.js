@@ -167,7 +167,10 @@ describe('checkpoint and resume', () => {
   it('--rejects across SIGINT, SIGKILL and --resume: one line per failed record, none twice, none torn', async () => {
     // Input failures (ragged rows) are known when a batch is sent, error replies (WRONGTYPE on
     // keys made strings beforehand) when it is answered: both kinds must follow the checkpoint.
-    const rows = 300_000
+    // Large enough that a run cannot finish between two checkpoint writes (500 ms apart) on a
+    // fast machine: the loop kills a run at its first write past the last one, and at 300k
+    // rows a run on a quiet machine finished the rest of the file before that (1 interrupt).
+    const rows = 1_000_000
     const file = path.join(dir, 'rejects-input.csv')
     const expected = new Set()
     const redis = server.client()
