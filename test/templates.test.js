@@ -160,6 +160,15 @@ describe('templates: parsing and help', () => {
     expect(r.stderr).toContain('must be a word of its own')
   })
 
+  // A parse worker compiled the templates first and its error stopped the thread: exit 70,
+  // "internal error, please report it" and a stack trace, for a typo in a template.
+  it.each(['0', '1', '2', 'auto'])('a template error with --workers %s: exit 2, the message, no stack', async workers => {
+    const r = await runCli(['import', file('wages.csv', WAGES), '--dry-run', 'text', '-c', 'SADD k x{borders[,]}', '--workers', workers])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/^pipeload: invalid command template "SADD k x\{borders\[,\]\}": .*must be a word of its own/)
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at /)
+  })
+
   it('{=…} on a plain name is refused', async () => {
     const r = await runCli(['import', file('wages.csv', WAGES), '--dry-run', 'text', '-c', 'SET k {=id}'])
     expect(r.code).toBe(2)

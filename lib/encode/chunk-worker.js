@@ -34,6 +34,7 @@ const { countLines } = require('../read/cut')
 const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
 const { where } = require('../errors')
+const { serializeError } = require('./thread-errors')
 
 const { options: o, name, format, skip, runBase = 0 } = workerData
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
@@ -72,7 +73,7 @@ async function work () {
       else break
     }
   } catch (err) {
-    parentPort.postMessage({ type: 'error', error: { message: err.message, stack: err.stack } })
+    parentPort.postMessage({ type: 'error', error: serializeError(err) })
   } finally {
     busy = false
   }

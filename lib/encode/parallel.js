@@ -11,6 +11,7 @@ const { encodeRecords } = require('./encoder')
 const { workerOptions, giveBack } = require('./worker-batches')
 const { skipRecords, tooFew } = require('../read/skip')
 const { pieces } = require('../read/copy')
+const { reviveError } = require('./thread-errors')
 
 // The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
 // chunks at record boundaries (lib/read/cut.js); n worker threads (chunk-worker.js) parse
@@ -144,7 +145,7 @@ class Parallel {
       const worker = new Worker(WORKER, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
       const w = { worker, load: 0 }
       worker.on('message', msg => this.onMessage(w, msg))
-      worker.on('error', err => this.fail(err))
+      worker.on('error', err => this.fail(reviveError(err)))
       worker.on('exit', code => { if (code !== 0 && !this.closed) this.fail(new Error(`a parse worker stopped with code ${code}`)) })
       this.workers.push(w)
     }
@@ -240,7 +241,7 @@ class Parallel {
 
   onMessage (w, msg) {
     if (this.closed) return
-    if (msg.type === 'error') return this.fail(new Error(msg.error.message))
+    if (msg.type === 'error') return this.fail(reviveError(msg.error))
     const e = this.chunks.get(msg.index)
     if (e === undefined || (this.fallbackAt !== null && msg.index >= this.fallbackAt)) {
       if (msg.type === 'parsed' || msg.last) w.load--

@@ -2,7 +2,7 @@
 
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
-const { PipeloadError } = require('../errors')
+const { reviveError, serializeError } = require('./thread-errors')
 
 // The loader's side of the encode worker: an async iterable of encoded batches, in input
 // order, with at most `ahead` batches encoded but not yet taken (the worker waits for a
@@ -40,18 +40,6 @@ function giveBack (batch, worker, closed) {
     },
     enumerable: false
   })
-}
-
-function reviveError (e) {
-  if (e.code && e.code.startsWith('PIPELOAD_')) {
-    const context = { file: e.file, line: e.line, offset: e.offset, raw: e.raw }
-    // A gzip error names its compressed offset in the message: keep the property too.
-    if (e.compressedOffset !== undefined) context.compressedOffset = e.compressedOffset
-    return new PipeloadError(e.code, e.message, context)
-  }
-  const err = new Error(e.message)
-  err.stack = e.stack
-  return err
 }
 
 /**
@@ -127,7 +115,7 @@ class MessageQueue {
       }
       this.push(msg)
     })
-    worker.on('error', err => this.push({ type: 'error', error: { message: err.message, stack: err.stack } }))
+    worker.on('error', err => this.push({ type: 'error', error: serializeError(err) }))
     worker.on('exit', code => {
       if (code !== 0) this.push({ type: 'error', error: { message: `the encode worker stopped with code ${code}` } })
     })

@@ -16,6 +16,7 @@ const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { skipRecords } = require('../read/skip')
 const { recycle, shareOutput } = require('./writer')
+const { serializeError } = require('./thread-errors')
 
 const { desc, options, ahead, skip, before } = workerData
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
@@ -28,10 +29,6 @@ function parentStream () {
   const stream = new Readable({ read () {} })
   stream.on('data', () => parentPort.postMessage({ type: 'chunk-ack' }))
   return stream
-}
-
-function serializeError (err) {
-  return { name: err.name, code: err.code, message: err.message, file: err.file, line: err.line, offset: err.offset, compressedOffset: err.compressedOffset, raw: err.raw, stack: err.stack }
 }
 
 async function main () {

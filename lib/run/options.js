@@ -2,7 +2,7 @@
 
 const os = require('node:os')
 const { PipeloadError } = require('../errors')
-const { keyWord, altReading } = require('../encode/template')
+const { keyWord, altReading, parseTemplate } = require('../encode/template')
 
 /** Defaults for load(); see README "Choosing --batch-size and --window" for why these. */
 const DEFAULTS = Object.freeze({
@@ -186,6 +186,9 @@ function templatesOf (o) {
     templates.push(t)
   }
   if (templates.length === 0) throw invalid('commands', 'at least one template', '[]')
+  // Their syntax now, on this thread: a parse worker must not be the first to read them
+  // (its error would be a stopped thread), and what needs no input comes before connecting.
+  for (const t of templates) parseTemplate(t)
   return { templates, map: null }
 }
 
