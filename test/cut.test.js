@@ -296,3 +296,79 @@ describe('Cutter on malformed CSV', () => {
     }
   })
 })
+
+describe('Cutter#flush (an input that pauses: its whole records go out now)', () => {
+  /** Push `buf` in random pieces, flushing after some of them; the chunks and which came from flush(). */
+  function cutFlushing (buf, format, chunkSize, rnd) {
+    const cutter = new Cutter({ format, chunkSize })
+    const chunks = []
+    for (let p = 0; p < buf.length;) {
+      const n = 1 + rnd.int(Math.min(64, buf.length - p))
+      chunks.push(...cutter.push(buf.subarray(p, p + n)).map(c => ({ ...c, flushed: false, pending: null })))
+      p += n
+      if (rnd.chance(0.3)) {
+        const pending = Buffer.concat(cutter.parts)
+        const c = cutter.flush()
+        if (c) chunks.push({ ...c, flushed: true, pending })
+        else chunks.push({ flushed: true, none: true, pending })
+      }
+    }
+    const last = cutter.end()
+    if (last) chunks.push({ ...last, flushed: false, pending: null })
+    return chunks
+  }
+
+  for (const [format, gen, quoted] of [['csv', csvText, true], ['csv', dirtyCsv, true], ['ndjson', ndjsonText, false]]) {
+    it(`${format} (${gen.name}): chunks cover the input and end at record boundaries; a flush takes up to the last whole record`, () => {
+      const rnd = prng(gen.name.length * 7 + 1)
+      for (let round = 0; round < 40; round++) {
+        const buf = Buffer.from(gen(rnd, 1 + rnd.int(50)))
+        const bounds = boundaries(buf, quoted)
+        for (const chunkSize of [1, 3, 7, 16, 64, 1 << 20]) {
+          const out = cutFlushing(buf, format, chunkSize, rnd)
+          const chunks = out.filter(c => !c.none)
+          expect(Buffer.concat(chunks.map(c => c.buf)).equals(buf)).toBe(true)
+          let at = 0
+          chunks.forEach((c, i) => {
+            expect(c.index).toBe(i)
+            expect(c.offset).toBe(at)
+            at += c.buf.length
+            if (i < chunks.length - 1) expect(bounds.has(at), `cut at ${at}, chunk size ${chunkSize}`).toBe(true)
+          })
+          // What a flush took: everything pending up to its last record end, nothing after one.
+          at = 0
+          for (const c of out) {
+            if (c.flushed) {
+              const ends = referenceEnds(c.pending, quoted)
+              const want = ends.length ? ends[ends.length - 1] : 0
+              expect(c.none ? 0 : c.buf.length, `flush at ${at}`).toBe(want)
+            }
+            if (!c.none) at += c.buf.length
+          }
+        }
+      }
+    })
+  }
+
+  it('after a flush, the scan for the next cut starts at the record after it, not inside a quote it had seen', () => {
+    const cutter = new Cutter({ format: 'csv', chunkSize: 10 })
+    expect(cutter.push(Buffer.from('1,2\n3,4\n"a'))).toEqual([]) // 10 bytes: no record end at or after the 9th, the scan is inside "a
+    expect(cutter.flush().buf.toString()).toBe('1,2\n3,4\n')
+    expect(cutter.push(Buffer.from('b"\n'))).toEqual([]) // 5 bytes pending: no scan
+    expect(cutter.flush().buf.toString()).toBe('"ab"\n')
+    // Read as still inside the quote, the next line break would not end a record.
+    const [next] = cutter.push(Buffer.from('5,67890\n8,9\n'))
+    expect(next.buf.toString()).toBe('5,67890\n8,9\n')
+    expect(cutter.end()).toBe(null)
+  })
+
+  it('a quoted line break pending at the pause stays with its record', () => {
+    const cutter = new Cutter({ format: 'csv', chunkSize: 1 << 20 })
+    cutter.push(Buffer.from('id,note\n1,"first\nhalf'))
+    expect(cutter.flush().buf.toString()).toBe('id,note\n')
+    expect(cutter.flush()).toBe(null) // nothing whole yet
+    cutter.push(Buffer.from(' and more"\n2,x\n3,"y'))
+    expect(cutter.flush().buf.toString()).toBe('1,"first\nhalf and more"\n2,x\n')
+    expect(cutter.end().buf.toString()).toBe('3,"y')
+  })
+})

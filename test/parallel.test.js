@@ -396,3 +396,40 @@ describe('workers: --resume after a stop, past a bad record', () => {
     }
   })
 })
+
+describe('workers: an input that pauses', () => {
+  /** A byte stream that gives `pieces` one at a time, `pauseMs` apart; `given()` how many so far. */
+  function pausing (pieces, pauseMs) {
+    let i = 0
+    const stream = new Readable({
+      read () {
+        if (i === pieces.length) return this.push(null)
+        const piece = pieces[i++]
+        setTimeout(() => this.push(piece), i === 1 ? 0 : pauseMs)
+      }
+    })
+    return { stream, given: () => i }
+  }
+
+  // Before, the cutter held bytes until a whole chunk (1 MiB) had come or the input had
+  // ended: a pipe whose writer pauses (a live export, a slow download) had its records
+  // sent only at the end, or never while it waited.
+  it('its whole records are cut and sent while it waits, not when a full chunk has come; the same bytes as workers 0', async () => {
+    const text = 'id,note\n' + Array.from({ length: 60 }, (_, i) => `${i},"line ${i}\nand more, ${i}"\n`).join('')
+    const pieces = []
+    for (let p = 0; p < text.length; p += 97) pieces.push(Buffer.from(text.slice(p, p + 97))) // cuts inside quoted fields
+    const base = await dryRun({ input: Readable.from(pieces), format: 'csv', name: 'p.csv', key: 'p:{id}', workers: 0 })
+    for (const workers of [2, 4]) {
+      const src = pausing(pieces, 60)
+      const output = new PassThrough()
+      const seen = [] // pieces given when each write came out
+      const chunks = []
+      output.on('data', c => { chunks.push(c); seen.push(src.given()) })
+      const summary = await load({ input: src.stream, format: 'csv', name: 'p.csv', key: 'p:{id}', dryRun: 'resp', output, workers, batchSize: 5 })
+      expect(summary.records).toBe(60)
+      expect(Buffer.concat(chunks).equals(base.bytes), `workers ${workers}`).toBe(true)
+      // Records came out while most of the input was still to come.
+      expect(seen[0], `workers ${workers}: first write after ${seen[0]} of ${pieces.length} pieces`).toBeLessThan(pieces.length / 2)
+    }
+  })
+})

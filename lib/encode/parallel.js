@@ -38,6 +38,11 @@ const YOUNG_GENERATION_MB = 16
 // the limit, and each worker costs ~35 to 45 MB of RSS (3M rows, 3 masters: peak 338 MB
 // with 4 workers, 493 MB with 8, against the 400 MB). README "Parallel parsing".
 const MAX_AUTO = 4
+// An input that gives no bytes for this long has its whole records cut as a chunk, not
+// held until a full chunk has come (Parallel#nextBytes). A file's reads come far faster;
+// a pipe's writer that pauses this long is slower than the loader anyway.
+const IDLE_MS = 20
+const IDLE = Symbol('idle')
 // Pieces the sequential reader of a fallback is given: as large as a file read (lib/read/source.js).
 const FALLBACK_PIECE = 256 * 1024
 
@@ -192,7 +197,7 @@ class Parallel {
       for (;;) {
         while (!this.stopped && this.cut - this.head >= this.max) await this.changed()
         if (this.stopped) return
-        const r = await this.bytes.next()
+        const r = await this.nextBytes()
         if (r.done) break
         if (this.stopped) { this.tail.push(r.value); return }
         if (this.cutter === null) {
@@ -214,6 +219,29 @@ class Parallel {
       this.dispatchChunks() // those cut before a fallback are still parsed in parallel
       this.notify()
     }
+  }
+
+  /**
+   * The input's next bytes. While they are slow to come (a pipe between its writer's
+   * writes), the records already whole are cut as a chunk of their own, so that they go
+   * out now, not once a full chunk (1 MiB) has come or the input has ended.
+   */
+  async nextBytes () {
+    const next = this.bytes.next()
+    if (this.cutter === null || this.cutter.size === 0) return next
+    let timer
+    const idle = new Promise(resolve => { timer = setTimeout(resolve, IDLE_MS, IDLE) })
+    const first = await Promise.race([next, idle])
+    clearTimeout(timer)
+    if (first !== IDLE) return first
+    if (!this.stopped && this.cut - this.head < this.max) {
+      const chunk = this.cutter.flush()
+      if (chunk) {
+        this.add(chunk)
+        this.dispatchChunks()
+      }
+    }
+    return next
   }
 
   add (chunk) {

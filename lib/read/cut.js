@@ -141,6 +141,8 @@ class Cutter {
    * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
    */
   constructor ({ format, delimiter, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
+    this.format = format
+    this.delimiter = delimiter
     this.csv = isQuoted(format) ? new CsvScan(format, delimiter) : null
     this.chunkSize = chunkSize
     this.limit = maxRecordSize + chunkSize
@@ -174,6 +176,45 @@ class Cutter {
   end () {
     if (this.size === 0 || this.overflow) return null
     return this.take(this.size)
+  }
+
+  /**
+   * The pending bytes up to their last record boundary as a chunk, or null when no record
+   * is whole: an input that pauses (a pipe between writes, a slow download) need not wait
+   * for a full chunk before its records go out. The pending bytes start at a record, so a
+   * fresh scan finds their boundaries. The running scan goes on from `scanned` if it is past
+   * the cut already, else from the record after it, where it starts afresh.
+   */
+  flush () {
+    if (this.overflow || this.size === 0) return null
+    const at = this.lastBoundary()
+    if (at <= 0) return null
+    const behind = this.scanned < at
+    const chunk = this.take(at)
+    if (behind && this.csv !== null) this.csv = new CsvScan(this.format, this.delimiter) // take() set scanned to 0
+    return chunk
+  }
+
+  /** Pending bytes up to and with the last record end in them, or -1. */
+  lastBoundary () {
+    if (this.csv === null) {
+      let start = this.size
+      for (let k = this.parts.length - 1; k >= 0; k--) {
+        const part = this.parts[k]
+        start -= part.length
+        const i = part.lastIndexOf(LF)
+        if (i !== -1) return start + i + 1
+      }
+      return -1
+    }
+    const scan = new CsvScan(this.format, this.delimiter)
+    let last = -1
+    let start = 0
+    for (const part of this.parts) {
+      for (let i = scan.next(part, 0, 0); i !== -1; i = scan.next(part, i + 1, i + 1)) last = start + i + 1
+      start += part.length
+    }
+    return last
   }
 
   /** The bytes not cut (after an overflow, or to read them otherwise), taken. */
