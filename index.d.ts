@@ -182,12 +182,13 @@ export interface LoadOptions extends ConnectionOptions {
    */
   shard?: `${number}/${number}` | { index: number, count: number }
   /**
-   * Threads that parse and encode files and byte streams: 0 (default) = the main thread;
+   * Threads that parse and encode files and byte streams: 0 = the main thread;
    * 1 = one worker thread; n ≥ 2 = the input is cut into chunks at record boundaries,
    * parsed and encoded by n threads, and sent in input order (the same bytes, failures and
    * checkpoints as with 0). JSON documents use one worker; `map` and iterables the main
-   * thread. 'auto': 0 on 2 cores or fewer and for one server; for a cluster or a dry run,
-   * one per core but one, at most 4. A count such as 4 or "4".
+   * thread. 'auto' (default): 0 on 2 cores or fewer, for one server and for a cluster of
+   * one master; for a cluster of several masters or a dry run, one per core but one, at
+   * most 4 (it connects before reading, to know the target). A count such as 4 or "4".
    */
   workers?: number | string | 'auto'
   /** With workers ≥ 2: bytes per chunk, or a size such as "1MiB" (a tuning knob). Default 1 MiB. */
@@ -276,6 +277,8 @@ export interface Summary {
   durationMs: number
   recordsPerSec: number
   batches: number
+  /** Parse worker threads the run used: 0 = the main thread (of several inputs, the most any used). */
+  workers: number
   /** Times the connection was lost and re-established. */
   reconnects: number
   /** Batches sent again after a reconnect (delivery is at-least-once). */
@@ -492,7 +495,7 @@ export const EXIT: Readonly<{
 export const CODES: Readonly<Record<ErrorCode, number>>
 export const DEFAULTS: Readonly<{
   header: boolean, batchSize: number, window: number, maxBatchBytes: number, maxRecordSize: number,
-  connectTimeout: number, progressInterval: number, maxFailures: number, worker: false, workers: 0, chunkSize: number
+  connectTimeout: number, progressInterval: number, maxFailures: number, worker: false, workers: 'auto', chunkSize: number
 }>
 
 declare const pipeload: {

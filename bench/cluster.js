@@ -62,7 +62,7 @@ function options () {
     runs,
     workload,
     masters: listFlag('masters', values.masters),
-    // Empty: no --workers flag at all (the default of the code under test).
+    // Empty: no --workers flag at all (the default of the code under test: auto).
     workers: values.workers === '' ? [null] : listFlag('workers', values.workers, { auto: true, min: 0 }),
     processes: listFlag('processes', values.processes),
     json: values.json,
@@ -154,7 +154,9 @@ function busiest (xs) {
 async function measureTarget (target, files, o, log) {
   const variants = [
     ...o.workers.map(w => ({ label: w === null ? '1 process' : `1 process, --workers ${w}`, workers: w, k: 1 })),
-    ...o.processes.map(k => ({ label: `${k} processes (--shard i/${k})`, workers: null, k }))
+    // One thread each, as the upper bound was measured (issue 12): with the default, auto,
+    // each of k processes would start up to 4 workers of its own.
+    ...o.processes.map(k => ({ label: `${k} processes (--shard i/${k}, --workers 0)`, workers: 0, k }))
   ]
   const out = []
   for (const v of variants) {

@@ -27,8 +27,8 @@ describe('load options: workers, chunkSize', () => {
   const base = { input: 'x.csv', key: 'k:{id}' }
   afterEach(() => vi.restoreAllMocks())
 
-  it('workers: 0 by default; a count, "auto"; worker: true is workers 1; workers wins', () => {
-    expect(normalizeLoadOptions(base).workers).toBe(0)
+  it('workers: "auto" by default; a count, "auto"; worker: true is workers 1; workers wins', () => {
+    expect(normalizeLoadOptions(base).workers).toBe('auto')
     expect(normalizeLoadOptions({ ...base, workers: 4 }).workers).toBe(4)
     expect(normalizeLoadOptions({ ...base, workers: '2' }).workers).toBe(2)
     expect(normalizeLoadOptions({ ...base, workers: 'auto' }).workers).toBe('auto')
@@ -50,10 +50,14 @@ describe('load options: workers, chunkSize', () => {
   it.each([
     [1, true, false, 0], [2, true, false, 0], [2, false, true, 0],
     [4, false, false, 0], [16, false, false, 0], // one server: the server is the limit
-    [4, true, false, 3], [4, false, true, 3], [5, true, false, 4], [16, true, false, 4], [16, false, true, 4]
-  ])('autoWorkers: %i cores, cluster %s, dry run %s: %i', (cores, cluster, dryRun, want) => {
+    [4, true, false, 3], [4, false, true, 3], [5, true, false, 4], [16, true, false, 4], [16, false, true, 4],
+    // a cluster of one master is one server; of several, or not yet known (before connecting), workers pay
+    [16, true, false, 0, 1], [16, true, false, 4, 2], [16, true, false, 4, 12], [16, true, false, 4, undefined], [16, false, true, 4, 1],
+    // a file too small for a worker to pay for its start; a size not known (stdin, a URL) is not small
+    [16, true, false, 0, 3, 8 * 1024 * 1024 - 1], [16, false, true, 0, undefined, 1000], [16, true, false, 4, 3, 8 * 1024 * 1024], [16, false, true, 4, undefined, 1e9]
+  ])('autoWorkers: %i cores, cluster %s, dry run %s: %i (masters %s, bytes %s)', (cores, cluster, dryRun, want, masters, bytes) => {
     const { autoWorkers } = require('../lib/encode/parallel')
-    expect(autoWorkers({ cores, cluster, dryRun })).toBe(want)
+    expect(autoWorkers({ cores, cluster, masters, dryRun, bytes })).toBe(want)
   })
 })
 

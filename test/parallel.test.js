@@ -31,12 +31,15 @@ async function dryRun (options) {
     summary = err.summary ?? null
   }
   const rejects = options.rejects && fs.existsSync(options.rejects) ? fs.readFileSync(options.rejects, 'utf8') : null
-  return { bytes: Buffer.concat(chunks), summary: summary && comparable(summary), error: error && { code: error.code, message: error.message, line: error.line, offset: error.offset }, rejects }
+  return { bytes: Buffer.concat(chunks), summary: summary && comparable(summary), workers: summary?.workers ?? null, error: error && { code: error.code, message: error.message, line: error.line, offset: error.offset }, rejects }
 }
 
-/** A summary without what differs from run to run (times, memory, how the bytes were batched). */
+/**
+ * A summary without what differs from run to run (times, memory, how the bytes were
+ * batched) nor how many threads parsed it (`workers`, checked on its own).
+ */
 function comparable (s) {
-  const { durationMs, recordsPerSec, peakRssBytes, batches, ...rest } = s
+  const { durationMs, recordsPerSec, peakRssBytes, batches, workers, ...rest } = s
   if (rest.rejects) rest.rejects = { ...rest.rejects, file: '(each run its own)' }
   return rest
 }
@@ -46,11 +49,15 @@ async function expectSameAsSequential (options, runs, label) {
   const input = () => typeof options.input === 'function' ? options.input() : options.input
   const rejectsFile = tag => options.rejects ? path.join(tmp, `${label}-${tag}.rejects`.replace(/[^\w.-]/g, '_')) : undefined
   const base = await dryRun({ ...options, input: input(), rejects: rejectsFile('0'), workers: 0 })
+  if (base.workers !== null) expect(base.workers, label).toBe(0)
   for (const [workers, chunkSize] of runs) {
     const tag = `${workers}-${chunkSize}`
     const got = await dryRun({ ...options, input: input(), rejects: rejectsFile(tag), workers, chunkSize })
     const what = `${label}, workers ${workers}, chunk size ${chunkSize}`
     expect(got.error, what).toEqual(base.error)
+    // The summary says a worker parsed it (JSON documents: one worker, whatever n).
+    const json = options.format === 'json' || /\.json(\.gz)?$/.test(typeof options.input === 'string' ? options.input : '')
+    if (got.workers !== null) expect(got.workers, what).toBe(json ? 1 : workers)
     expect(got.summary, what).toEqual(base.summary)
     expect(got.rejects, what).toEqual(base.rejects)
     if (!got.bytes.equals(base.bytes)) expect.fail(`${what}: ${got.bytes.length} bytes written, not the ${base.bytes.length} of workers 0`)

@@ -93,7 +93,7 @@ function importCommand (io) {
     .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send (ms, s, m, h; a plain number is ms)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
-    .option('--workers <n|auto>', 'threads that parse and encode: 0 = the main thread (default), 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto = n for a cluster or --dry-run on more than 2 cores, else 0')
+    .option('--workers <n|auto>', 'threads that parse and encode: 0 = the main thread, 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto (default) = up to 4 for a cluster of several masters or --dry-run on more than 2 cores, else 0')
     .addOption(new Option('--chunk-size <size>', 'with --workers ≥ 2: bytes per chunk, cut at record boundaries (a tuning knob)').default(DEFAULTS.chunkSize, '1 MiB'))
     .option('--worker', 'same as --workers 1 (kept for older scripts)')
     .option('--no-worker', 'same as --workers 0')

@@ -58,9 +58,11 @@ async function load (options) {
     const sources = new InputSequence(inputs, o, resume.plan, run)
     // The first input first, so template and header errors come before connecting; but
     // `workers: 'auto'` may depend on the target being a cluster: then the sink first.
-    const auto = o.workers === 'auto' && !o.dryRun && autoWorkers({ cluster: true }) > 0
+    const first = inputs[resume.plan.from]
+    const auto = o.workers === 'auto' && !o.dryRun && first !== undefined && autoWorkers({ cluster: true, bytes: first.size }) > 0
     let opened = auto ? await openSink(o, inputs[0], run) : null
     sources.cluster = opened ? Boolean(opened.sink.cluster) : o.dryRun ? false : undefined
+    if (opened?.sink.cluster) sources.masters = opened.sink.masters().length
     try {
       await sources.start()
     } catch (err) {
@@ -185,6 +187,7 @@ class Run {
     // Per input; of one input, the checkpoint's totals are its own.
     this.files = inputs.map((d, i) => new FileCounts(d.name, inputs.length === 1 ? st : st?.files?.[i] ?? null))
     this.current = 0 // the input being read
+    this.workers = 0 // the most parse worker threads an input used (workers 'auto' decides per input)
     this.done = { records: 0, loaded: 0, errors: 0, commands: 0, skipped: 0, line: st?.line ?? null, next: st?.next ?? null } // acknowledged prefix
     // Of one input: where batches sent start ({ at: this run's records before it, offset,
     // line }), oldest first: once the records before one are acknowledged, a resumed run can
@@ -520,6 +523,7 @@ class Run {
       durationMs: Math.round(durationMs * 1000) / 1000,
       recordsPerSec: durationMs > 0 ? Math.round((this.records * 1000) / durationMs) : 0,
       batches: s.batches,
+      workers: this.workers,
       reconnects: s.reconnects || 0,
       resentBatches: s.resentBatches || 0,
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },

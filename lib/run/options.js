@@ -22,9 +22,11 @@ const DEFAULTS = Object.freeze({
   // a worker measured no faster while adding ~55 MB RSS (165 MB against the 150 MB bound).
   // 'auto': a worker when the machine has more than 2 cores. `workers` supersedes it.
   worker: false,
-  // Threads that parse and encode: 0 = this thread (see `worker` above for why);
-  // 'auto' decides per run (lib/encode/parallel.js autoWorkers).
-  workers: 0,
+  // Threads that parse and encode, decided per run (lib/encode/parallel.js autoWorkers):
+  // this thread alone where one server is the limit or there are only 2 cores (see
+  // `worker` above), parse workers for a cluster of several masters or a dry run, which
+  // one thread cannot feed at their speed.
+  workers: 'auto',
   // Bytes per chunk of the parallel parse (workers ≥ 2): big enough that a chunk's
   // messages cost nothing next to parsing it, small enough that 2n + 2 of them stay small.
   chunkSize: 1024 * 1024

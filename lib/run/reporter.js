@@ -66,6 +66,7 @@ function formatSummary (s) {
     `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${int(s.errorReplies)} error replies)` : '') +
       (s.skipped ? ` · skipped: ${int(s.skipped)} (map returned null)` : '') +
       ` · batches: ${int(s.batches)}` +
+      (s.workers ? ` · parse workers: ${s.workers}` : '') +
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
       (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '')
   ]

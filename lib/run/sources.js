@@ -20,10 +20,10 @@ const { skipRecords } = require('../read/skip')
  * compiled against it, so their errors come before anything of it is sent.
  * @returns {Promise<{ batches: AsyncIterable<object>, close: () => Promise<void> }>}
  */
-async function openSource (input, o, skip = 0, before = skip, cluster = undefined) {
+async function openSource (input, o, skip = 0, before = skip, cluster = undefined, masters = undefined) {
   let source
   try {
-    source = await parseWhere(input, o, skip, before, cluster)
+    source = await parseWhere(input, o, skip, before, cluster, masters)
   } catch (err) {
     if (input.http) input.stream.destroy() // the response body is not read
     throw err
@@ -32,6 +32,7 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
     batches: source.batches,
     resumeShape: source.resumeShape, // where a ranged --resume can start (see Reader#resumeShape)
     useSlots: source.useSlots, // n workers: they hash the cluster slots
+    workers: source.workers, // parse worker threads: 0 (this thread), 1, or n
     close: async () => {
       try {
         await source.close()
@@ -48,11 +49,11 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
  * their middle), or in n worker threads on chunks of the input (n ≥ 2). `cluster`: whether
  * the sink is a cluster, when already known (workers 'auto').
  */
-function parseWhere (input, o, skip, before, cluster) {
-  const n = o.workers === 'auto' ? autoWorkers({ cluster, dryRun: Boolean(o.dryRun) }) : o.workers
-  if (n === 0 || !workerEligible(input, o)) return encodeInThread(input, o, skip, before)
-  if (n === 1 || !parallelEligible(input, o)) return openWorkerBatches(input, o, skip, before)
-  return openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before)
+async function parseWhere (input, o, skip, before, cluster, masters) {
+  const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
+  if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
+  if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before), workers: 1 }
+  return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before), workers: n }
 }
 
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
@@ -88,6 +89,7 @@ class InputSequence {
     this.run = run
     this.current = null // the open source
     this.cluster = undefined // whether the sink is a cluster, once known (workers 'auto')
+    this.masters = undefined // and of how many masters
     this.slots = false // the sink is a cluster: workers that can hash the slots do
   }
 
@@ -103,7 +105,8 @@ class InputSequence {
         throw err
       }
     }
-    this.current = await openSource(input, this.o, skip, before, this.cluster)
+    this.current = await openSource(input, this.o, skip, before, this.cluster, this.masters)
+    this.run.workers = Math.max(this.run.workers, this.current.workers)
     if (this.slots && this.current.useSlots) this.current.useSlots(this.owners)
     return this.current
   }
