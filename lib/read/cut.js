@@ -182,22 +182,23 @@ class Cutter {
    * The pending bytes up to their last record boundary as a chunk, or null when no record
    * is whole: an input that pauses (a pipe between writes, a slow download) need not wait
    * for a full chunk before its records go out. The pending bytes start at a record, so a
-   * fresh scan finds their boundaries. The running scan goes on from `scanned` if it is past
-   * the cut already, else from the record after it, where it starts afresh.
+   * fresh scan finds their boundaries; having read them all, it is the running scan for
+   * what is left (no record ends there).
    */
   flush () {
     if (this.overflow || this.size === 0) return null
-    const at = this.lastBoundary()
+    const scan = this.csv !== null ? new CsvScan(this.format, this.delimiter) : null
+    const at = this.lastBoundary(scan)
     if (at <= 0) return null
-    const behind = this.scanned < at
     const chunk = this.take(at)
-    if (behind && this.csv !== null) this.csv = new CsvScan(this.format, this.delimiter) // take() set scanned to 0
+    this.csv = scan
+    this.scanned = this.size
     return chunk
   }
 
-  /** Pending bytes up to and with the last record end in them, or -1. */
-  lastBoundary () {
-    if (this.csv === null) {
+  /** Pending bytes up to and with the last record end in them, or -1; `scan` (CSV/TSV) reads them all. */
+  lastBoundary (scan) {
+    if (scan === null) {
       let start = this.size
       for (let k = this.parts.length - 1; k >= 0; k--) {
         const part = this.parts[k]
@@ -207,7 +208,6 @@ class Cutter {
       }
       return -1
     }
-    const scan = new CsvScan(this.format, this.delimiter)
     let last = -1
     let start = 0
     for (const part of this.parts) {
