@@ -359,7 +359,7 @@ export type BenchWorkload = 'incr' | 'set' | 'hset' | 'ping'
 export interface BenchOptions extends ConnectionOptions {
   /** Default 'incr' (INCR one key `count` times). Left out with `input`. */
   workload?: BenchWorkload
-  /** Commands per row for a synthetic workload. Default 100000. */
+  /** Commands per row for a synthetic workload. Default 10 x window x the largest batch size, at least 100000, at most 1000000. */
   count?: number
   /**
    * Default [1, 10, 100, 1000, 5000, 10000, 100000] (5000: the import's default batch size);
@@ -454,10 +454,28 @@ export interface BenchRow {
    * one round trip, not a rate, and is never the fastest nor the recommendation.
    */
   oneRoundTrip: boolean
+  /** Round trips the row needed at least: batches / window, rounded up. */
+  roundTrips: number
+  /** Correct and at least minRoundTrips round trips: only ranked rows can be the fastest or the pick. */
+  ranked: boolean
+  /** ± ops/s: half the spread of the runs, or the 95% margin from five slices of one run; null when unknown. */
+  marginOpsPerSec: number | null
+  marginFrom: 'runs' | 'slices' | null
   runs: number
   opsPerSecMin: number
   opsPerSecMax: number
   fastest: boolean
+}
+
+export interface BenchSkippedRow {
+  mode: 'pipeline'
+  batchSize: number
+  window: number
+  reason: 'cannot-finish'
+  /** ceil(batches / window). */
+  minRoundTrips: number
+  /** minRoundTrips x the least PING, in ms. */
+  minDurationMs: number
 }
 
 export interface BenchResult {
@@ -479,6 +497,12 @@ export interface BenchResult {
   maxRowTimeMs: number | null
   /** Batch sizes not run: above the commands of a row, they would send the same single batch as a smaller one. */
   skippedBatchSizes: number[]
+  /** Rows not run: they could not finish under maxRowTime even at the least PING, and a ranked row did. */
+  skippedRows: BenchSkippedRow[]
+  /** The default count, grown with the largest batch size and the window. */
+  countGrown: boolean
+  /** Round trips a row needs to be ranked (10). */
+  minRoundTrips: number
   /** The fastest row that measured a rate (not one round trip); null when that is in a row. */
   fastestBatchSize: number | null
   /** The smallest batch size within 10% of the fastest, among rows that measured a rate. */

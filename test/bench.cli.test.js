@@ -96,8 +96,9 @@ describe('pipeload bench', () => {
     const r = await pipeload(['bench', '-u', srv.url, ...SMALL, '--markdown'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^\| batch \| commands \| time \| ops\/s \|/m)
-    // 200 commands in one batch of 200: one round trip, marked †.
-    expect(r.stdout.match(/^\| (in a row|1|20|200)( †)? \|/gm)).toHaveLength(4)
+    // 200 commands in one batch of 200: one round trip, marked †; in ten of 20, three round trips, marked ‡.
+    expect(r.stdout.match(/^\| (in a row|1|20|200)( [†‡])? \|/gm)).toHaveLength(4)
+    expect(r.stdout).toMatch(/^\| 20 ‡ \|/m)
     expect(r.stdout).toMatch(/^\| 200 † \|/m)
   })
 
@@ -123,7 +124,7 @@ describe('pipeload bench', () => {
     const text = r.stdout.replace(/\s+/g, ' ')
     expect(text).toContain('1,10,100,1000,5000,10000,100000')
     expect(text).toMatch(/--no-baseline skip the "in a row" row/)
-    expect(text).toMatch(/count <= window x batch size\) times one round trip, not a rate: it is marked † and left out of "fastest"/)
+    expect(text).toMatch(/count <= window x batch size\) times one round trip, not a rate: it is marked †; one of fewer than 10 round trips is marked ‡; neither is ranked/)
     expect(text).toMatch(/Batch sizes above --count are skipped but the smallest/)
     expect(text).toMatch(/Rows under 100 ms are noisy: --repeat 5/)
     expect(text).toMatch(/records \(rows\/s, as import counts them\) next to commands \(ops\/s\)/)
@@ -152,6 +153,21 @@ describe('pipeload bench', () => {
     expect(stdout).toContain('\r\x1b[Krow 2/2: batch size 30 · 0 of 30 commands')
     // The line is cleared before the table.
     expect(stdout).toMatch(/\r\x1b\[Kpipeload bench · INCR one key × 30/)
+  })
+
+  it('without --count the count grows so the largest batch spans 10 round trips; a given --count is kept', async () => {
+    await redis.config('RESETSTAT')
+    // 10 x window 4 x batch 3,000 = 120,000 INCRs a row, two rows: the server counts 240,000.
+    const r = await pipeload(['bench', '-u', srv.url, '--batch-sizes', '1000,3000', '--no-baseline', '--json'])
+    expect(r.code).toBe(0)
+    const res = JSON.parse(r.stdout)
+    expect([res.count, res.countGrown]).toEqual([120000, true])
+    expect(res.rows.map(x => [x.batchSize, x.ops, x.roundTrips, x.ranked])).toEqual([[1000, 120000, 30, true], [3000, 120000, 10, true]])
+    expect((await redis.info('commandstats')).match(/^cmdstat_incr:calls=(\d+),/m)?.[1]).toBe('240000')
+    const table = await pipeload(['bench', '-u', srv.url, '--batch-sizes', '1000,3000', '--no-baseline'])
+    expect(table.stdout).toMatch(/^--count 120,000: the default, grown so the largest batch size spans 10 round trips/m)
+    const given = JSON.parse((await pipeload(['bench', '-u', srv.url, '--count', '300', '--batch-sizes', '1000,3000', '--no-baseline', '--json'])).stdout)
+    expect([given.count, given.countGrown]).toEqual([300, false])
   })
 
   it('bad usage exits 2 with one line', async () => {

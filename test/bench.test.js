@@ -389,10 +389,11 @@ describe('bench rows that cannot measure a rate (issue 14, items 10-12)', () => 
     expect(text).toMatch(/^\s*batch\s+commands\s+records\s+time\s+ops\/s\s+rows\/s\s+speed-up\s/m)
     expect(text).toMatch(/^in a row\s+80\s+40\s/m)
     expect(formatChart(res)).toMatch(/^rows\/s by batch size$/m)
-    expect(text).toMatch(/^(fastest|fastest, and no smaller batch within 10% of it): (in a row|batch size [\d,]+) at [\d,]+ rows\/s \([\d,]+ ops\/s/m)
+    // Batch 4 is 20 batches, 5 round trips (‡), 80 one (†): neither measured a rate.
+    expect(text).toMatch(/^no batch size to recommend: no batched row spanned 10 round trips \(see †, ‡\); fastest of them: 80 at [\d,]+ rows\/s \([\d,]+ ops\/s/m)
     const csv = formatCsv(res).trim().split('\n')
-    expect(csv[0]).toMatch(/,records,recordsPerSec,oneRoundTrip$/)
-    expect(csv[3]).toMatch(/,40,\d+,true$/)
+    expect(csv[0]).toMatch(/,records,recordsPerSec,oneRoundTrip,roundTrips,ranked,marginOpsPerSec$/)
+    expect(csv[3]).toMatch(/,40,\d+,true,1,false,\d*$/)
   })
 })
 
@@ -474,11 +475,19 @@ describe('bench output formats', () => {
     expect(text).toMatch(/^fastest: batch size 100 at 40,000 ops\/s .*; smallest batch within 10% of it: 10 \(a good --batch-size here: as fast, less memory\)$/m)
   })
 
-  it('how sure: one run each, a clear gap or within 10% (not a clear winner)', () => {
-    expect(formatTable(withRows([[10, 20000], [100, 40000]], { recommendedBatchSize: 100 })))
-      .toMatch(/^how sure: 100 is 50% ahead of 10, the next fastest, in one run each \(--repeat 5 shows the spread\)$/m)
-    expect(formatTable(withRows([[10, 39000], [100, 40000]], { recommendedBatchSize: 10 })))
-      .toMatch(/^how sure: not a clear winner: 100 and 10 are within 3% of each other in one run each \(--repeat 5 shows the spread\)$/m)
+  it('how sure, one run each: ahead only beyond both margins; within them not a clear winner; unknown margins never ahead', () => {
+    const m = (marginOpsPerSec) => ({ marginOpsPerSec, marginFrom: 'slices' })
+    // 40,000 - 2,000 > 20,000 + 1,000: ahead.
+    expect(formatTable(withRows([[10, 20000, m(1000)], [100, 40000, m(2000)]], { recommendedBatchSize: 100 })))
+      .toMatch(/^how sure: 100 is 50% ahead of 10, the next fastest, beyond the margins \(100 ±5%, 10 ±5%: 95% margins from 5 slices of one run each\)$/m)
+    // A 50% gap, but 40,000 - 24,000 < 20,000 + 1,000: within the margins.
+    expect(formatTable(withRows([[10, 20000, m(1000)], [100, 40000, m(24000)]], { recommendedBatchSize: 100 })))
+      .toMatch(/^how sure: not a clear winner: 100 and 10 are 50% apart, within the margins \(100 ±60%, 10 ±5%: .*\)$/m)
+    // A 3% gap is ahead when both rows are steadier than that: 40,000 - 400 > 38,800 + 388.
+    expect(formatTable(withRows([[10, 38800, m(388)], [100, 40000, m(400)]], { recommendedBatchSize: 10 })))
+      .toMatch(/^how sure: 100 is 3% ahead of 10, the next fastest, beyond the margins \(100 ±1%, 10 ±1%: /m)
+    expect(formatTable(withRows([[10, 20000], [100, 40000, m(10)]], { recommendedBatchSize: 100 })))
+      .toMatch(/^how sure: not known: 100 and 10 are 50% apart in one run each, too few batches to measure a margin \(100 ±0%, 10 ±\?: .*\); --repeat 5 measures it$/m)
   })
 
   it('how sure with repeats: runs that overlap are not a clear winner; runs apart are', () => {

@@ -2,6 +2,7 @@
 
 const { duration, bytes } = require('../run/reporter')
 const { GOOD_ENOUGH } = require('./options')
+const { clearlyAhead } = require('./margin')
 
 // The bench result as text: an aligned table and a bar chart for people, CSV and Markdown
 // for machines and docs. Pure: returns strings.
@@ -74,8 +75,32 @@ const COLUMNS = [
   { title: 'server replies', right: true, cell: r => mem(r.serverReplyPeakBytes) },
   { title: 'client RSS', right: true, cell: r => mem(r.clientRssPeakBytes) },
   { title: 'ok', right: false, cell: r => r.correct ? 'yes' : 'NO' },
-  { title: '', right: false, cell: r => [r.fastest ? '◀ fastest' : '', r.oneRoundTrip ? '† one round trip' : ''].filter(Boolean).join(', ') }
+  { title: '', right: false, cell: r => [r.fastest ? '◀ fastest' : '', r.oneRoundTrip ? '† one round trip' : '', fewTrips(r) ? `‡ ${int(r.roundTrips)} round trips` : ''].filter(Boolean).join(', ') }
 ]
+
+// Fewer round trips than this measure the ramp and the last replies, not a rate.
+const MIN_ROUND_TRIPS = 10
+
+/** A pipeline row of more than one round trip but too few to rank (‡). */
+function fewTrips (r) {
+  return r.mode === 'pipeline' && !r.oneRoundTrip && r.roundTrips != null && r.roundTrips < MIN_ROUND_TRIPS
+}
+
+/** A row that counts for "fastest" and the recommendation (results from before roundTrips: not one round trip). */
+function ranked (r) {
+  return r.ranked ?? (r.correct && !r.oneRoundTrip)
+}
+
+/** The measured rows and the skipped ones (res.skippedRows), in batch size order, in a row first. */
+function displayRows (res) {
+  const order = r => (r.mode === 'in-a-row' ? 0 : r.batchSize)
+  return [...res.rows, ...(res.skippedRows || [])].sort((a, b) => order(a) - order(b))
+}
+
+/** The cells of a skipped row: its batch size, dashes, and why. */
+function skippedCells (cols, r, res) {
+  return cols.map(c => c.title === 'batch' ? batchLabel(r) : c.title === '' ? `§ skipped: cannot finish in ${duration(res.maxRowTimeMs)}` : '—')
+}
 
 /** The columns for this result: records and rows/s for a file, speed-up with a baseline. */
 function columns (res) {
@@ -102,12 +127,17 @@ function speedText (r, res) {
   return `at ${main}` + (extra.length ? ` (${extra.join(', ')})` : '')
 }
 
-/** The fastest measured batched row against the next: how sure the recommendation is. */
+/** "±4%": a row's margin of error, "±?" when unknown. */
+function margin (r) {
+  return r.marginOpsPerSec == null || !r.opsPerSec ? '±?' : `±${Math.round((100 * r.marginOpsPerSec) / r.opsPerSec)}%`
+}
+
+/** The fastest ranked batched row against the next: how sure the recommendation is. */
 function sureness (res) {
-  const ranked = res.rows.filter(r => r.mode === 'pipeline' && r.correct && !r.oneRoundTrip).sort((a, b) => b.opsPerSec - a.opsPerSec)
-  if (ranked.length === 0) return null
-  if (ranked.length === 1) return `how sure: only batch size ${int(ranked[0].batchSize)} measured a rate, nothing to compare it with`
-  const [first, next] = ranked
+  const rated = res.rows.filter(r => r.mode === 'pipeline' && ranked(r)).sort((a, b) => b.opsPerSec - a.opsPerSec)
+  if (rated.length === 0) return null
+  if (rated.length === 1) return `how sure: only batch size ${int(rated[0].batchSize)} measured a rate, nothing to compare it with`
+  const [first, next] = rated
   const a = int(first.batchSize)
   const b = int(next.batchSize)
   if (res.repeat > 1) {
@@ -116,11 +146,15 @@ function sureness (res) {
     }
     return `how sure: each of the ${res.repeat} runs of ${a}${spread(first)} beat every run of ${b}${spread(next)}, the next fastest`
   }
+  // One run each: rate ± the 95% margin from five slices of the run (lib/bench/margin.js).
   const gap = first.opsPerSec > 0 ? Math.round((100 * (first.opsPerSec - next.opsPerSec)) / first.opsPerSec) : 0
-  if (gap < 100 * (1 - GOOD_ENOUGH)) {
-    return `how sure: not a clear winner: ${a} and ${b} are within ${gap}% of each other in one run each (--repeat 5 shows the spread)`
+  const margins = `${a} ${margin(first)}, ${b} ${margin(next)}: 95% margins from 5 slices of one run each`
+  const ahead = clearlyAhead(first, next)
+  if (ahead === null) {
+    return `how sure: not known: ${a} and ${b} are ${gap}% apart in one run each, too few batches to measure a margin (${margins}); --repeat 5 measures it`
   }
-  return `how sure: ${a} is ${gap}% ahead of ${b}, the next fastest, in one run each (--repeat 5 shows the spread)`
+  if (!ahead) return `how sure: not a clear winner: ${a} and ${b} are ${gap}% apart, within the margins (${margins})`
+  return `how sure: ${a} is ${gap}% ahead of ${b}, the next fastest, beyond the margins (${margins})`
 }
 
 function notes (res) {
@@ -145,6 +179,25 @@ function notes (res) {
       `(${single.length > 1 ? 'each' : 'it'} sent at most --window ${res.window} batches), so the row times one round trip, not a rate: ` +
       `left out of "fastest"; ${more} measures ${single.length > 1 ? 'them' : 'it'}`)
   }
+  const few = res.rows.filter(fewTrips)
+  if (few.length) {
+    const biggest = few[few.length - 1].batchSize
+    const more = res.workload === 'file'
+      ? 'a larger file'
+      : `a larger --count (${MIN_ROUND_TRIPS} × window × batch size: ${int(MIN_ROUND_TRIPS * res.window * biggest)} for ${int(biggest)})`
+    out.push(`‡ fewer than ${MIN_ROUND_TRIPS} round trips: ${few.map(r => `${int(r.batchSize)} (${int(r.roundTrips)})`).join(', ')} — ` +
+      `too few windows of batches to time a rate: left out of "fastest"; ${more} measures ${few.length > 1 ? 'them' : 'it'}`)
+  }
+  const cant = res.skippedRows || []
+  if (cant.length) {
+    const proof = res.rows.filter(r => r.mode === 'pipeline' && ranked(r) && !r.capped)[0]
+    const need = cant.map(r => `${int(r.batchSize)} (${int(r.minRoundTrips)} round trips, at least ${duration(r.minDurationMs)})`).join(', ')
+    out.push(`§ skipped: ${need} — cannot finish under --max-row-time ${duration(res.maxRowTimeMs)} at the least PING; ` +
+      `a row that cannot finish sends fewer commands in that time than one that did${proof ? ` (${int(proof.batchSize)})` : ''}, so it cannot be the pick`)
+  }
+  if (res.countGrown) {
+    out.push(`--count ${int(res.count)}: the default, grown so the largest batch size spans ${MIN_ROUND_TRIPS} round trips (at most 1,000,000)`)
+  }
   const larger = res.workload === 'file' ? 'a larger file' : 'a larger --count'
   const short = res.rows.filter(r => !r.capped && !r.oneRoundTrip && r.durationMs < SHORT_ROW_MS)
   if (short.length) {
@@ -159,8 +212,11 @@ function notes (res) {
   // Larger sizes that fit in one round trip were not measured: they may well be faster.
   const above = rec != null ? single.filter(r => r.batchSize > rec) : []
   const verdict = above.length ? 'the best measured here' : 'a good --batch-size here'
-  if (fastest && fastest.mode === 'pipeline' && fastest.oneRoundTrip) {
-    out.push(`no batch size to recommend: every batched row fit in one round trip (see †); fastest of them: ${int(fastest.batchSize)} ${speedText(fastest, res)}`)
+  if (fastest && fastest.mode === 'pipeline' && !ranked(fastest)) {
+    const why = res.rows.every(r => r.mode !== 'pipeline' || r.oneRoundTrip)
+      ? 'every batched row fit in one round trip (see †)'
+      : `no batched row spanned ${MIN_ROUND_TRIPS} round trips (see †, ‡)`
+    out.push(`no batch size to recommend: ${why}; fastest of them: ${int(fastest.batchSize)} ${speedText(fastest, res)}`)
   } else if (fastest && fastest.mode === 'in-a-row') {
     out.push(`fastest: in a row ${speedText(fastest, res)}: batching did not help here` +
       (rec != null ? `; smallest batch within ${WITHIN} of it: ${int(rec)}` : ''))
@@ -182,7 +238,7 @@ function notes (res) {
 /** The aligned table with header and notes. */
 function formatTable (res) {
   const cols = columns(res)
-  const rows = res.rows.map(r => cols.map(c => c.cell(r)))
+  const rows = displayRows(res).map(r => r.reason ? skippedCells(cols, r, res) : cols.map(c => c.cell(r)))
   const widths = cols.map((c, i) => Math.max(c.title.length, ...rows.map(r => r[i].length)))
   const line = vals => vals.map((v, i) => cols[i].right ? v.padStart(widths[i]) : v.padEnd(widths[i])).join('  ').trimEnd()
   return [
@@ -210,7 +266,7 @@ function formatChart (res, width = 50) {
   res.rows.forEach((r, i) => {
     const units = Math.round((value(r) / max) * width * 8)
     const bar = '█'.repeat(units >> 3) + EIGHTHS[units & 7]
-    lines.push(`${labels[i].padStart(lw)} │${bar} ${int(value(r))}${r.oneRoundTrip ? ' †' : ''}`)
+    lines.push(`${labels[i].padStart(lw)} │${bar} ${int(value(r))}${r.oneRoundTrip ? ' †' : fewTrips(r) ? ' ‡' : ''}`)
   })
   return lines.join('\n') + '\n'
 }
@@ -222,7 +278,8 @@ const CSV_FIELDS = [
   ['serverReplyPeakBytes', r => r.serverReplyPeakBytes], ['clientRssPeakBytes', r => r.clientRssPeakBytes],
   ['correct', r => r.correct], ['capped', r => r.capped], ['fastest', r => r.fastest],
   ['runs', r => r.runs], ['opsPerSecMin', r => r.opsPerSecMin], ['opsPerSecMax', r => r.opsPerSecMax],
-  ['records', r => r.records], ['recordsPerSec', r => r.recordsPerSec], ['oneRoundTrip', r => r.oneRoundTrip]
+  ['records', r => r.records], ['recordsPerSec', r => r.recordsPerSec], ['oneRoundTrip', r => r.oneRoundTrip],
+  ['roundTrips', r => r.roundTrips], ['ranked', r => r.ranked], ['marginOpsPerSec', r => r.marginOpsPerSec]
 ]
 
 /** One line per row; empty cells for n/a. Every value is a number, a boolean or a plain word. */
@@ -240,10 +297,12 @@ function formatMarkdown (res) {
   lines.push('')
   lines.push('| ' + cols.map(c => c.title).join(' | ') + ' |')
   lines.push('| ' + cols.map(c => c.right ? '---:' : '---').join(' | ') + ' |')
-  for (const r of res.rows) {
+  for (const r of displayRows(res)) {
+    if (r.reason) { lines.push('| ' + skippedCells(cols, r, res).map((v, i) => i === 0 ? v + ' §' : v).map(esc).join(' | ') + ' |'); continue }
     lines.push('| ' + cols.map(c => {
       const v = esc(c.cell(r))
       if (c.title === 'batch' && r.oneRoundTrip) return v + ' †'
+      if (c.title === 'batch' && fewTrips(r)) return v + ' ‡'
       return r.fastest && c.title === 'ops/s' ? `**${v}**` : v
     }).join(' | ') + ' |')
   }

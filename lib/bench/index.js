@@ -9,11 +9,13 @@ const { DEFAULTS: LOAD_DEFAULTS } = require('../run/options')
 const { encodeCommand } = require('../encode/resp')
 const { Pipe } = require('../send/pipe')
 const { load } = require('../run/load')
-const { normalizeBenchOptions, GOOD_ENOUGH } = require('./options')
+const { normalizeBenchOptions, GOOD_ENOUGH, BENCH_DEFAULTS } = require('./options')
 const { startDelayProxy } = require('./delay-proxy')
 const { MemorySampler, parseClientList } = require('./sampler')
 const { WORKLOADS } = require('./workloads')
 const { prefixedTemplates } = require('./file')
+const { MIN_ROUND_TRIPS, roundTrips, floorMs, cannotFinish, finishedRanked } = require('./plan')
+const { sliceMargin, rowMargin } = require('./margin')
 const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = require('../send/cluster')
 
 // Timing mode: the same work at each batch size, plus a baseline that sends one command
@@ -28,6 +30,7 @@ const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = r
 
 const SCAN_COUNT = 1000
 const PING_SAMPLES = 5
+const FILE_TIMELINE_MS = 2
 
 /**
  * Time the workload in a row and at each batch size.
@@ -50,7 +53,8 @@ async function bench (options) {
       ctx.cluster = await openClusterClient(control, bound)
     }
     if (o.rttMs > 0) await routeThroughProxy(ctx)
-    const pingMs = await measurePing(ctx.via, bound)
+    const ping = await measurePing(ctx.via, bound)
+    ctx.minPingMs = ping.min
     let plan = o.baseline ? [{ mode: 'in-a-row', batchSize: 1, window: 1 }] : []
     for (const b of o.batchSizes) plan.push({ mode: 'pipeline', batchSize: b, window: o.window })
     // Batch sizes above a row's command count all send the same single batch: only the
@@ -62,23 +66,23 @@ async function bench (options) {
       plan = keep
     }
     if (o.workload !== 'file') trim(o.count, 0)
-    const rows = []
+    const done = new Map()
+    // Steps that cannot finish under the cap wait until the others have run (see plan.js).
+    const deferred = []
     let trimmed = o.workload !== 'file'
     for (let i = 0; i < plan.length; i++) {
-      const runs = []
-      for (let r = 0; r < o.repeat; r++) {
-        const at = {
-          row: i + 1, rows: plan.length, run: r + 1, runs: o.repeat, ...plan[i],
-          count: o.workload === 'file' ? null : o.count, maxRowTimeMs: o.maxRowTimeMs || null
-        }
-        const progress = o.onProgress ? p => o.onProgress({ ...at, ops: 0, records: null, elapsedMs: 0, ...p }) : null
-        if (progress) progress({})
-        runs.push(await runRow(ctx, plan[i], progress))
-      }
-      rows.push(combineRuns(runs))
+      if (cannotFinish(plan[i], rowCount(ctx), ctx.minPingMs, o.maxRowTimeMs)) { deferred.push(plan[i]); continue }
+      done.set(plan[i], await repeatRow(ctx, plan[i], done.size + 1, plan.length))
       if (!trimmed && ctx.fileCommands !== null) { trim(ctx.fileCommands, i + 1); trimmed = true }
     }
-    return result(ctx, rows, pingMs, skipped)
+    const proof = [...done.values()].some(finishedRanked)
+    const cantFinish = []
+    for (const step of deferred) {
+      if (proof) cantFinish.push(skippedRow(ctx, step))
+      else done.set(step, await repeatRow(ctx, step, done.size + 1, plan.length))
+    }
+    const rows = plan.filter(step => done.has(step)).map(step => done.get(step))
+    return result(ctx, rows, ping.median, skipped, cantFinish)
   } catch (err) {
     failed = asPipeloadError(err, control, o.connectTimeout)
     throw failed
@@ -112,6 +116,7 @@ async function routeThroughProxy (ctx) {
   })
 }
 
+/** { median, min } of PING round trips in ms; the least bounds how fast a row can finish. */
 async function measurePing (client, bound) {
   const times = []
   for (let i = 0; i < PING_SAMPLES; i++) {
@@ -120,7 +125,41 @@ async function measurePing (client, bound) {
     times.push(performance.now() - t0)
   }
   times.sort((a, b) => a - b)
-  return round(times[times.length >> 1])
+  return { median: round(times[times.length >> 1]), min: times[0] }
+}
+
+/** Commands a row sends: the count, or a file's once a row has read all of it (else null). */
+function rowCount (ctx) {
+  return ctx.o.workload === 'file' ? ctx.fileCommands : ctx.o.count
+}
+
+/** One row, --repeat times, with its progress; the runs combined. */
+async function repeatRow (ctx, step, row, rows) {
+  const { o } = ctx
+  const runs = []
+  for (let r = 0; r < o.repeat; r++) {
+    const at = {
+      row, rows, run: r + 1, runs: o.repeat, ...step,
+      count: o.workload === 'file' ? null : o.count, maxRowTimeMs: o.maxRowTimeMs || null
+    }
+    const progress = o.onProgress ? p => o.onProgress({ ...at, ops: 0, records: null, elapsedMs: 0, ...p }) : null
+    if (progress) progress({})
+    runs.push(await runRow(ctx, step, progress))
+  }
+  return combineRuns(runs)
+}
+
+/** A step not run: it could not finish under the cap, and a row that did finish is faster. */
+function skippedRow (ctx, step) {
+  const count = rowCount(ctx)
+  return {
+    mode: step.mode,
+    batchSize: step.batchSize,
+    window: step.window,
+    reason: 'cannot-finish',
+    minRoundTrips: roundTrips(step.window, Math.ceil(count / step.batchSize)),
+    minDurationMs: round(floorMs(step, count, ctx.minPingMs))
+  }
 }
 
 /** A pipeline step whose batch size is above `total` while a smaller one also holds all of it. */
@@ -158,6 +197,7 @@ async function syntheticRow (ctx, step, rowPrefix, progress) {
   let pipe
   let mem
   let durationMs
+  let timeline
   try {
     const id = await bounded(() => clientId(conn), {
       ms: o.connectTimeout, signal: o.signal, target: conn.target, stage: 'while asking for the data connection\'s CLIENT ID', cancel: () => conn.close()
@@ -168,7 +208,7 @@ async function syntheticRow (ctx, step, rowPrefix, progress) {
       control, id, enabled: id !== null, match: c => c.id === String(id), intervalMs: o.sampleIntervalMs
     }).start()
     try {
-      ({ sent, capped, durationMs } = await sendRow(pipe, wl, step, o, progress))
+      ({ sent, capped, durationMs, timeline } = await sendRow(pipe, wl, step, o, progress))
     } finally {
       mem = await sampler.stop()
     }
@@ -190,7 +230,8 @@ async function syntheticRow (ctx, step, rowPrefix, progress) {
     ...mem,
     correct: checked && removed === wl.expectedKeys(sent),
     capped,
-    oneRoundTrip: oneRoundTrip(step, pipe.stats.batches, capped)
+    oneRoundTrip: oneRoundTrip(step, pipe.stats.batches, capped),
+    relMargin: sliceMargin(timeline)
   }
 }
 
@@ -201,8 +242,9 @@ async function clusterSyntheticRow (ctx, step, rowPrefix, wl, progress) {
   let sent = 0
   let capped = false
   let durationMs
+  let timeline
   try {
-    ({ sent, capped, durationMs } = await sendRow(sink, wl, step, o, progress))
+    ({ sent, capped, durationMs, timeline } = await sendRow(sink, wl, step, o, progress))
   } finally {
     close()
   }
@@ -223,7 +265,8 @@ async function clusterSyntheticRow (ctx, step, rowPrefix, wl, progress) {
     clientRssPeakBytes: process.resourceUsage().maxRSS * 1024,
     correct: checked && removed === wl.expectedKeys(sent),
     capped,
-    oneRoundTrip: oneRoundTrip(step, sink.stats.batches, capped)
+    oneRoundTrip: oneRoundTrip(step, sink.stats.batches, capped),
+    relMargin: sliceMargin(timeline)
   }
 }
 
@@ -237,6 +280,8 @@ async function sendRow (sink, wl, step, o, progress) {
   const t0 = performance.now()
   const deadline = o.maxRowTimeMs > 0 ? t0 + o.maxRowTimeMs : Infinity
   let reported = t0
+  // [ms, commands acknowledged] after each batch is handed over: the row's margin of error.
+  const timeline = [[0, 0]]
   try {
     while (sent < o.count) {
       if (o.signal?.aborted) throw aborted()
@@ -249,6 +294,7 @@ async function sendRow (sink, wl, step, o, progress) {
       const n = Math.min(step.batchSize, o.count - sent)
       await sink.send(wl.batch(sent, n))
       sent += n
+      timeline.push([performance.now() - t0, sink.stats.acked])
     }
     await sink.finish()
   } catch (err) {
@@ -256,7 +302,9 @@ async function sendRow (sink, wl, step, o, progress) {
     await sink.finish().catch(() => {})
     throw err
   }
-  return { sent, capped, durationMs: performance.now() - t0 }
+  const durationMs = performance.now() - t0
+  timeline.push([durationMs, sink.stats.acked])
+  return { sent, capped, durationMs, timeline }
 }
 
 /** The data connection's CLIENT ID (for CLIENT LIST ID), or null when not permitted. */
@@ -285,6 +333,8 @@ async function fileRow (ctx, step, rowPrefix, progress) {
   let summary
   let capped = false
   let mem
+  const timeline = [[0, 0]]
+  let reported = -Infinity
   try {
     summary = await load({
       redis: ctx.via,
@@ -300,7 +350,15 @@ async function fileRow (ctx, step, rowPrefix, progress) {
       window: step.window,
       onError: 'skip', // a row times the whole file: failed records make it incorrect, not stop it
       signal: stop.signal,
-      onProgress: progress ? p => progress({ ops: p.commands, records: p.records, elapsedMs: p.elapsedMs }) : undefined
+      // Every few ms: the commands sent over time give the row's margin of error.
+      progressInterval: FILE_TIMELINE_MS,
+      onProgress: p => {
+        timeline.push([p.elapsedMs, p.commands])
+        if (progress && p.elapsedMs - reported >= LOAD_DEFAULTS.progressInterval) {
+          reported = p.elapsedMs
+          progress({ ops: p.commands, records: p.records, elapsedMs: p.elapsedMs })
+        }
+      }
     })
   } catch (err) {
     if (err.code !== 'PIPELOAD_ABORTED' || o.signal?.aborted || !err.summary) throw o.signal?.aborted ? aborted() : err
@@ -333,7 +391,8 @@ async function fileRow (ctx, step, rowPrefix, progress) {
     ...mem,
     correct,
     capped,
-    oneRoundTrip: oneRoundTrip(step, summary.batches, capped)
+    oneRoundTrip: oneRoundTrip(step, summary.batches, capped),
+    relMargin: sliceMargin([...timeline, [summary.durationMs, summary.acknowledged]])
   }
 }
 
@@ -388,37 +447,45 @@ function asPipeloadError (err, control, connectTimeout) {
 /** Repeated runs of one row: the median run by ops/s, the spread, the worst memory. */
 function combineRuns (runs) {
   const sorted = runs.slice().sort((a, b) => a.opsPerSec - b.opsPerSec)
-  const median = sorted[sorted.length >> 1]
+  const { relMargin, ...median } = sorted[sorted.length >> 1]
   const peak = k => runs.some(r => r[k] === null) ? null : Math.max(...runs.map(r => r[k]))
+  const trips = roundTrips(median.window, median.batches)
+  const correct = runs.every(r => r.correct)
   return {
     ...median,
+    ...rowMargin(runs, median),
+    roundTrips: trips,
+    // Ranked: a rate over enough round trips, and the server holds what was sent.
+    ranked: correct && trips >= MIN_ROUND_TRIPS,
     runs: runs.length,
     opsPerSecMin: sorted[0].opsPerSec,
     opsPerSecMax: sorted[sorted.length - 1].opsPerSec,
     serverReplyPeakBytes: peak('serverReplyPeakBytes'),
     serverTotalPeakBytes: peak('serverTotalPeakBytes'),
     clientRssPeakBytes: peak('clientRssPeakBytes'),
-    correct: runs.every(r => r.correct),
+    correct,
     capped: runs.some(r => r.capped)
   }
 }
 
-function result (ctx, rows, pingMs, skipped) {
+function result (ctx, rows, pingMs, skipped, cantFinish) {
   const { o } = ctx
   const base = o.baseline ? rows[0].opsPerSec : 0
-  // The fastest row and the recommendation come from rows that measured a rate: a row that
-  // fit in one round trip would win on a slow link by timing a single RTT.
-  // (When every batched row did, the fastest of all is marked, and nothing is recommended.)
-  const measured = rows.filter(r => !r.oneRoundTrip)
+  // The fastest row and the recommendation come from ranked rows: a row of a few round
+  // trips would win on a slow link by timing little more than one RTT.
+  // (When no batched row is ranked, the fastest of all is marked, and nothing is recommended.)
+  const measured = rows.filter(r => r.ranked)
   const pool = measured.some(r => r.mode === 'pipeline') ? measured : rows
   let fastest = null
   for (const r of pool) if (!fastest || r.opsPerSec > fastest.opsPerSec) fastest = r
-  const good = measured.filter(r => r.mode === 'pipeline' && r.correct && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec)
+  const good = measured.filter(r => r.mode === 'pipeline' && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec)
   const c = ctx.control.options
   return {
     workload: o.workload,
     input: o.workload === 'file' ? o.input : null,
     count: o.workload === 'file' ? ctx.fileRecords : o.count,
+    // The default count, grown so the largest batch size spans enough round trips.
+    countGrown: o.workload !== 'file' && !o.countGiven && o.count !== BENCH_DEFAULTS.count,
     rttMs: o.rttMs > 0 ? o.rttMs : null,
     jitterMs: o.jitterMs > 0 ? o.jitterMs : null,
     rttSimulated: o.rttMs > 0,
@@ -428,8 +495,10 @@ function result (ctx, rows, pingMs, skipped) {
     repeat: o.repeat,
     baseline: o.baseline,
     maxRowTimeMs: o.maxRowTimeMs || null,
+    minRoundTrips: MIN_ROUND_TRIPS,
     skippedBatchSizes: skipped,
-    fastestBatchSize: fastest.mode === 'pipeline' && !fastest.oneRoundTrip ? fastest.batchSize : null,
+    skippedRows: cantFinish,
+    fastestBatchSize: fastest.mode === 'pipeline' && fastest.ranked ? fastest.batchSize : null,
     recommendedBatchSize: good.length ? good[0].batchSize : null,
     rows: rows.map(r => ({
       ...r,

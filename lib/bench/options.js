@@ -2,10 +2,12 @@
 
 const { PipeloadError } = require('../errors')
 const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration, parseCount } = require('../run/options')
+const { defaultCount } = require('./plan')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
 const BENCH_DEFAULTS = Object.freeze({
   workload: 'incr',
+  // The least: grown with the largest batch size and the window (see plan.js defaultCount).
   count: 100000,
   // Powers of ten, and the import's own default batch size: the figure users most want to
   // compare against (taken from lib/options.js, so the two cannot drift apart).
@@ -75,12 +77,16 @@ function normalizeBenchOptions (o = {}) {
   if (jitterMs > 0 && rttMs === 0) throw invalid('jitter', 'used with rtt (a simulated link)', o.jitter ?? o.jitterMs)
   if (o.baseline !== undefined && typeof o.baseline !== 'boolean') throw invalid('baseline', 'true or false', o.baseline)
   const maxRowTime = o.maxRowTime ?? o.maxRowTimeMs
+  const batchSizes = batchSizesOf(o.batchSizes)
+  const window = positiveInt(o.window, 'window', BENCH_DEFAULTS.window)
+  const countGiven = o.count !== undefined && o.count !== null
   return Object.freeze({
     ...o,
     workload,
-    count: positiveInt(o.count, 'count', BENCH_DEFAULTS.count),
-    batchSizes: batchSizesOf(o.batchSizes),
-    window: positiveInt(o.window, 'window', BENCH_DEFAULTS.window),
+    count: countGiven ? positiveInt(o.count, 'count') : defaultCount(BENCH_DEFAULTS.count, window, batchSizes),
+    countGiven,
+    batchSizes,
+    window,
     repeat: positiveInt(o.repeat, 'repeat', BENCH_DEFAULTS.repeat),
     baseline: o.baseline ?? BENCH_DEFAULTS.baseline,
     rttMs,

@@ -16,7 +16,7 @@ function benchCommand (io) {
     .argument('[file]', 'time the real import of this file instead of a synthetic workload (with --key or -c)')
     .helpOption('--help', 'display help for bench')
     .addOption(new Option('--workload <name>', 'synthetic workload').choices(WORKLOADS).default(BENCH_DEFAULTS.workload))
-    .option('--count <n>', 'commands per row (synthetic workloads)', String(BENCH_DEFAULTS.count))
+    .option('--count <n>', `commands per row (synthetic workloads; default ${BENCH_DEFAULTS.count}, grown to 10 x window x the largest batch size, at most 1000000)`)
     .option('--batch-sizes <list>', 'comma-separated batch sizes', BENCH_DEFAULTS.batchSizes.join(','))
     .option('-w, --window <n>', 'batches awaiting replies at most (the in-a-row row always uses 1)', String(BENCH_DEFAULTS.window))
     .option('--repeat <n>', 'run every row n times; report the median and the spread', String(BENCH_DEFAULTS.repeat))
@@ -48,7 +48,10 @@ Rows: "in a row" sends one command and awaits its reply before the next (--no-ba
 skips it); then one row per batch size with --window batches in flight. Batch sizes above
 --count are skipped but the smallest of them (they all send the same single batch). A row
 whose batches all fit in the window at once (count <= window x batch size) times one round
-trip, not a rate: it is marked † and left out of "fastest"; use a larger --count. Rows under
+trip, not a rate: it is marked †; one of fewer than 10 round trips is marked ‡; neither is
+ranked ("fastest", the pick); use a larger --count. A row that cannot finish under
+--max-row-time even at the PING round trip is run last, and skipped (§) once a row has
+finished: it would be slower. "how sure" gives each row's 95% margin. Rows under
 100 ms are noisy: --repeat 5 shows the spread. A file row shows records (rows/s, as import
 counts them) next to commands (ops/s). Server reply memory comes from CLIENT LIST (n/a
 when the user may not run it). On a terminal, stderr shows each row's progress.
@@ -99,7 +102,7 @@ async function runBench (file, flags, io, connectionOptions, fromCli) {
     if (flags.key !== undefined || flags.command.length) {
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--key and -c need a file to read records from: pipeload bench <file> --key …', { option: '--key' })
     }
-    Object.assign(options, { workload: flags.workload, count: flags.count })
+    Object.assign(options, { workload: flags.workload, count: fromCli('count') ? flags.count : undefined })
   }
   const machine = flags.json || flags.csv || flags.markdown
   const showProgress = !flags.quiet && io.stderr.isTTY

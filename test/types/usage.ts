@@ -48,6 +48,8 @@ async function main (): Promise<void> {
   }
   const timing: BenchResult = await bench({ url: 'redis://127.0.0.1:6379', workload: 'set', count: 1000, batchSizes: [10, 100], rtt: '50ms' })
   const best: number | null = timing.rows[0].serverReplyPeakBytes
+  const margin: number | null = timing.rows[0].ranked ? timing.rows[0].marginOpsPerSec : timing.skippedRows[0].minDurationMs
+  void margin
   await pipeload.bench({ input: 'users.csv', key: 'user:{id}', repeat: 3, baseline: false, onProgress: p => { const b: number = p.batchSize; const n: number = p.ops; void b; void n } })
   void best
   const usage: number = EXIT.USAGE
