@@ -130,6 +130,58 @@ describe('acl: bench without CLIENT rights', () => {
   })
 })
 
+// Issue 22, item 2: a user that lacks a right bench needs is told so before anything is
+// written (exit 4, no stack), with the command that removes the run's keys; and bench keys
+// carry a safety TTL, so a bench killed mid-row leaves nothing for ever.
+describe('acl: bench with a user that lacks a right it needs', () => {
+  const HINT = /its keys were deleted; to remove any left \(they expire within 60 min\): redis-cli -h 127\.0\.0\.1 -p (\d+) --user (\w+) --scan --pattern 'pipeload:bench:[0-9a-f]{12}:\*' \| xargs -r redis-cli -h 127\.0\.0\.1 -p \d+ --user \w+ unlink$/m
+
+  it.each([
+    // May run ACL: asked with ACL DRYRUN.
+    ['nounlink', ['+@all', '-unlink'], 'acl-dryrun'],
+    // May not run ACL: MULTI, the commands, DISCARD on a data connection.
+    ['nounlinknoacl', ['+@all', '-unlink', '-acl'], 'multi-probe']
+  ])('%s: refused before writing, exit 4, the missing command named, the cleanup command printed (%s)', async (user, rules, how) => {
+    await admin.call('ACL', 'SETUSER', user, 'on', `>${PW}`, '~pipeload:bench:*', ...rules)
+    await admin.config('RESETSTAT')
+    await admin.call('ACL', 'LOG', 'RESET')
+    const res = await runCli(['bench', '--workload', 'set', '--count', '200', '--batch-sizes', '10', '-p', String(srv.port), '--user', user], { env: asLoader })
+    expect(res.code, res.stderr).toBe(4)
+    expect(res.stderr).toMatch(new RegExp(`^pipeload: the ACL user "${user}" may not run UNLINK on pipeload:bench:[0-9a-f]{12}:\\* \\(.*\\); bench needs SET, GET, SCAN, UNLINK on keys matching pipeload:bench:\\*; nothing was written$`, 'm'))
+    expect(res.stderr).not.toMatch(/internal error|    at /)
+    const hint = HINT.exec(res.stderr)
+    expect(hint, res.stderr).not.toBe(null)
+    expect([hint[1], hint[2]]).toEqual([String(srv.port), user])
+    expect(res.stderr).not.toContain(PW)
+    // Nothing written: no SET ran (the probe's SET was queued, then discarded).
+    expect(await admin.info('commandstats')).not.toMatch(/cmdstat_set:calls=[1-9]/)
+    expect(await admin.keys('pipeload:bench:*')).toEqual([])
+    // Which way it was asked: DRYRUN refusals are not in the ACL log; a queued command refused is.
+    const logged = (await admin.call('ACL', 'LOG')).map(e => e[e.indexOf('object') + 1])
+    expect(logged.includes('unlink')).toBe(how === 'multi-probe')
+  })
+
+  it('a bench killed mid-row leaves only keys with a TTL (SET … PX, the INCR counter created with PX)', async () => {
+    await admin.call('ACL', 'SETUSER', 'benchall', 'on', `>${PW}`, '~pipeload:bench:*', '+@all')
+    for (const workload of ['set', 'incr']) {
+      const child = spawn(process.execPath, [BIN, 'bench', '--workload', workload, '--count', '100000000', '--batch-sizes', '10', '--no-baseline', '-q', '-p', String(srv.port), '--user', 'benchall'],
+        { cwd: ROOT, env: { ...BASE_ENV, ...asLoader }, stdio: ['ignore', 'ignore', 'ignore'] })
+      const closed = new Promise(resolve => child.on('close', resolve))
+      await until(async () => (await admin.keys('pipeload:bench:*')).length > 0)
+      child.kill('SIGKILL')
+      await closed
+      const keys = await admin.keys('pipeload:bench:*')
+      expect(keys.length, workload).toBeGreaterThan(0)
+      for (const k of keys) {
+        const ttl = await admin.pttl(k)
+        expect(ttl, k).toBeGreaterThan(0)
+        expect(ttl, k).toBeLessThanOrEqual(3600000)
+      }
+      await admin.del(...keys)
+    }
+  })
+})
+
 /** Resolves once `check()` is true, asking every 20 ms (a condition, not a fixed wait). */
 async function until (check) {
   while (!(await check())) await new Promise(resolve => setTimeout(resolve, 20))

@@ -24,7 +24,7 @@ afterAll(async () => {
 
 const SMALL = ['--count', '200', '--batch-sizes', '1,20,200']
 const ROW_KEY = /^pipeload:bench:[0-9a-f]{12}:(\d+):(.*)$/
-const READS = new Set(['get', 'hget', 'scan', 'type', 'ping', 'echo', 'client', 'info', 'dbsize', 'hello', 'select', 'auth', 'unlink', 'monitor', 'config', 'command', 'cluster'])
+const READS = new Set(['get', 'hget', 'scan', 'type', 'ping', 'echo', 'client', 'info', 'dbsize', 'hello', 'select', 'auth', 'unlink', 'monitor', 'config', 'command', 'cluster', 'acl'])
 
 /**
  * What a bench process sent, from the server's MONITOR feed (bench's own `correct` flag is
@@ -61,7 +61,8 @@ describe('pipeload bench', () => {
     // In a row, 1, 20, 200: each row 200 INCRs of its own counter, then deleted.
     const rows = rowsFromMonitor(monitor.commands)
     expect([...rows.keys()]).toEqual([1, 2, 3, 4])
-    for (const cmds of rows.values()) expect(cmds).toEqual(Array(200).fill(['incr', 'counter']))
+    // The counter is created with the safety TTL (an hour) first; INCR keeps it.
+    for (const cmds of rows.values()) expect(cmds).toEqual([['set', 'counter', '0', 'PX', '3600000'], ...Array(200).fill(['incr', 'counter'])])
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     const res = JSON.parse(r.stdout)
@@ -85,7 +86,8 @@ describe('pipeload bench', () => {
     monitor.stop()
     const rows = rowsFromMonitor(monitor.commands)
     expect([...rows.keys()]).toEqual([1, 2, 3, 4])
-    const want = Array.from({ length: 200 }, (_, i) => ['set', `set:${i}`, `value-${i}`])
+    // Each key with the safety TTL (an hour): nothing outlives a killed bench.
+    const want = Array.from({ length: 200 }, (_, i) => ['set', `set:${i}`, `value-${i}`, 'PX', '3600000'])
     for (const cmds of rows.values()) expect(cmds).toEqual(want)
     const lines = r.stdout.trim().split('\n')
     expect(lines[0]).toMatch(/^mode,batchSize,window,ops,durationMs,opsPerSec,speedup,/)

@@ -16,6 +16,7 @@ const { WORKLOADS } = require('./workloads')
 const { prefixedTemplates } = require('./file')
 const { MIN_ROUND_TRIPS, roundTrips, floorMs, cannotFinish, finishedRanked } = require('./plan')
 const { sliceMargin, rowMargin } = require('./margin')
+const { checkRights } = require('./rights')
 const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = require('../send/cluster')
 
 // Timing mode: the same work at each batch size, plus a baseline that sends one command
@@ -42,7 +43,7 @@ async function bench (options) {
   const prefix = `pipeload:bench:${crypto.randomBytes(6).toString('hex')}:`
   const owned = !o.redis
   const control = o.redis || await openControl(o)
-  const ctx = { o, control, via: control, proxy: null, prefix, rowNo: 0, fileKeys: null, fileRecords: null, fileCommands: null, cluster: null }
+  const ctx = { o, control, via: control, proxy: null, prefix, rowNo: 0, fileKeys: null, fileRecords: null, fileCommands: null, cluster: null, ttlMs: safetyTtlMs(o) }
   let failed = null
   try {
     // A cluster: rows send through the cluster sink (commands routed by slot); checks and
@@ -55,6 +56,7 @@ async function bench (options) {
     if (o.rttMs > 0) await routeThroughProxy(ctx)
     const ping = await measurePing(ctx.via, bound)
     ctx.minPingMs = ping.min
+    await checkRights(ctx, ctx.ttlMs, bound)
     let plan = o.baseline ? [{ mode: 'in-a-row', batchSize: 1, window: 1 }] : []
     for (const b of o.batchSizes) plan.push({ mode: 'pipeline', batchSize: b, window: o.window })
     // Batch sizes above a row's command count all send the same single batch: only the
@@ -88,6 +90,7 @@ async function bench (options) {
     throw failed
   } finally {
     await cleanUp(ctx, failed)
+    if (failed instanceof PipeloadError) addCleanupHint(failed, ctx)
     if (ctx.cluster && ctx.cluster !== control) ctx.cluster.disconnect()
     if (ctx.via !== control) ctx.via.disconnect()
     if (ctx.proxy) await ctx.proxy.close()
@@ -189,7 +192,8 @@ function aborted () {
 /** One row of a synthetic workload on a fresh data connection. */
 async function syntheticRow (ctx, step, rowPrefix, progress) {
   const { o, control } = ctx
-  const wl = WORKLOADS[o.workload].create(rowPrefix)
+  const wl = WORKLOADS[o.workload].create(rowPrefix, ctx.ttlMs)
+  if (wl.prepare) await wl.prepare(ctx.cluster || control)
   if (ctx.cluster) return clusterSyntheticRow(ctx, step, rowPrefix, wl, progress)
   const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal })
   let sent = 0
@@ -416,14 +420,43 @@ async function deletePrefix (control, prefix) {
   return removed
 }
 
+/**
+ * The safety TTL of every key bench writes, so a bench killed mid-row leaves nothing for
+ * ever: an hour, or ten times --max-row-time when longer; a day with no cap.
+ */
+function safetyTtlMs (o) {
+  return o.maxRowTimeMs > 0 ? Math.max(3600000, 10 * o.maxRowTimeMs) : 86400000
+}
+
+/** The redis-cli command that removes the run's keys (the password from $REDISCLI_AUTH, never printed). */
+function cleanupCommand (ctx) {
+  const c = ctx.control.options || {}
+  const cli = ['redis-cli']
+  if (c.path) cli.push('-s', c.path)
+  else cli.push('-h', c.host || '127.0.0.1', '-p', String(c.port || 6379))
+  if (c.db) cli.push('-n', String(c.db))
+  if (c.username) cli.push('--user', c.username)
+  if (c.tls) cli.push('--tls')
+  if (ctx.cluster) cli.push('-c')
+  const base = cli.join(' ')
+  return `${base} --scan --pattern '${ctx.prefix}*' | xargs -r ${base} unlink`
+}
+
+/** On any failure the message says whether the run's keys were deleted and how to remove them. */
+function addCleanupHint (err, ctx) {
+  const done = err.cleanupError ? `its keys could not be deleted (${err.cleanupError.cause})` : 'its keys were deleted'
+  const expire = WORKLOADS[ctx.o.workload]?.expires ? ` (they expire within ${Math.round(ctx.ttlMs / 60000)} min)` : ''
+  err.message += `\n${done}; to remove any left${expire}: ${cleanupCommand(ctx)}`
+  err.cleanup = cleanupCommand(ctx)
+}
+
 async function cleanUp (ctx, failed) {
   try {
     if (ctx.cluster) await deletePrefixCluster(ctx.cluster, ctx.prefix, SCAN_COUNT)
     else await deletePrefix(ctx.control, ctx.prefix)
   } catch (err) {
     const e = new PipeloadError('PIPELOAD_CONNECTION_LOST',
-      `could not delete the benchmark's keys (${err.message}); remove them with: ` +
-      `redis-cli --scan --pattern '${ctx.prefix}*' | xargs redis-cli unlink`, { prefix: ctx.prefix })
+      `could not delete the benchmark's keys (${err.message}); remove them with: ${cleanupCommand(ctx)}`, { prefix: ctx.prefix, cause: err.message })
     if (!failed) throw e
     failed.cleanupError = e
   }
@@ -434,6 +467,9 @@ async function cleanUp (ctx, failed) {
  * timeout) as a PipeloadError naming the server: those are not bugs, and get exit 4.
  */
 function asPipeloadError (err, control, connectTimeout) {
+  if (err && err.name === 'ReplyError' && /^NOPERM/.test(err.message)) {
+    return new PipeloadError('PIPELOAD_PERMISSION_DENIED', `the ACL user "${control.options?.username || 'default'}" may not run a command bench needs: ${err.message}`, { command: err.command?.name })
+  }
   if (err instanceof PipeloadError || !err || !/^(ReplyError|AbortError|MaxRetriesPerRequestError|Error)$/.test(err.name) ||
     !/Connection is closed|Command timed out|Stream isn't writeable/.test(err.message)) return err
   const c = control.options || {}

@@ -18,10 +18,13 @@ function batchOf (buf, n, from) {
 
 /** Every command the same bytes (INCR one key, PING): encode a batch once per size. */
 function constantWorkload (name, args, verify) {
+  const keyed = args.length > 1
   return {
     name,
-    keys: args.length > 1,
-    create (prefix) {
+    keys: keyed,
+    // The counter is created with the safety TTL before the row; INCR keeps a key's TTL.
+    expires: keyed,
+    create (prefix, ttlMs) {
       const key = prefix + 'counter'
       const one = encode(args.map(a => a === '{key}' ? key : a))
       const cache = new Map()
@@ -36,8 +39,9 @@ function constantWorkload (name, args, verify) {
           }
           return batchOf(buf, n, from)
         },
+        prepare: keyed ? control => control.set(key, '0', 'PX', ttlMs) : null,
         verify: (control, sent, stats) => verify(control, key, sent, stats),
-        expectedKeys: sent => args.length > 1 && sent > 0 ? 1 : 0
+        expectedKeys: () => keyed ? 1 : 0
       }
     }
   }
@@ -51,17 +55,19 @@ function encode (args) {
 }
 
 /** One key per command (SET, HSET): encoded as they are sent, as an import would. */
-function keyedWorkload (name, write, verifyOne) {
+function keyedWorkload (name, write, verifyOne, expires) {
   return {
     name,
     keys: true,
-    create (prefix) {
+    expires,
+    create (prefix, ttlMs) {
+      const ttl = String(ttlMs)
       const w = new ByteWriter()
       const prefixBytes = prefix + name + ':'
       return {
         expectedKeys: sent => sent,
         batch (from, n) {
-          for (let i = from; i < from + n; i++) write(w, prefixBytes + i, i)
+          for (let i = from; i < from + n; i++) write(w, prefixBytes + i, i, ttl)
           return batchOf(w.take(), n, from)
         },
         async verify (control, sent, stats) {
@@ -76,6 +82,7 @@ function keyedWorkload (name, write, verifyOne) {
 
 const SET = bulkBytes('SET')
 const HSET = bulkBytes('HSET')
+const PX = bulkBytes('PX')
 const FIELD_NAMES = ['name', 'email', 'n'].map(bulkBytes)
 
 const WORKLOADS = {
@@ -86,12 +93,15 @@ const WORKLOADS = {
   }),
   ping: constantWorkload('ping', ['PING'], async (control, key, sent, stats) =>
     stats.errorReplies === 0 && stats.acked === sent),
-  set: keyedWorkload('set', (w, key, i) => {
-    w.arrayHeader(3)
+  // SET … PX <safety TTL>: one command per key still, and nothing outlives a killed bench.
+  set: keyedWorkload('set', (w, key, i, ttl) => {
+    w.arrayHeader(5)
     w.bytes(SET)
     w.bulk(key)
     w.bulk('value-' + i)
-  }, async (control, key, i) => (await control.get(key)) === 'value-' + i),
+    w.bytes(PX)
+    w.bulk(ttl)
+  }, async (control, key, i) => (await control.get(key)) === 'value-' + i, true),
   hset: keyedWorkload('hset', (w, key, i) => {
     w.arrayHeader(2 + HSET_FIELDS * 2)
     w.bytes(HSET)
@@ -99,7 +109,7 @@ const WORKLOADS = {
     w.bytes(FIELD_NAMES[0]); w.bulk('user ' + i)
     w.bytes(FIELD_NAMES[1]); w.bulk('user' + i + '@example.com')
     w.bytes(FIELD_NAMES[2]); w.bulk(String(i))
-  }, async (control, key, i) => (await control.hget(key, 'n')) === String(i))
+  }, async (control, key, i) => (await control.hget(key, 'n')) === String(i), false)
 }
 
 module.exports = { WORKLOADS }
