@@ -50,16 +50,20 @@ export interface ConnectionOptions {
   /**
    * Each step of setting up a connection (TCP, TLS, AUTH, SELECT, CLIENT SETNAME, INFO
    * cluster, CLUSTER SLOTS, the Sentinel lookup) must finish within this, or the run
-   * rejects with PIPELOAD_TIMEOUT naming the server and the step. Milliseconds or "5s".
-   * Default 10 s.
+   * rejects with PIPELOAD_TIMEOUT naming the server and the step. A number is milliseconds;
+   * or a string with a unit, "5s". At most 2^31-1 ms. Default 10 s.
    */
   connectTimeout?: number | string
   /**
    * No reply for this long while replies are due: the connection counts as lost (it is
-   * re-established and unacknowledged batches re-sent). Milliseconds or "30s". Default 30 s.
+   * re-established and unacknowledged batches re-sent). A number is milliseconds; or "30s".
+   * 0: never. At most 2^31-1 ms. Default 30 s.
    */
   timeout?: number | string
-  /** How long to keep reconnecting after the last reply; a refused password is not retried. Default 60 s. */
+  /**
+   * How long to keep reconnecting after the last reply; a refused password is not retried.
+   * A number is milliseconds; or "60s". At most 2^31-1 ms. Default 60 s.
+   */
   retryTimeout?: number | string
   /** Called each time a lost connection has been re-established and batches re-sent. */
   onReconnect?: (event: { cause: Error, resentBatches: number, target: string }) => void
@@ -372,14 +376,17 @@ export interface BenchOptions extends ConnectionOptions {
   repeat?: number
   /** false: skip the in-a-row row (speedup is then null). Default true. */
   baseline?: boolean
-  /** Simulated round-trip time through a delay proxy on loopback: ms, or "250ms", "0.25s". */
+  /** Simulated round-trip time through a delay proxy on loopback: a number is milliseconds; or "250ms", "0.25s". */
   rtt?: number | string
+  /** rtt in milliseconds. */
   rttMs?: number
-  /** With rtt: each round trip varies by up to ± this much. */
+  /** With rtt: each round trip varies by up to ± this much; a number is milliseconds. */
   jitter?: number | string
+  /** jitter in milliseconds. */
   jitterMs?: number
-  /** A row stops sending after this long (0: never). Default "10s". */
+  /** A row stops sending after this long (0: never); a number is milliseconds. Default "10s". */
   maxRowTime?: number | string
+  /** maxRowTime in milliseconds. */
   maxRowTimeMs?: number
   /** Time the real import of this file; every template's key gets the run's prefix. */
   input?: string

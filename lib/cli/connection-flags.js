@@ -4,6 +4,7 @@ const { PipeloadError } = require('../errors')
 const { DEFAULTS } = require('../run/options')
 const { tlsFromFlags } = require('../send/tls')
 const { urlHasPassword } = require('../send/connection')
+const { durationFlag } = require('./duration-flag')
 
 // The connection flags both commands take (redis-cli's names), and their reading into
 // load()/bench() options: import and bench share this file instead of importing each other.
@@ -44,7 +45,7 @@ function connectionOptions (flags, env, warn) {
   const o = {}
   const url = flags.url ?? env.REDIS_URL
   if (url) o.url = url
-  if (flags.connectTimeout !== undefined) o.connectTimeout = flags.connectTimeout
+  if (flags.connectTimeout !== undefined) o.connectTimeout = durationFlag(flags.connectTimeout, '--connect-timeout')
   if (flags.host) o.host = flags.host
   if (flags.port !== undefined) o.port = intFlag('--port', flags.port)
   if (flags.db !== undefined) o.db = intFlag('--db', flags.db, 0)

@@ -9,6 +9,7 @@ const { version } = require('../../package.json')
 const { benchCommand } = require('./bench')
 const { outputError } = require('../send/dry-run')
 const { collect, addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
+const { durationFlag } = require('./duration-flag')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 
@@ -90,7 +91,7 @@ function importCommand (io) {
     .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
     .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
     .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
-    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send (ms, s, m, h; a plain number is ms)', `${DEFAULTS.timeout / 1000}s`)
+    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send: 90s, 500ms, 2m, 1h (a unit is required)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
     .option('--workers <n|auto>', 'threads that parse and encode: 0 = the main thread, 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto (default) = up to 4 for a cluster of several masters or --dry-run on more than 2 cores, else 0')
@@ -172,8 +173,8 @@ async function runImport (input, flags, io) {
     chunkSize: flags.chunkSize,
     cluster: flags.cluster,
     shard: shardFlag(flags, io.env),
-    timeout: flags.timeout,
-    retryTimeout: flags.retryTimeout,
+    timeout: durationFlag(flags.timeout, '--timeout'),
+    retryTimeout: durationFlag(flags.retryTimeout, '--retry-timeout'),
     checkpoint: flags.checkpoint,
     resume: flags.resume,
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
