@@ -283,6 +283,8 @@ export interface Summary {
   batches: number
   /** Parse worker threads the run used: 0 = the main thread (of several inputs, the most any used). */
   workers: number
+  /** Why the parse stayed on the main thread whatever `workers` said: 'map' (a map function runs there), or null. */
+  workersReason: 'map' | null
   /** Times the connection was lost and re-established. */
   reconnects: number
   /** Batches sent again after a reconnect (delivery is at-least-once). */

@@ -4,7 +4,7 @@ const { Command, Option, CommanderError } = require('commander')
 const { load } = require('../run/load')
 const { PipeloadError, EXIT, where } = require('../errors')
 const { DEFAULTS, parseShard } = require('../run/options')
-const { formatProgress, formatSummary, formatFailure, int } = require('../run/reporter')
+const { formatProgress, formatSummary, formatFailure, int, count } = require('../run/reporter')
 const { version } = require('../../package.json')
 const { benchCommand } = require('./bench')
 const { outputError } = require('../send/dry-run')
@@ -178,7 +178,7 @@ async function runImport (input, flags, io) {
     checkpoint: flags.checkpoint,
     resume: flags.resume,
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
-    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches\n`),
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')}\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,
@@ -208,8 +208,8 @@ async function runImport (input, flags, io) {
 
 /** How a resumed http(s) input is read, in one line. */
 function resumeNotice (e) {
-  if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${int(e.records)} records already loaded`
-  return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${int(e.records)} records already loaded: ${e.reason}`
+  if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${count(e.records, 'record')} already loaded`
+  return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${count(e.records, 'record')} already loaded: ${e.reason}`
 }
 
 /** --shard, else PIPELOAD_SHARD (unset or empty: none); a bad value is named as it was given. */
@@ -246,8 +246,8 @@ function writeOut (io, text) {
 async function report (summary, flags, io) {
   const failures = summary.failures.slice(0, MAX_PRINTED_FAILURES)
   for (const f of failures) io.stderr.write(formatFailure(f) + '\n')
-  if (summary.errors > failures.length) io.stderr.write(`… and ${int(summary.errors - failures.length)} more failed records\n`)
-  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${int(summary.rejects.records)} failed records written to ${summary.rejects.file}\n`)
+  if (summary.errors > failures.length) io.stderr.write(`… and ${count(summary.errors - failures.length, 'more failed record', 'more failed records')}\n`)
+  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${count(summary.rejects.records, 'failed record')} written to ${summary.rejects.file}\n`)
   if (flags.json) await writeOut(io, JSON.stringify(summary) + '\n')
   else if (!flags.quiet) io.stderr.write(formatSummary(summary) + '\n')
 }
@@ -367,20 +367,21 @@ function failure (err, io) {
         // flight failed as well depends on timing, so they are counted, not listed: the
         // same lines whatever arrived first (each is in --json's failures and --rejects).
         const n = err.alsoFailed || 0
-        if (n > 0) io.stderr.write(`pipeload: and ${int(n)} more record${n === 1 ? '' : 's'} in the batches already sent failed too\n`)
+        if (n > 0) io.stderr.write(`pipeload: and ${count(n, 'more record', 'more records')} in the batches already sent failed too\n`)
       } else {
         const others = (s.failures || []).filter(f => formatFailure(f) !== formatFailure(err.failure || err)).slice(0, MAX_PRINTED_FAILURES)
         for (const f of others) io.stderr.write(formatFailure(f) + '\n')
       }
       io.stderr.write(formatSummary(s) + '\n')
-      io.stderr.write(`pipeload: stopped after ${int(s.records)} record${s.records === 1 ? '' : 's'}: ${int(s.loaded)} loaded and acknowledged, ${int(s.errors)} failed\n`)
+      // A dry run acknowledges nothing: its records were written to stdout.
+      io.stderr.write(`pipeload: stopped after ${count(s.records, 'record')}: ${int(s.loaded)} ${s.dryRun ? 'written' : 'loaded and acknowledged'}, ${int(s.errors)} failed\n`)
       if (s.checkpoint && err.output !== 'checkpoint') io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
     if (err.summary && err.summary.stoppedAt) {
       const at = err.summary.stoppedAt
-      io.stderr.write(`pipeload: nothing from ${where(at.file, at.line)}${at.offset != null ? ` (byte ${at.offset})` : ''} on was sent\n`)
+      io.stderr.write(`pipeload: nothing from ${where(at.file, at.line)}${at.offset != null ? ` (byte ${at.offset})` : ''} on was ${err.summary.dryRun ? 'written' : 'sent'}\n`)
     }
-    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${int(err.summary.rejects.records)} failed records written to ${err.summary.rejects.file}\n`)
+    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${count(err.summary.rejects.records, 'failed record')} written to ${err.summary.rejects.file}\n`)
     return err.exitCode
   }
   io.stderr.write(`pipeload: internal error, please report it:\n${err && err.stack ? err.stack : err}\n`)

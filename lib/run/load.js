@@ -363,7 +363,7 @@ class Run {
       return new PipeloadError('PIPELOAD_RECORD_FAILED', `${formatFailure(f)} (stopped: on-error abort)`,
         { file: f.file, line: f.line, offset: f.offset, failure: f, alsoFailed: Math.max(0, this.errorCount() - 1) })
     }
-    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors.toLocaleString('en-US')} records failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
+    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors.toLocaleString('en-US')} record${this.o.maxErrors === 1 ? '' : 's'} failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
       { file: f.file, line: f.line, offset: f.offset, failure: f })
   }
 
@@ -524,6 +524,7 @@ class Run {
       recordsPerSec: durationMs > 0 ? Math.round((this.records * 1000) / durationMs) : 0,
       batches: s.batches,
       workers: this.workers,
+      workersReason: this.o.map ? 'map' : null, // why the parse stayed on this thread
       reconnects: s.reconnects || 0,
       resentBatches: s.resentBatches || 0,
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
