@@ -18,6 +18,9 @@ const { pathToFileURL } = require('node:url')
 
 const MAX_PRINTED_FAILURES = 20
 
+// Errors whose JSON already went to stdout (a run stopped early: its summary with `error`).
+const jsonReported = new WeakSet()
+
 // The sections `--help` prints after the options (README "The CLI" says the same at length).
 const TEMPLATE_HELP = `
 Templates (-c, --key): a Redis command whose arguments may name the record's fields
@@ -193,7 +196,8 @@ async function runImport (input, flags, io) {
   } catch (err) {
     // A run stopped early still has a summary: machines get it on stdout as usual.
     if (flags.json && err && err.summary && err.output !== 'stdout') {
-      await writeOut(io, JSON.stringify({ ...err.summary, error: { code: err.code, message: err.message } }) + '\n')
+      await writeOut(io, JSON.stringify({ ...err.summary, error: { code: err.code, message: err.message, exitCode: err.exitCode } }) + '\n')
+      jsonReported.add(err)
     }
     throw err
   } finally {
@@ -344,8 +348,49 @@ async function run (argv, io) {
     await program.parseAsync(bareHelp(argv, program), { from: 'user' })
     return io.exitCode ?? EXIT.OK
   } catch (err) {
-    return failure(err, io)
+    const code = failure(err, io)
+    if (code !== EXIT.OK && wantsJson(argv, program) && !jsonReported.has(err) && !(err && err.output === 'stdout')) {
+      io.stdout.write(JSON.stringify({ error: jsonError(err, code) }) + '\n')
+    }
+    return code
   }
+}
+
+/**
+ * Whether the command line asks for --json (a token of its own, not another option's value,
+ * before `--`) and not --dry-run: then a failure before any summary (a bad option, no server, no input) is
+ * also a JSON object on stdout, { error: { code, message, exitCode } }.
+ */
+function wantsJson (argv, program) {
+  let cmd = null
+  let json = false
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') break
+    if (cmd === null) {
+      cmd = program.commands.find(c => c.name() === a || c.aliases().includes(a)) || null
+      continue
+    }
+    // stdout is --dry-run's (refused with --json): no JSON in the middle of its commands.
+    if (a === '--dry-run' || a.startsWith('--dry-run=')) return false
+    if (a === '--json') json = true
+    if (takesValue(cmd, a)) i++
+  }
+  return json
+}
+
+/** The error as --json prints it: a PipeloadError's code; commander's usage errors are PIPELOAD_OPTION_INVALID. */
+function jsonError (err, exitCode) {
+  if (err instanceof PipeloadError) return { code: err.code, message: cliMessage(err), exitCode }
+  if (err instanceof CommanderError) return { code: 'PIPELOAD_OPTION_INVALID', message: err.message.replace(/^error: /, '').trim(), exitCode }
+  return { code: 'PIPELOAD_INTERNAL', message: String(err && err.message ? err.message : err), exitCode }
+}
+
+/** A PipeloadError's message with the option named as it is typed: batchSize -> --batch-size. */
+function cliMessage (err) {
+  return err.code === 'PIPELOAD_OPTION_INVALID' && /^[a-z][a-zA-Z]*$/.test(err.option || '') && err.message.startsWith(err.option + ' ')
+    ? flagName(err.option) + err.message.slice(err.option.length)
+    : err.message
 }
 
 function failure (err, io) {
@@ -354,10 +399,7 @@ function failure (err, io) {
   }
   if (err instanceof PipeloadError) {
     if (err.code === 'PIPELOAD_OUTPUT_CLOSED') return EXIT.OK
-    const message = err.code === 'PIPELOAD_OPTION_INVALID' && /^[a-z][a-zA-Z]*$/.test(err.option || '') && err.message.startsWith(err.option + ' ')
-      ? flagName(err.option) + err.message.slice(err.option.length)
-      : err.message
-    io.stderr.write(`pipeload: ${message}\n`)
+    io.stderr.write(`pipeload: ${cliMessage(err)}\n`)
     // A checkpoint beyond the input: its counts are not this run's, and nothing was sent.
     if (err.code === 'PIPELOAD_CHECKPOINT_INVALID') return err.exitCode
     if (err.summary && err.summary.records > 0) {
