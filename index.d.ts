@@ -192,9 +192,10 @@ export interface LoadOptions extends ConnectionOptions {
    * checkpoints as with 0). JSON documents use one worker; `map` and iterables the main
    * thread. 'auto' (default): 0 on 2 cores or fewer, for one server and for a cluster of
    * one master; for a cluster of several masters or a dry run, one per core but one, at
-   * most 4 (it connects before reading, to know the target). A count such as 4 or "4".
+   * most 4 (it connects before reading, to know the target). A whole number from 0 to 256,
+   * or 'auto'.
    */
-  workers?: number | string | 'auto'
+  workers?: number | 'auto'
   /** With workers ≥ 2: bytes per chunk, or a size such as "1MiB" (a tuning knob). Default 1 MiB. */
   chunkSize?: number | string
   /**
