@@ -328,6 +328,7 @@ export type ErrorCode =
   | 'PIPELOAD_ABORTED'
   | 'PIPELOAD_OUTPUT_CLOSED'
   | 'PIPELOAD_OUTPUT_FAILED'
+  | 'PIPELOAD_CALLBACK_FAILED'
   | 'PIPELOAD_INPUT_FAILED'
   | 'PIPELOAD_CHECKPOINT_INVALID'
 
@@ -344,6 +345,8 @@ export class PipeloadError extends Error {
   option?: string
   /** PIPELOAD_OUTPUT_FAILED / PIPELOAD_OUTPUT_CLOSED: which output, 'stdout', 'checkpoint', 'rejects', … */
   output?: string
+  /** PIPELOAD_CALLBACK_FAILED: the callback that threw, 'onProgress', 'onFailure', 'onResume' or 'onReconnect'; `cause` is what it threw. */
+  callback?: string
   /** The underlying error, e.g. what an input iterable threw (PIPELOAD_INPUT_FAILED). */
   cause?: unknown
   /** PIPELOAD_RECORD_FAILED / PIPELOAD_TOO_MANY_ERRORS: the failure that stopped the run. */
