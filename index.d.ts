@@ -50,16 +50,20 @@ export interface ConnectionOptions {
   /**
    * Each step of setting up a connection (TCP, TLS, AUTH, SELECT, CLIENT SETNAME, INFO
    * cluster, CLUSTER SLOTS, the Sentinel lookup) must finish within this, or the run
-   * rejects with PIPELOAD_TIMEOUT naming the server and the step. Milliseconds or "5s".
-   * Default 10 s.
+   * rejects with PIPELOAD_TIMEOUT naming the server and the step. A number is milliseconds;
+   * or a string with a unit, "5s". At most 2^31-1 ms. Default 10 s.
    */
   connectTimeout?: number | string
   /**
    * No reply for this long while replies are due: the connection counts as lost (it is
-   * re-established and unacknowledged batches re-sent). Milliseconds or "30s". Default 30 s.
+   * re-established and unacknowledged batches re-sent). A number is milliseconds; or "30s".
+   * 0: never. At most 2^31-1 ms. Default 30 s.
    */
   timeout?: number | string
-  /** How long to keep reconnecting after the last reply; a refused password is not retried. Default 60 s. */
+  /**
+   * How long to keep reconnecting after the last reply; a refused password is not retried.
+   * A number is milliseconds; or "60s". At most 2^31-1 ms. Default 60 s.
+   */
   retryTimeout?: number | string
   /** Called each time a lost connection has been re-established and batches re-sent. */
   onReconnect?: (event: { cause: Error, resentBatches: number, target: string }) => void
@@ -188,9 +192,10 @@ export interface LoadOptions extends ConnectionOptions {
    * checkpoints as with 0). JSON documents use one worker; `map` and iterables the main
    * thread. 'auto' (default): 0 on 2 cores or fewer, for one server and for a cluster of
    * one master; for a cluster of several masters or a dry run, one per core but one, at
-   * most 4 (it connects before reading, to know the target). A count such as 4 or "4".
+   * most 4 (it connects before reading, to know the target). A whole number from 0 to 256,
+   * or 'auto'.
    */
-  workers?: number | string | 'auto'
+  workers?: number | 'auto'
   /** With workers ≥ 2: bytes per chunk, or a size such as "1MiB" (a tuning knob). Default 1 MiB. */
   chunkSize?: number | string
   /**
@@ -279,6 +284,8 @@ export interface Summary {
   batches: number
   /** Parse worker threads the run used: 0 = the main thread (of several inputs, the most any used). */
   workers: number
+  /** Why the parse stayed on the main thread whatever `workers` said: 'map' (a map function runs there), or null. */
+  workersReason: 'map' | null
   /** Times the connection was lost and re-established. */
   reconnects: number
   /** Batches sent again after a reconnect (delivery is at-least-once). */
@@ -322,6 +329,7 @@ export type ErrorCode =
   | 'PIPELOAD_ABORTED'
   | 'PIPELOAD_OUTPUT_CLOSED'
   | 'PIPELOAD_OUTPUT_FAILED'
+  | 'PIPELOAD_CALLBACK_FAILED'
   | 'PIPELOAD_INPUT_FAILED'
   | 'PIPELOAD_CHECKPOINT_INVALID'
 
@@ -338,6 +346,8 @@ export class PipeloadError extends Error {
   option?: string
   /** PIPELOAD_OUTPUT_FAILED / PIPELOAD_OUTPUT_CLOSED: which output, 'stdout', 'checkpoint', 'rejects', … */
   output?: string
+  /** PIPELOAD_CALLBACK_FAILED: the callback that threw, 'onProgress', 'onFailure', 'onResume' or 'onReconnect'; `cause` is what it threw. */
+  callback?: string
   /** The underlying error, e.g. what an input iterable threw (PIPELOAD_INPUT_FAILED). */
   cause?: unknown
   /** PIPELOAD_RECORD_FAILED / PIPELOAD_TOO_MANY_ERRORS: the failure that stopped the run. */
@@ -373,14 +383,17 @@ export interface BenchOptions extends ConnectionOptions {
   repeat?: number
   /** false: skip the in-a-row row (speedup is then null). Default true. */
   baseline?: boolean
-  /** Simulated round-trip time through a delay proxy on loopback: ms, or "250ms", "0.25s". */
+  /** Simulated round-trip time through a delay proxy on loopback: a number is milliseconds; or "250ms", "0.25s". */
   rtt?: number | string
+  /** rtt in milliseconds. */
   rttMs?: number
-  /** With rtt: each round trip varies by up to ± this much. */
+  /** With rtt: each round trip varies by up to ± this much; a number is milliseconds. */
   jitter?: number | string
+  /** jitter in milliseconds. */
   jitterMs?: number
-  /** A row stops sending after this long (0: never). Default "10s". */
+  /** A row stops sending after this long (0: never); a number is milliseconds. Default "10s". */
   maxRowTime?: number | string
+  /** maxRowTime in milliseconds. */
   maxRowTimeMs?: number
   /** Time the real import of this file; every template's key gets the run's prefix. */
   input?: string

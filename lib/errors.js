@@ -40,7 +40,8 @@ const CODES = Object.freeze({
   PIPELOAD_PERMISSION_DENIED: EXIT.CONNECTION, // the ACL user may not run a command bench needs (checked before writing)
   PIPELOAD_ABORTED: EXIT.SIGINT,
   PIPELOAD_OUTPUT_CLOSED: EXIT.OK,
-  PIPELOAD_OUTPUT_FAILED: EXIT.OUTPUT
+  PIPELOAD_OUTPUT_FAILED: EXIT.OUTPUT,
+  PIPELOAD_CALLBACK_FAILED: EXIT.INTERNAL // a library caller's callback (onProgress, onFailure, …) threw: `callback` names it, `cause` is what it threw
 })
 
 /**
@@ -58,6 +59,15 @@ class PipeloadError extends Error {
   get exitCode () {
     return CODES[this.code] ?? EXIT.INTERNAL
   }
+}
+
+/**
+ * What a caller's callback threw, as the error load()/bench() reject with: a PipeloadError
+ * it threw on purpose (the CLI's progress line: stderr gone) goes through as it is.
+ */
+function callbackError (name, err) {
+  if (err instanceof PipeloadError) return err
+  return new PipeloadError('PIPELOAD_CALLBACK_FAILED', `the ${name} callback threw: ${err && err.message ? err.message : String(err)}`, { callback: name, cause: err })
 }
 
 /** `file:line` (or `file@byte`) for messages. */
@@ -82,4 +92,4 @@ function fsReason (err, file) {
   }
 }
 
-module.exports = { PipeloadError, EXIT, CODES, where, fsReason }
+module.exports = { PipeloadError, EXIT, CODES, where, fsReason, callbackError }

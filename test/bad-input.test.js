@@ -203,7 +203,7 @@ describe('bad input, CLI', () => {
     const res = await cli(['import', s.file, '-c', s.command, '-u', srv.url, '--on-error', 'skip', '--rejects', rejects])
     expect(res.code).toBe(1)
     expect(res.stderr).toContain(`${s.file}:3: Invalid Record Length`)
-    expect(res.stderr).toContain(`1 failed records written to ${rejects}`)
+    expect(res.stderr).toContain(`1 failed record written to ${rejects}`)
     expect(await ids(s.prefix)).toEqual(['1', '3'])
     expect(JSON.parse(fs.readFileSync(rejects, 'utf8'))).toEqual({ file: s.file, line: 3, offset: 9, code: 'PIPELOAD_INPUT_INVALID', reason: 'Invalid Record Length: the header has 2 fields, got 3', source: 'input', raw: '2,b,x' })
   })

@@ -119,7 +119,7 @@ describe('numbers', () => {
     const file = writeTmp('zero.csv', 'id,v\n1,x\n')
     const res = await pipeload(['import', file, '-c', `HSET ${prefix}{id} v {v}`, '-u', srv.url])
     expect(res.code).toBe(1)
-    expect(res.stderr).toMatch(/^loaded 0 of 1 records /m)
+    expect(res.stderr).toMatch(/^loaded 0 of 1 record /m)
     expect(res.stderr).not.toMatch(/rows\/s/)
     const base = { input: 'f.csv', target: 'h:1', dryRun: null, resumedFrom: null, commands: 0, errors: 0, durationMs: 3, batches: 0, rttMs: {} }
     expect(formatSummary({ ...base, records: 0, loaded: 0, recordsPerSec: 0 }).split('\n')[0]).toBe('loaded 0 of 0 records (0 commands) from f.csv into h:1 in 3 ms')

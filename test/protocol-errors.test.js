@@ -73,6 +73,6 @@ describe('protocol errors: a server that sends a reply that is not RESP', () => 
     port = srv.port
     const r = await runCli([...ARGS, '-u', srv.url, '--retry-timeout', '1s'], { input: CSV, timeoutMs: 15_000 })
     expectGaveUp(r, srv.port)
-    expect(r.stderr).toMatch(/into cluster via 127\.0\.0\.1:\d+ \(1 masters\)/)
+    expect(r.stderr).toMatch(/into cluster via 127\.0\.0\.1:\d+ \(1 master\)/)
   }, 20_000)
 })

@@ -9,7 +9,7 @@ const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { load } = require('../lib')
-const { parseCount, parseTtl, parseDuration } = require('../lib/run/options')
+const { parseCount, parseTtl, parseDuration, parseSize } = require('../lib/run/options')
 
 let srv
 let redis
@@ -40,6 +40,68 @@ describe('units', () => {
     expect(parseDuration('2h', 't')).toBe(7_200_000)
     expect(parseDuration('1d', 't')).toBe(86_400_000)
     expect(parseDuration('250', 't')).toBe(250) // a plain number is ms
+  })
+
+  // Issue 22: the values README "Units" gives, written out here, not computed by the parser's table.
+  it('sizes: each unit is worth what README "Units" says (KB, MB, GB 1024-based as in redis.conf)', () => {
+    const table = [
+      ['1', 1], ['1b', 1], ['1048576', 1048576],
+      ['1kb', 1024], ['1KB', 1024], ['1KiB', 1024], ['1kib', 1024], ['2.5KiB', 2560], ['512KiB', 524288],
+      ['1mb', 1048576], ['1MB', 1048576], ['1MiB', 1048576], ['64 MiB', 67108864], ['64mb', 67108864],
+      ['1gb', 1073741824], ['1GiB', 1073741824], ['2GB', 2147483648]
+    ]
+    for (const [text, bytes] of table) expect([text, parseSize(text, 'maxRecordSize')]).toEqual([text, bytes])
+    expect(parseSize(4096, 'maxRecordSize')).toBe(4096)
+    for (const ambiguous of ['1k', '1m', '1g', '64M', '1kbit', 'MiB', '0KiB']) {
+      expect(() => parseSize(ambiguous, 'maxRecordSize'), ambiguous).toThrow(/maxRecordSize must be a size in bytes/)
+    }
+  })
+
+  it('durations: at most 2^31-1 ms, the longest timer Node.js can set', () => {
+    expect(parseDuration('24d', 't')).toBe(2_073_600_000)
+    expect(parseDuration(2_147_483_647, 't')).toBe(2_147_483_647)
+    expect(parseDuration('2147483647ms', 't')).toBe(2_147_483_647)
+    for (const over of ['25d', '30d', '597h', '2147483648ms', 2_147_483_648, '1000000000s']) {
+      expect(() => parseDuration(over, 'connectTimeout'), String(over)).toThrow(/connectTimeout must be at most 2147483647 ms \(24.8 days/)
+    }
+  })
+
+  it('the CLI refuses a duration beyond the timer: --connect-timeout 30d is a usage error, not a connect that fails at once', async () => {
+    const file = csv('long.csv', 1)
+    for (const [flag, value] of [['--connect-timeout', '30d'], ['--timeout', '25d'], ['--retry-timeout', '600h']]) {
+      const r = await runCli(['import', file, '-u', srv.url, '-c', 'SET long:{id} {v}', flag, value])
+      expect(r.code, `${flag} ${value}: ${r.stderr}`).toBe(2)
+      expect(r.stderr).toBe(`pipeload: ${flag} must be at most 2147483647 ms (24.8 days, the longest timer Node.js can set), such as "24d", got "${value}"\n`)
+    }
+    expect(await redis.exists('long:1')).toBe(0)
+    const b = await runCli(['bench', '-u', srv.url, '--count', '10', '--connect-timeout', '30d'])
+    expect(b.code).toBe(2)
+    expect(b.stderr).toMatch(/--connect-timeout must be at most 2147483647 ms/)
+  })
+
+  it('a duration flag without a unit is refused with the spellings to use, in import and bench', async () => {
+    const file = csv('plain.csv', 3)
+    for (const flag of ['--timeout', '--retry-timeout', '--connect-timeout']) {
+      const r = await runCli(['import', file, '-u', srv.url, '-c', 'SET plain:{id} {v}', flag, '30'])
+      expect(r.code, `${flag}: ${r.stderr}`).toBe(2)
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: ${flag} 30: a duration needs a unit: 30s for seconds, 30ms for milliseconds`))
+      expect(r.stderr).not.toMatch(/\n\s+at /)
+    }
+    expect(await redis.exists('plain:1')).toBe(0)
+    for (const [flag, value] of [['--rtt', '50'], ['--jitter', '5'], ['--max-row-time', '10'], ['--connect-timeout', '1.5']]) {
+      const args = ['bench', '-u', srv.url, '--count', '10', '--batch-sizes', '10', flag, value]
+      if (flag === '--jitter') args.push('--rtt', '1ms')
+      const r = await runCli(args)
+      expect(r.code, `${flag}: ${r.stderr}`).toBe(2)
+      expect(r.stderr).toMatch(`pipeload: ${flag} ${value}: a duration needs a unit: ${value}s for seconds, ${value}ms`)
+    }
+    // 0 is the same in every unit: --max-row-time 0 (never stop) still needs none.
+    const zero = await runCli(['bench', '-u', srv.url, '--count', '20', '--batch-sizes', '10', '--max-row-time', '0', '--csv'])
+    expect(zero.code, zero.stderr).toBe(0)
+    // With a unit, the value reaches the run: 2s is 2000 ms (hangs.test checks the timeout acts).
+    const ok = await runCli(['import', file, '-u', srv.url, '-c', 'SET plain:{id} {v}', '--timeout', '2s', '--retry-timeout', '1500ms', '--connect-timeout', '0.5m', '--json'])
+    expect(ok.code, ok.stderr).toBe(0)
+    expect(await redis.get('plain:3')).toBe('v3')
   })
 
   it('the CLI takes -b 2k, --max-record-size 64mb, --ttl 1h, --timeout 90s and --max-errors 1k', async () => {

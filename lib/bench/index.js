@@ -3,7 +3,7 @@
 const crypto = require('node:crypto')
 const tls = require('node:tls')
 const { performance } = require('node:perf_hooks')
-const { PipeloadError } = require('../errors')
+const { PipeloadError, callbackError } = require('../errors')
 const { openControl, openData, describeTarget, ask, bounded, scrub } = require('../send/connection')
 const { DEFAULTS: LOAD_DEFAULTS } = require('../run/options')
 const { encodeCommand } = require('../encode/resp')
@@ -145,7 +145,7 @@ async function repeatRow (ctx, step, row, rows) {
       row, rows, run: r + 1, runs: o.repeat, ...step,
       count: o.workload === 'file' ? null : o.count, maxRowTimeMs: o.maxRowTimeMs || null
     }
-    const progress = o.onProgress ? p => o.onProgress({ ...at, ops: 0, records: null, elapsedMs: 0, ...p }) : null
+    const progress = o.onProgress ? p => onProgress(o, { ...at, ops: 0, records: null, elapsedMs: 0, ...p }) : null
     if (progress) progress({})
     runs.push(await runRow(ctx, step, progress))
   }
@@ -169,6 +169,15 @@ function skippedRow (ctx, step) {
 function isRedundant (step, plan, total) {
   return step.mode === 'pipeline' && step.batchSize > total &&
     plan.some(s => s.mode === 'pipeline' && s.batchSize >= total && s.batchSize < step.batchSize)
+}
+
+/** The caller's onProgress; what it throws rejects bench() as PIPELOAD_CALLBACK_FAILED (the keys are still deleted). */
+function onProgress (o, p) {
+  try {
+    o.onProgress(p)
+  } catch (err) {
+    throw callbackError('onProgress', err)
+  }
 }
 
 function runRow (ctx, step, progress) {

@@ -6,6 +6,7 @@ const { bench } = require('../bench')
 const { BENCH_DEFAULTS, WORKLOADS } = require('../bench/options')
 const { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress } = require('../bench/format')
 const { collect, addConnectionOptions, connectionOptions } = require('./connection-flags')
+const { durationFlag } = require('./duration-flag')
 
 // `pipeload bench`: argv -> bench() options -> a table (or JSON / CSV / Markdown).
 
@@ -78,9 +79,9 @@ async function runBench (file, flags, io, connectionOptions, fromCli) {
     window: flags.window,
     repeat: flags.repeat,
     baseline: flags.baseline,
-    rtt: flags.rtt,
-    jitter: flags.jitter,
-    maxRowTime: flags.maxRowTime,
+    rtt: durationFlag(flags.rtt, '--rtt'),
+    jitter: durationFlag(flags.jitter, '--jitter'),
+    maxRowTime: durationFlag(flags.maxRowTime, '--max-row-time'),
     signal: io.signal
   }
   if (file !== undefined) {

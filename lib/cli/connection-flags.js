@@ -4,6 +4,7 @@ const { PipeloadError } = require('../errors')
 const { DEFAULTS } = require('../run/options')
 const { tlsFromFlags } = require('../send/tls')
 const { urlHasPassword } = require('../send/connection')
+const { durationFlag } = require('./duration-flag')
 
 // The connection flags both commands take (redis-cli's names), and their reading into
 // load()/bench() options: import and bench share this file instead of importing each other.
@@ -44,9 +45,9 @@ function connectionOptions (flags, env, warn) {
   const o = {}
   const url = flags.url ?? env.REDIS_URL
   if (url) o.url = url
-  if (flags.connectTimeout !== undefined) o.connectTimeout = flags.connectTimeout
+  if (flags.connectTimeout !== undefined) o.connectTimeout = durationFlag(flags.connectTimeout, '--connect-timeout')
   if (flags.host) o.host = flags.host
-  if (flags.port !== undefined) o.port = intFlag('--port', flags.port)
+  if (flags.port !== undefined) o.port = portFlag(flags.port)
   if (flags.db !== undefined) o.db = intFlag('--db', flags.db, 0)
   if (flags.user) o.username = flags.user
   if (flags.pass !== undefined) {
@@ -76,4 +77,13 @@ function intFlag (name, value, min = 1) {
   return Number(value)
 }
 
-module.exports = { collect, intFlag, addConnectionOptions, connectionOptions, PASSWORD_WARNING }
+/** -p: a TCP port, 1 to 65535 (Node refuses others only when connecting, as a lost connection). */
+function portFlag (value) {
+  const n = /^\d+$/.test(String(value)) ? Number(value) : NaN
+  if (!(n >= 1 && n <= 65535)) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--port must be a port number from 1 to 65535, got "${value}"`, { option: '--port' })
+  }
+  return n
+}
+
+module.exports = { collect, intFlag, portFlag, addConnectionOptions, connectionOptions, PASSWORD_WARNING }

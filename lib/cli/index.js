@@ -4,11 +4,12 @@ const { Command, Option, CommanderError } = require('commander')
 const { load } = require('../run/load')
 const { PipeloadError, EXIT, where } = require('../errors')
 const { DEFAULTS, parseShard } = require('../run/options')
-const { formatProgress, formatSummary, formatFailure, int } = require('../run/reporter')
+const { formatProgress, formatSummary, formatFailure, int, count } = require('../run/reporter')
 const { version } = require('../../package.json')
 const { benchCommand } = require('./bench')
 const { outputError } = require('../send/dry-run')
 const { collect, addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
+const { durationFlag } = require('./duration-flag')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 
@@ -16,6 +17,9 @@ const { pathToFileURL } = require('node:url')
 // on stderr and a documented exit code; only bugs print a stack.
 
 const MAX_PRINTED_FAILURES = 20
+
+// Errors whose JSON already went to stdout (a run stopped early: its summary with `error`).
+const jsonReported = new WeakSet()
 
 // The sections `--help` prints after the options (README "The CLI" says the same at length).
 const TEMPLATE_HELP = `
@@ -90,7 +94,7 @@ function importCommand (io) {
     .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
     .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
     .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
-    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send (ms, s, m, h; a plain number is ms)', `${DEFAULTS.timeout / 1000}s`)
+    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send: 90s, 500ms, 2m, 1h (a unit is required)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
     .option('--workers <n|auto>', 'threads that parse and encode: 0 = the main thread, 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto (default) = up to 4 for a cluster of several masters or --dry-run on more than 2 cores, else 0')
@@ -172,12 +176,12 @@ async function runImport (input, flags, io) {
     chunkSize: flags.chunkSize,
     cluster: flags.cluster,
     shard: shardFlag(flags, io.env),
-    timeout: flags.timeout,
-    retryTimeout: flags.retryTimeout,
+    timeout: durationFlag(flags.timeout, '--timeout'),
+    retryTimeout: durationFlag(flags.retryTimeout, '--retry-timeout'),
     checkpoint: flags.checkpoint,
     resume: flags.resume,
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
-    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches\n`),
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')}\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,
@@ -192,7 +196,8 @@ async function runImport (input, flags, io) {
   } catch (err) {
     // A run stopped early still has a summary: machines get it on stdout as usual.
     if (flags.json && err && err.summary && err.output !== 'stdout') {
-      await writeOut(io, JSON.stringify({ ...err.summary, error: { code: err.code, message: err.message } }) + '\n')
+      await writeOut(io, JSON.stringify({ ...err.summary, error: { code: err.code, message: err.message, exitCode: err.exitCode } }) + '\n')
+      jsonReported.add(err)
     }
     throw err
   } finally {
@@ -207,8 +212,8 @@ async function runImport (input, flags, io) {
 
 /** How a resumed http(s) input is read, in one line. */
 function resumeNotice (e) {
-  if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${int(e.records)} records already loaded`
-  return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${int(e.records)} records already loaded: ${e.reason}`
+  if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${count(e.records, 'record')} already loaded`
+  return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${count(e.records, 'record')} already loaded: ${e.reason}`
 }
 
 /** --shard, else PIPELOAD_SHARD (unset or empty: none); a bad value is named as it was given. */
@@ -245,8 +250,8 @@ function writeOut (io, text) {
 async function report (summary, flags, io) {
   const failures = summary.failures.slice(0, MAX_PRINTED_FAILURES)
   for (const f of failures) io.stderr.write(formatFailure(f) + '\n')
-  if (summary.errors > failures.length) io.stderr.write(`… and ${int(summary.errors - failures.length)} more failed records\n`)
-  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${int(summary.rejects.records)} failed records written to ${summary.rejects.file}\n`)
+  if (summary.errors > failures.length) io.stderr.write(`… and ${count(summary.errors - failures.length, 'more failed record', 'more failed records')}\n`)
+  if (summary.rejects && summary.rejects.records > 0) io.stderr.write(`${count(summary.rejects.records, 'failed record')} written to ${summary.rejects.file}\n`)
   if (flags.json) await writeOut(io, JSON.stringify(summary) + '\n')
   else if (!flags.quiet) io.stderr.write(formatSummary(summary) + '\n')
 }
@@ -343,8 +348,49 @@ async function run (argv, io) {
     await program.parseAsync(bareHelp(argv, program), { from: 'user' })
     return io.exitCode ?? EXIT.OK
   } catch (err) {
-    return failure(err, io)
+    const code = failure(err, io)
+    if (code !== EXIT.OK && wantsJson(argv, program) && !jsonReported.has(err) && !(err && err.output === 'stdout')) {
+      io.stdout.write(JSON.stringify({ error: jsonError(err, code) }) + '\n')
+    }
+    return code
   }
+}
+
+/**
+ * Whether the command line asks for --json (a token of its own, not another option's value,
+ * before `--`) and not --dry-run: then a failure before any summary (a bad option, no server, no input) is
+ * also a JSON object on stdout, { error: { code, message, exitCode } }.
+ */
+function wantsJson (argv, program) {
+  let cmd = null
+  let json = false
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') break
+    if (cmd === null) {
+      cmd = program.commands.find(c => c.name() === a || c.aliases().includes(a)) || null
+      continue
+    }
+    // stdout is --dry-run's (refused with --json): no JSON in the middle of its commands.
+    if (a === '--dry-run' || a.startsWith('--dry-run=')) return false
+    if (a === '--json') json = true
+    if (takesValue(cmd, a)) i++
+  }
+  return json
+}
+
+/** The error as --json prints it: a PipeloadError's code; commander's usage errors are PIPELOAD_OPTION_INVALID. */
+function jsonError (err, exitCode) {
+  if (err instanceof PipeloadError) return { code: err.code, message: cliMessage(err), exitCode }
+  if (err instanceof CommanderError) return { code: 'PIPELOAD_OPTION_INVALID', message: err.message.replace(/^error: /, '').trim(), exitCode }
+  return { code: 'PIPELOAD_INTERNAL', message: String(err && err.message ? err.message : err), exitCode }
+}
+
+/** A PipeloadError's message with the option named as it is typed: batchSize -> --batch-size. */
+function cliMessage (err) {
+  return err.code === 'PIPELOAD_OPTION_INVALID' && /^[a-z][a-zA-Z]*$/.test(err.option || '') && err.message.startsWith(err.option + ' ')
+    ? flagName(err.option) + err.message.slice(err.option.length)
+    : err.message
 }
 
 function failure (err, io) {
@@ -353,10 +399,7 @@ function failure (err, io) {
   }
   if (err instanceof PipeloadError) {
     if (err.code === 'PIPELOAD_OUTPUT_CLOSED') return EXIT.OK
-    const message = err.code === 'PIPELOAD_OPTION_INVALID' && /^[a-z][a-zA-Z]*$/.test(err.option || '') && err.message.startsWith(err.option + ' ')
-      ? flagName(err.option) + err.message.slice(err.option.length)
-      : err.message
-    io.stderr.write(`pipeload: ${message}\n`)
+    io.stderr.write(`pipeload: ${cliMessage(err)}\n`)
     // A checkpoint beyond the input: its counts are not this run's, and nothing was sent.
     if (err.code === 'PIPELOAD_CHECKPOINT_INVALID') return err.exitCode
     if (err.summary && err.summary.records > 0) {
@@ -366,20 +409,21 @@ function failure (err, io) {
         // flight failed as well depends on timing, so they are counted, not listed: the
         // same lines whatever arrived first (each is in --json's failures and --rejects).
         const n = err.alsoFailed || 0
-        if (n > 0) io.stderr.write(`pipeload: and ${int(n)} more record${n === 1 ? '' : 's'} in the batches already sent failed too\n`)
+        if (n > 0) io.stderr.write(`pipeload: and ${count(n, 'more record', 'more records')} in the batches already sent failed too\n`)
       } else {
         const others = (s.failures || []).filter(f => formatFailure(f) !== formatFailure(err.failure || err)).slice(0, MAX_PRINTED_FAILURES)
         for (const f of others) io.stderr.write(formatFailure(f) + '\n')
       }
       io.stderr.write(formatSummary(s) + '\n')
-      io.stderr.write(`pipeload: stopped after ${int(s.records)} record${s.records === 1 ? '' : 's'}: ${int(s.loaded)} loaded and acknowledged, ${int(s.errors)} failed\n`)
+      // A dry run acknowledges nothing: its records were written to stdout.
+      io.stderr.write(`pipeload: stopped after ${count(s.records, 'record')}: ${int(s.loaded)} ${s.dryRun ? 'written' : 'loaded and acknowledged'}, ${int(s.errors)} failed\n`)
       if (s.checkpoint && err.output !== 'checkpoint') io.stderr.write(`pipeload: the checkpoint ${s.checkpoint} is up to date: run the same command with --resume to continue\n`)
     }
     if (err.summary && err.summary.stoppedAt) {
       const at = err.summary.stoppedAt
-      io.stderr.write(`pipeload: nothing from ${where(at.file, at.line)}${at.offset != null ? ` (byte ${at.offset})` : ''} on was sent\n`)
+      io.stderr.write(`pipeload: nothing from ${where(at.file, at.line)}${at.offset != null ? ` (byte ${at.offset})` : ''} on was ${err.summary.dryRun ? 'written' : 'sent'}\n`)
     }
-    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${int(err.summary.rejects.records)} failed records written to ${err.summary.rejects.file}\n`)
+    if (err.summary && err.summary.rejects) io.stderr.write(`pipeload: ${count(err.summary.rejects.records, 'failed record')} written to ${err.summary.rejects.file}\n`)
     return err.exitCode
   }
   io.stderr.write(`pipeload: internal error, please report it:\n${err && err.stack ? err.stack : err}\n`)

@@ -31,7 +31,7 @@ function withoutFirst (batch, k) {
 
 /** The checkpoint says more records were loaded than the input has. */
 function tooFew (n, has, file) {
-  const reason = `it says ${n.toLocaleString('en-US')} records were loaded, but the input has only ${has.toLocaleString('en-US')}: it was not written for this input; remove it to start over`
+  const reason = `it says ${n.toLocaleString('en-US')} ${n === 1 ? 'record was' : 'records were'} loaded, but the input has only ${has.toLocaleString('en-US')}: it was not written for this input; remove it to start over`
   return new PipeloadError('PIPELOAD_CHECKPOINT_INVALID', `checkpoint ${file}: ${reason}`, { file })
 }
 

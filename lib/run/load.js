@@ -1,7 +1,7 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { PipeloadError } = require('../errors')
+const { PipeloadError, callbackError } = require('../errors')
 const { normalizeLoadOptions } = require('./options')
 const { describeInputs } = require('../read/input')
 const { openUrl } = require('../read/http-input')
@@ -53,7 +53,7 @@ async function load (options) {
     if (o.shard) for (const input of inputs) input.shard = await shardOf(input, o.shard, o)
     if (ranged) resume.plan = fromUrl(resume, inputs[0], ranged)
     else if (saved) resume.plan.notice = { input: label, records: saved.records, range: null, reason: null }
-    if (resume.plan.notice && o.onResume) o.onResume(resume.plan.notice)
+    if (resume.plan.notice && o.onResume) call(o.onResume, 'onResume', resume.plan.notice)
     const run = new Run(o, inputs, startedAt, resume, rejects, label)
     const sources = new InputSequence(inputs, o, resume.plan, run)
     // The first input first, so template and header errors come before connecting; but
@@ -167,6 +167,15 @@ async function clusterMode (o, control) {
 }
 
 /** The state of one load: counters, failures, progress. */
+/** Call a caller's callback on the run's own path: what it throws rejects load() as PIPELOAD_CALLBACK_FAILED. */
+function call (fn, name, arg) {
+  try {
+    return fn(arg)
+  } catch (err) {
+    throw callbackError(name, err)
+  }
+}
+
 class Run {
   /**
    * @param {object[]} inputs the described inputs, loaded in this order
@@ -329,8 +338,18 @@ class Run {
     }
   }
 
+  // onReconnect and onFailure run inside the sink's reply handling: what they throw stops the
+  // run as a failed output does (no more reading, the replies awaited), never an uncaught throw.
   reconnected (event) {
-    if (this.o.onReconnect) this.o.onReconnect(event)
+    if (this.o.onReconnect) this.callback(this.o.onReconnect, 'onReconnect', event)
+  }
+
+  callback (fn, name, arg) {
+    try {
+      fn(arg)
+    } catch (err) {
+      this.outputFailed(callbackError(name, err))
+    }
   }
 
   /** A failed record; `batch`: the batch it was sent in (or the sink's copy of it), if any. */
@@ -345,7 +364,7 @@ class Run {
       const list = entry ? entry.failures : this.late
       list.push({ ...failure, raw })
     }
-    if (this.o.onFailure) this.o.onFailure(failure)
+    if (this.o.onFailure) this.callback(this.o.onFailure, 'onFailure', failure)
     if (this.stop === null && (this.o.onError === 'abort' || (this.o.maxErrors !== null && this.errorCount() > this.o.maxErrors))) {
       this.stop = failure
     }
@@ -363,7 +382,7 @@ class Run {
       return new PipeloadError('PIPELOAD_RECORD_FAILED', `${formatFailure(f)} (stopped: on-error abort)`,
         { file: f.file, line: f.line, offset: f.offset, failure: f, alsoFailed: Math.max(0, this.errorCount() - 1) })
     }
-    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors.toLocaleString('en-US')} records failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
+    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors.toLocaleString('en-US')} record${this.o.maxErrors === 1 ? '' : 's'} failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
       { file: f.file, line: f.line, offset: f.offset, failure: f })
   }
 
@@ -479,7 +498,7 @@ class Run {
     if (!force && now - this.lastProgress < this.o.progressInterval) return
     this.lastProgress = now
     const elapsedMs = now - this.startedAt
-    this.o.onProgress({
+    call(this.o.onProgress, 'onProgress', {
       records: this.records,
       commands: sink.stats.commands,
       errors: this.mapFailures + sink.stats.failedRecords,
@@ -524,6 +543,7 @@ class Run {
       recordsPerSec: durationMs > 0 ? Math.round((this.records * 1000) / durationMs) : 0,
       batches: s.batches,
       workers: this.workers,
+      workersReason: this.o.map ? 'map' : null, // why the parse stayed on this thread
       reconnects: s.reconnects || 0,
       resentBatches: s.resentBatches || 0,
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },

@@ -100,15 +100,22 @@ function editDistance (a, b) {
   return rows[a.length][b.length]
 }
 
-/** `250ms`, `0.25s`, `1m`, `2h`, `1d`, `250` (ms) or a number of ms → milliseconds. */
+// The longest delay setTimeout/setInterval hold: beyond it Node fires after 1 ms instead
+// (with a TimeoutOverflowWarning), so --connect-timeout 30d would fail every connect at once.
+const MAX_DURATION_MS = 2 ** 31 - 1
+
+/** `250ms`, `0.25s`, `1m`, `2h`, `1d`, `250` (ms) or a number of ms → milliseconds, at most MAX_DURATION_MS. */
 function parseDuration (value, name) {
+  let ms = value
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) throw invalid(name, 'a duration ≥ 0 such as "250ms" or "1.5s"', value)
-    return value
+  } else {
+    const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m|h|d)?\s*$/.exec(String(value))
+    if (!m) throw invalid(name, 'a duration such as "250ms" or "1.5s"', value)
+    ms = Number(m[1]) * UNITS[m[2] || 'ms']
   }
-  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m|h|d)?\s*$/.exec(String(value))
-  if (!m) throw invalid(name, 'a duration such as "250ms" or "1.5s"', value)
-  return Number(m[1]) * UNITS[m[2] || 'ms']
+  if (ms > MAX_DURATION_MS) throw invalid(name, `at most ${MAX_DURATION_MS} ms (24.8 days, the longest timer Node.js can set), such as "24d"`, value)
+  return ms
 }
 
 function durationOf (o, name) {
@@ -154,8 +161,12 @@ const SIZE_UNITS = { b: 1, kib: 1024, kb: 1024, mib: 1024 ** 2, mb: 1024 ** 2, g
  * 1,000,000 bytes, so they would be ambiguous).
  */
 function positiveSize (o, name) {
-  const v = o[name]
-  if (typeof v !== 'string') return positiveInt(o, name)
+  return o[name] === undefined ? DEFAULTS[name] : parseSize(o[name], name)
+}
+
+/** A size (see positiveSize) → bytes; `name` is the option in the message. */
+function parseSize (v, name) {
+  if (typeof v !== 'string') return positiveInt({ [name]: v }, name)
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v)
   const unit = m ? SIZE_UNITS[(m[2] || 'b').toLowerCase()] : undefined
   const n = unit ? Math.floor(Number(m[1]) * unit) : NaN
@@ -207,7 +218,7 @@ function vectorsOf (o) {
 /**
  * A TTL in whole seconds (EXPIRE's unit): a number of seconds, "3600", or a duration with a
  * unit: "90s", "30m", "1h", "7d" (one unit: write 90m, not 1h30m). A plain number is
- * seconds here, unlike --timeout's plain number (ms), because EXPIRE counts seconds.
+ * seconds here, unlike the library's durations (ms), because EXPIRE counts seconds.
  */
 function parseTtl (v, name = 'ttl') {
   let n = v
@@ -369,4 +380,4 @@ function workersOf (o) {
   return n
 }
 
-module.exports = { normalizeLoadOptions, parseShard, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration, parseCount, parseTtl }
+module.exports = { normalizeLoadOptions, parseShard, checkKnownOptions, DEFAULTS, FORMATS, LOAD_OPTIONS, CONNECTION_OPTIONS, invalid, parseDuration, positiveDuration, parseCount, parseTtl, parseSize, MAX_DURATION_MS }

@@ -9,6 +9,14 @@ function int (n) {
   return Math.round(n).toLocaleString('en-US')
 }
 
+/** `1 record`, `2 records`, `1,000 batches`: a count and its noun, singular for exactly 1. */
+function count (n, one, many = one + 's') {
+  return `${int(n)} ${n === 1 ? one : many}`
+}
+
+// Why a run parsed on this thread though it could have had workers (summary.workersReason).
+const WORKERS_REASONS = { map: '--map runs on the main thread' }
+
 /** pretty-hrtime wants [seconds, nanoseconds]. */
 function duration (ms) {
   const sec = Math.floor(ms / 1000)
@@ -43,10 +51,10 @@ function clock (ms) {
  * for a gzip file, of the compressed bytes).
  */
 function formatProgress (p) {
-  let s = `${int(p.records)} records · ${int(p.recordsPerSec)} rows/s · ${bytes(p.bytesRead)}`
+  let s = `${count(p.records, 'record')} · ${int(p.recordsPerSec)} rows/s · ${bytes(p.bytesRead)}`
   const share = p.totalBytes ? Math.min(1, p.bytesRead / p.totalBytes) : null
   if (share !== null) s += ` of ${bytes(p.totalBytes)} (${(100 * share).toFixed(1)}%)`
-  if (p.errors) s += ` · ${int(p.errors)} errors`
+  if (p.errors) s += ` · ${count(p.errors, 'error')}`
   if (p.elapsedMs != null) {
     s += ` · ${clock(p.elapsedMs)} elapsed`
     if (share > 0) s += ` · ETA ${clock((p.elapsedMs * (1 - share)) / share)}`
@@ -62,18 +70,18 @@ function formatSummary (s) {
   // No rate for a run that loaded nothing: "0 of 1 records … 4 rows/s" measures nothing.
   const rate = s.loaded > 0 ? ` · ${int(s.recordsPerSec)} rows/s` : ''
   const lines = [
-    `${verb} ${int(s.loaded)} of ${int(s.records)} records${resumed} (${int(s.commands)} commands) from ${s.input}${s.shard ? ` (shard ${s.shard})` : ''}${into} in ${duration(s.durationMs)}${rate}`,
-    `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${int(s.errorReplies)} error replies)` : '') +
+    `${verb} ${int(s.loaded)} of ${count(s.records, 'record')}${resumed} (${count(s.commands, 'command')}) from ${s.input}${s.shard ? ` (shard ${s.shard})` : ''}${into} in ${duration(s.durationMs)}${rate}`,
+    `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${count(s.errorReplies, 'error reply', 'error replies')})` : '') +
       (s.skipped ? ` · skipped: ${int(s.skipped)} (map returned null)` : '') +
       ` · batches: ${int(s.batches)}` +
-      (s.workers ? ` · parse workers: ${s.workers}` : '') +
+      (s.workers != null ? ` · parse workers: ${s.workers}${WORKERS_REASONS[s.workersReason] ? ` (${WORKERS_REASONS[s.workersReason]})` : ''}` : '') +
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
-      (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '')
+      (s.reconnects ? ` · ${count(s.reconnects, 'reconnect')}, ${count(s.resentBatches, 'batch', 'batches')} re-sent` : '')
   ]
   if (s.files && s.files.length > 1) for (const f of s.files) lines.push(formatFileLine(f))
   const c = s.cluster
   if (c) {
-    lines.push(`cluster: ${int(c.masters)} masters · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
+    lines.push(`cluster: ${count(c.masters, 'master')} · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
       `${int(c.retried)} retried · ${int(c.rerouted)} re-routed · ${int(c.refreshes)} slot map refreshes`)
   }
   return lines.join('\n')
@@ -81,7 +89,7 @@ function formatSummary (s) {
 
 /** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */
 function formatFileLine (f) {
-  return `  ${f.input}: ${int(f.loaded)} of ${int(f.records)} records loaded` +
+  return `  ${f.input}: ${int(f.loaded)} of ${count(f.records, 'record')} loaded` +
     (f.errors ? ` · ${int(f.errors)} error${f.errors === 1 ? '' : 's'}` : '') +
     (f.skipped ? ` · ${int(f.skipped)} skipped` : '')
 }
@@ -93,4 +101,4 @@ function formatFailure (f) {
   return msg.startsWith(prefix) ? msg : prefix + msg
 }
 
-module.exports = { formatProgress, formatSummary, formatFailure, duration, bytes, int, clock }
+module.exports = { formatProgress, formatSummary, formatFailure, duration, bytes, int, count, clock }

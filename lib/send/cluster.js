@@ -556,7 +556,7 @@ async function openClusterSink (o, input, run, control, owned) {
     throw err
   }
   const seed = control.isCluster ? 'ioredis Cluster' : dataEndpoint(control).target
-  run.target = `cluster via ${seed} (${sink.masters().length} masters)`
+  run.target = `cluster via ${seed} (${sink.masters().length} master${sink.masters().length === 1 ? '' : 's'})`
   return { sink, close }
 }
 

@@ -42,6 +42,11 @@ function ioredisOptions (o) {
     disableClientInfo: true
   }
   const url = o.url === undefined || o.url === null ? undefined : parseUrl(o.url)
+  // redis://:pw@/0 or redis:// name no server: ioredis would take 127.0.0.1:6379, which may
+  // be another server than meant. A host given on its own (-h) fills it.
+  if (url?.rest && !url.host && !url.rest.startsWith('/') && o.host === undefined) {
+    throw urlError(o.url, 'a URL with a host, such as redis://[user:password@]host:port[/db] (an empty host is not taken to mean 127.0.0.1)')
+  }
   // Credentials in the URL are handed over as options, never inside a URL string: ioredis
   // would split a raw "@" or "/" in a password differently, and decodeURIComponent would
   // throw a URIError on a stray "%".
@@ -49,6 +54,7 @@ function ioredisOptions (o) {
   for (const k of ['host', 'port', 'username', 'password', 'db', 'sentinelUsername', 'sentinelPassword']) {
     if (o[k] !== undefined) explicit[k] = o[k]
   }
+  if (o.port !== undefined) checkPort(o.port, 'port')
   if (o.sentinels !== undefined || o.masterName !== undefined) Object.assign(explicit, sentinelOptions(o.sentinels, o.masterName))
   let t = normalizeTls(o.tls)
   if (!t && url?.tls) t = {}
@@ -67,6 +73,16 @@ function ioredisOptions (o) {
   // ioredis fills options from its arguments in order, each only where still unset: the
   // explicit options go first so that they win over the URL's (-a over a URL's password).
   return url?.rest ? [{ ...base, ...explicit }, url.rest] : [{ ...base, ...explicit }]
+}
+
+/**
+ * A port given as an option (a number, or digits), or a URL that is a bare number: 1 to
+ * 65535. Node refuses others only when connecting, which read as a lost connection (exit 4).
+ */
+function checkPort (port, name) {
+  const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port
+  if (Number.isInteger(n) && n >= 1 && n <= 65535) return
+  throw new PipeloadError('PIPELOAD_OPTION_INVALID', `${name} must be a port number from 1 to 65535, got ${JSON.stringify(port)}`, { option: name })
 }
 
 const SENTINEL_URL = /^redis-sentinel:\/\//i
@@ -110,7 +126,10 @@ function decodeUserinfo (url, userinfo) {
 function parseUrl (url) {
   if (typeof url !== 'string' || !url.trim()) throw urlError(url, URL_FORMS)
   if (SENTINEL_URL.test(url)) return { options: parseSentinelUrl(url) }
-  if (/^\d+$/.test(url)) return { options: { port: Number(url) } } // ioredis reads a bare number as a port
+  if (/^\d+$/.test(url)) { // ioredis reads a bare number as a port
+    checkPort(url, 'url')
+    return { options: { port: Number(url) } }
+  }
   if (url.startsWith('/') && !url.startsWith('//')) return { options: {}, rest: url }
   const { scheme, userinfo, rest } = splitUrl(url)
   if (scheme && !/^rediss?:\/\/$/i.test(scheme)) throw urlError(url, URL_FORMS)

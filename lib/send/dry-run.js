@@ -63,10 +63,15 @@ class DryRunSink {
     this.stats.batches++
     this.stats.commands += encoded.cmds
     this.stats.acked += encoded.cmds
-    const more = this.output.write(encoded.buf, err => {
-      if (err) this.failed(err)
-      else if (this.reuse) encoded.release?.() // written out: its memory may be reused
-    })
+    let more
+    try {
+      more = this.output.write(encoded.buf, err => {
+        if (err) this.failed(err)
+        else if (this.reuse) encoded.release?.() // written out: its memory may be reused
+      })
+    } catch (err) { // a caller's stream whose write() throws fails as one that emits 'error'
+      this.failed(err)
+    }
     if (!more && this.fatal === null) {
       await new Promise(resolve => {
         this.waiting = resolve
@@ -80,7 +85,16 @@ class DryRunSink {
   /** Resolves once every batch is written out (the callback of an empty write comes after theirs). */
   async finish () {
     try {
-      if (this.fatal === null) await new Promise(resolve => this.output.write('', err => { if (err) this.failed(err); resolve() }))
+      if (this.fatal === null) {
+        await new Promise(resolve => {
+          try {
+            this.output.write('', err => { if (err) this.failed(err); resolve() })
+          } catch (err) {
+            this.failed(err)
+            resolve()
+          }
+        })
+      }
       if (this.fatal) throw this.fatal
     } finally {
       this.output.off?.('error', this.onError)

@@ -62,5 +62,12 @@ load({ key: 'k:{id}' })
 bench({ workload: 'del' })
 // @ts-expect-error: dryRun takes 'resp' or 'text'
 load({ input: 'a.csv', key: 'k', dryRun: 'yes' })
+// workers: a number of threads or 'auto', nothing else
+load({ input: 'a.csv', key: 'k', workers: 4 })
+load({ input: 'a.csv', key: 'k', workers: 'auto' })
+// @ts-expect-error: workers takes a number or 'auto', not any string
+load({ input: 'a.csv', key: 'k', workers: 'many' })
+// @ts-expect-error: not a count as text either (the CLI's "4" is read before load())
+load({ input: 'a.csv', key: 'k', workers: '4' })
 
 void main
