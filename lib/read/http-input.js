@@ -34,13 +34,68 @@ function isUrl (s) {
 }
 
 /**
+ * An http(s) URL split as a Redis URL is (lib/send/connection.js): the user-info is
+ * everything between "//" and the last "@" before the query, so a password may hold a raw
+ * "@", ":", "/" or "#" and none of it is ever taken for the host (and printed). An "@" in
+ * the path must be written %40. Null for a string that is no http(s) URL.
+ */
+function splitUrl (s) {
+  const m = /^https?:\/\//i.exec(s)
+  if (!m) return null
+  const body = s.slice(m[0].length)
+  const q = body.indexOf('?')
+  const at = (q < 0 ? body : body.slice(0, q)).lastIndexOf('@')
+  return at < 0 ? { scheme: m[0], userinfo: null, rest: body } : { scheme: m[0], userinfo: body.slice(0, at), rest: body.slice(at + 1) }
+}
+
+/**
+ * An input URL as the URL to request (no credentials) and its Basic authorization (null
+ * without a user-info). A URL that does not parse, or a user-info whose %-escapes do not
+ * decode, is PIPELOAD_OPTION_INVALID (exit 2) showing the URL without them.
+ */
+function parseInputUrl (s) {
+  const parts = splitUrl(s)
+  let url = null
+  try { url = parts && new URL(parts.scheme + parts.rest) } catch {}
+  if (!url) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `input: not a valid URL: ${hiddenUrl(s)}`, { option: 'input' })
+  if (!parts.userinfo) return { url, auth: null }
+  const colon = parts.userinfo.indexOf(':')
+  const user = colon < 0 ? parts.userinfo : parts.userinfo.slice(0, colon)
+  const pass = colon < 0 ? '' : parts.userinfo.slice(colon + 1)
+  try {
+    return { url, auth: 'Basic ' + Buffer.from(`${decodeURIComponent(user)}:${decodeURIComponent(pass)}`).toString('base64') }
+  } catch {
+    // The message shows neither part: the bad escape is in the secret itself.
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID',
+      `input: the user name and password of ${displayUrl(s)} do not decode: a "%" there must be written %25`, { option: 'input' })
+  }
+}
+
+/**
  * The URL as messages, progress and checkpoints show it: no user name or password (`***@`),
- * no query (it often carries a token or a signature: `?…`).
+ * no query (it often carries a token or a signature: `?…`). A string is split at its last
+ * "@" (splitUrl) before it is parsed.
  */
 function displayUrl (u) {
-  const url = u instanceof URL ? u : new URL(u)
-  const auth = url.username || url.password ? '***@' : ''
-  return `${url.protocol}//${auth}${url.host}${url.pathname}${url.search ? '?…' : ''}`
+  if (!(u instanceof URL)) {
+    const parts = splitUrl(String(u))
+    try {
+      if (parts?.userinfo) return displayUrl(new URL(parts.scheme + parts.rest)).replace('//', '//***@')
+      u = new URL(u)
+    } catch {
+      return hiddenUrl(u)
+    }
+  }
+  const auth = u.username || u.password ? '***@' : ''
+  return `${u.protocol}//${auth}${u.host}${u.pathname}${u.search ? '?…' : ''}`
+}
+
+/**
+ * A URL that does not parse, as it may be shown: everything up to the last "@" of the whole
+ * text hidden (a password may hold a raw "?"), and the query.
+ */
+function hiddenUrl (s) {
+  return String(s).replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, (x, scheme) => `${scheme ?? ''}***@`).replace(/\?.*$/s, '?…')
 }
 
 /** The format a Content-Type names, or null. */
@@ -87,11 +142,8 @@ function get (url, headers, timeoutMs, signal, shown) {
  * @param {{ offset: number, ifRange: string, checkpoint: string }|null} [range]
  */
 async function openUrl (input, o, range = null) {
-  let url = new URL(input.url)
+  let { url, auth } = parseInputUrl(input.url)
   const shown = input.name
-  let auth = url.username || url.password
-    ? 'Basic ' + Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')
-    : null
   const origin = url.origin
   let res
   for (let hops = 0; ; hops++) {
@@ -219,4 +271,4 @@ function bodyStream (res, size) {
   return body
 }
 
-module.exports = { openUrl, isUrl, displayUrl, formatOfContentType, MAX_REDIRECTS }
+module.exports = { openUrl, isUrl, displayUrl, parseInputUrl, formatOfContentType, MAX_REDIRECTS }

@@ -3,7 +3,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { PipeloadError } = require('../errors')
-const { isUrl } = require('./http-input')
+const { isUrl, displayUrl } = require('./http-input')
 
 // Several inputs in one run: `pipeload import a.csv b.csv.gz 'parts/*.ndjson'`, or load()'s
 // `input: ['a.csv', 'parts/*.ndjson']`. Patterns are expanded here, not only by the shell,
@@ -54,8 +54,9 @@ function expandInputs (given) {
     const id = identityOf(s)
     const was = seen.get(id)
     if (was !== undefined) {
+      const shown = x => isUrl(x) ? displayUrl(x) : x // never a URL's password
       const twice = s === '-' ? '- (stdin) is listed twice: it can be read once'
-        : `${s} is listed twice${was === s ? '' : ` (also as ${was})`}: it would be loaded twice`
+        : `${shown(s)} is listed twice${was === s ? '' : ` (also as ${shown(was)})`}: it would be loaded twice`
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', `input: ${twice}`, { option: 'input' })
     }
     seen.set(id, s)
