@@ -150,3 +150,63 @@ describe('an http(s) input URL whose password holds / @ : %', () => {
     expectNoSecret('summary', [['summary', JSON.stringify(summary)]])
   })
 })
+
+// Issue 22 item 2: a redirect to another origin (scheme, host, port) gets no credentials;
+// the origin the URL names gets them on every request, a redirect back to it included.
+describe('credentials and redirects', () => {
+  const http = require('node:http')
+  let other // a second HTTP server: another origin (another port)
+  const otherSeen = []
+  beforeAll(async () => {
+    other = http.createServer((req, res) => {
+      otherSeen.push({ url: req.url, headers: req.headers, raw: req.rawHeaders.join('\n') })
+      if (req.url === '/bounce') { res.writeHead(302, { location: `${web.base}/p7.csv` }); return res.end() }
+      res.writeHead(200, { 'content-type': 'text/csv' })
+      res.end('id,v\n1,a\n2,b\n')
+    })
+    await new Promise(resolve => other.listen(0, '127.0.0.1', resolve))
+    return async () => { other.closeAllConnections(); await new Promise(resolve => other.close(resolve)) }
+  })
+  const otherBase = () => `http://127.0.0.1:${other.address().port}`
+  const redirect = (from, to) => web.routes.set(from, (req, res) => { res.writeHead(302, { location: to() }); res.end() })
+
+  /** What the other origin received since `mark`: no Authorization, no piece of the password anywhere. */
+  function expectNothingSentTo (mark) {
+    const got = otherSeen.slice(mark)
+    expect(got.length).toBeGreaterThan(0)
+    for (const r of got) {
+      expect(r.headers.authorization).toBe(undefined)
+      expectNoSecret('the other origin', [['request', `${r.url}\n${r.raw}`]])
+    }
+  }
+
+  it('a redirect to another port: the credentials are not sent there (the load reads its body)', async () => {
+    redirect('/away.csv', () => `${otherBase()}/data.csv`)
+    const mark = otherSeen.length
+    const res = await runCli(['import', secretUrl('/away.csv'), '-u', server.url, '-c', 'SET r1:{id} {v}'])
+    expect(res.code, res.stderr).toBe(0)
+    expect(await redis.get('r1:2')).toBe('b')
+    expectNothingSentTo(mark)
+  })
+
+  it('a redirect whose Location names credentials of its own: none are sent to the other origin', async () => {
+    redirect('/away2.csv', () => `http://${tokens[3]}:${tokens[4]}@127.0.0.1:${other.address().port}/data.csv`)
+    const mark = otherSeen.length
+    const summary = await load({ input: secretUrl('/away2.csv'), url: server.url, command: 'SET r2:{id} {v}' })
+    expect(summary.loaded).toBe(2)
+    expectNothingSentTo(mark)
+  })
+
+  it('a redirect within the origin keeps them, and so does one that comes back to it through another origin', async () => {
+    privateCsv('/p7.csv', 10) // answers 401 without the Basic auth
+    redirect('/here.csv', () => '/p7.csv')
+    redirect('/round.csv', () => `${otherBase()}/bounce`)
+    const mark = otherSeen.length
+    for (const [p, key] of [['/here.csv', 'r3'], ['/round.csv', 'r4']]) {
+      const res = await runCli(['import', secretUrl(p), '-u', server.url, '-c', `SET ${key}:{id} {v}`, '--on-error', 'skip'])
+      expect(res.code, res.stderr).toBe(1) // the ragged row 7
+      expect(await redis.get(`${key}:9`)).toBe('v9')
+    }
+    expectNothingSentTo(mark)
+  })
+})

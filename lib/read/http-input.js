@@ -142,7 +142,9 @@ function get (url, headers, timeoutMs, signal, shown) {
  * @param {{ offset: number, ifRange: string, checkpoint: string }|null} [range]
  */
 async function openUrl (input, o, range = null) {
-  let { url, auth } = parseInputUrl(input.url)
+  const given = parseInputUrl(input.url)
+  const auth = given.auth
+  let url = given.url
   const shown = input.name
   const origin = url.origin
   let res
@@ -152,7 +154,8 @@ async function openUrl (input, o, range = null) {
     target.password = ''
     const headers = { 'user-agent': `pipeload/${version}`, accept: '*/*', 'accept-encoding': 'identity' }
     if (range) Object.assign(headers, { range: `bytes=${range.offset}-`, 'if-range': range.ifRange })
-    // Credentials go to the host they were written for, not to where it redirects.
+    // Credentials go to the origin they were written for (scheme, host and port), not to
+    // another one a redirect names; the URL asked for never carries them.
     if (auth && target.origin === origin) headers.authorization = auth
     res = await get(target, headers, o.connectTimeout, o.signal, shown)
     if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) break
@@ -162,11 +165,14 @@ async function openUrl (input, o, range = null) {
     if (hops === MAX_REDIRECTS) {
       throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: more than ${MAX_REDIRECTS} redirects`, { file: shown, url: shown, status: res.statusCode })
     }
-    url = new URL(location, target)
+    try {
+      url = new URL(location, target)
+    } catch {
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: it redirects to a Location that is no URL`, { file: shown, url: shown, status: res.statusCode })
+    }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: it redirects to a ${url.protocol} URL`, { file: shown, url: shown })
     }
-    if (url.origin !== origin) auth = null
   }
   const status = res.statusCode
   if (range && status === 416) {
