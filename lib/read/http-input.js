@@ -200,7 +200,7 @@ async function openUrl (input, o, range = null) {
   input.format = format
   input.size = part ? part.total ?? undefined : bodySize // the whole resource's: progress counts from the offset
   input.range = part ? { offset: range.offset } : null
-  input.stream = bodyStream(res, bodySize)
+  input.stream = bodyStream(res, bodySize, o.timeout)
   // What a checkpoint compares on --resume: the same resource, unchanged. A 206 need not
   // repeat Last-Modified, but it answers If-Range: the validator sent still holds.
   input.http = {
@@ -238,14 +238,19 @@ function partOf (res, range, bodySize, shown) {
 // received before a cut still load and the error names the offset after them.
 const HELD_BYTES = 1024 * 1024
 
-/** The response body as a byte stream whose error (a cut connection) comes after its data. */
-function bodyStream (res, size) {
+/**
+ * The response body as a byte stream whose error (a cut connection) comes after its data.
+ * `idleMs` (--timeout; 0: none): how long the reader may wait for the next bytes (none
+ * held) before the download is given up as stalled.
+ */
+function bodyStream (res, size, idleMs = 0) {
   const held = []
   let heldBytes = 0
   let received = 0
   let ended = false
   let failure = null
   let wake = null
+  let timer = null
   const signal = () => { if (wake) { const w = wake; wake = null; w() } }
   res.on('data', chunk => {
     held.push(chunk)
@@ -256,6 +261,7 @@ function bodyStream (res, size) {
   })
   res.on('end', () => { ended = true; signal() })
   res.on('error', err => {
+    if (failure) return // given up as stalled (below): that is the reason
     const of = size === undefined ? '' : ` of ${size.toLocaleString('en-US')}`
     failure = Object.assign(new Error(`the connection closed after ${received.toLocaleString('en-US')}${of} bytes (${err.message})`), { code: err.code })
     signal()
@@ -269,8 +275,15 @@ function bodyStream (res, size) {
         yield chunk
       } else if (failure) throw failure
       else if (ended) return
-      else await new Promise(resolve => { wake = resolve })
+      else await new Promise(resolve => { wake = resolve; if (idleMs > 0) timer = setTimeout(stalled, idleMs) })
+      clearTimeout(timer)
     }
+  }
+  const stalled = () => {
+    const s = idleMs % 1000 ? `${idleMs} ms` : `${idleMs / 1000}s`
+    failure = Object.assign(new Error(`the server sent nothing for ${s} after ${received.toLocaleString('en-US')} bytes (--timeout)`), { code: 'ETIMEDOUT' })
+    res.destroy()
+    signal()
   }
   const body = Readable.from(chunks(), { objectMode: false })
   body.once('close', () => res.destroy()) // a run stopped early closes the download
