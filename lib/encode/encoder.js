@@ -176,8 +176,11 @@ function encoderFor (mapper, o, before = 0, free) {
 async function * encodeRecords (recordBatches, mapper, o, before = 0, free) {
   const encoder = encoderFor(mapper, o, before, free)
   try {
-    for await (const { records, lines, bytesRead, offsets, raws } of recordBatches) {
-      yield * encoder.add(records, lines, bytesRead, offsets, raws)
+    for await (const batch of flaggingIdle(recordBatches, () => encoder.pending)) {
+      // The input is slow to come (a pipe, a stalled download): what is encoded goes out
+      // now, not once batchSize commands have come or the input has ended.
+      if (batch === IDLE) { yield encoder.take(); continue }
+      yield * encoder.add(batch.records, batch.lines, batch.bytesRead, batch.offsets, batch.raws)
       if (encoder.stopped) return
     }
   } catch (err) {
@@ -185,6 +188,38 @@ async function * encodeRecords (recordBatches, mapper, o, before = 0, free) {
     throw err
   }
   yield encoder.take() // the rest, and the final bytesRead even when no record is left
+}
+
+// How long the next record batch may take, while records wait encoded, before they go out.
+const IDLE_MS = 20
+const IDLE = Symbol('idle')
+
+/**
+ * The batches of `source`, with IDLE in between where the next took over IDLE_MS while
+ * `waiting()` said something waits for it (once per wait: the next batch is then awaited).
+ */
+async function * flaggingIdle (source, waiting) {
+  const it = source[Symbol.asyncIterator]()
+  let done = false
+  try {
+    for (;;) {
+      const next = it.next()
+      let r
+      if (waiting()) {
+        let timer
+        r = await Promise.race([next, new Promise(resolve => { timer = setTimeout(resolve, IDLE_MS, IDLE) })])
+        clearTimeout(timer)
+        if (r === IDLE) {
+          yield IDLE
+          r = await next
+        }
+      } else r = await next
+      if (r.done) { done = true; return }
+      yield r.value
+    }
+  } finally {
+    if (!done) await it.return?.()
+  }
 }
 
 module.exports = { BatchEncoder, encoderFor, encodeRecords }

@@ -34,13 +34,68 @@ function isUrl (s) {
 }
 
 /**
+ * An http(s) URL split as a Redis URL is (lib/send/connection.js): the user-info is
+ * everything between "//" and the last "@" before the query, so a password may hold a raw
+ * "@", ":", "/" or "#" and none of it is ever taken for the host (and printed). An "@" in
+ * the path must be written %40. Null for a string that is no http(s) URL.
+ */
+function splitUrl (s) {
+  const m = /^https?:\/\//i.exec(s)
+  if (!m) return null
+  const body = s.slice(m[0].length)
+  const q = body.indexOf('?')
+  const at = (q < 0 ? body : body.slice(0, q)).lastIndexOf('@')
+  return at < 0 ? { scheme: m[0], userinfo: null, rest: body } : { scheme: m[0], userinfo: body.slice(0, at), rest: body.slice(at + 1) }
+}
+
+/**
+ * An input URL as the URL to request (no credentials) and its Basic authorization (null
+ * without a user-info). A URL that does not parse, or a user-info whose %-escapes do not
+ * decode, is PIPELOAD_OPTION_INVALID (exit 2) showing the URL without them.
+ */
+function parseInputUrl (s) {
+  const parts = splitUrl(s)
+  let url = null
+  try { url = parts && new URL(parts.scheme + parts.rest) } catch {}
+  if (!url) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `input: not a valid URL: ${hiddenUrl(s)}`, { option: 'input' })
+  if (!parts.userinfo) return { url, auth: null }
+  const colon = parts.userinfo.indexOf(':')
+  const user = colon < 0 ? parts.userinfo : parts.userinfo.slice(0, colon)
+  const pass = colon < 0 ? '' : parts.userinfo.slice(colon + 1)
+  try {
+    return { url, auth: 'Basic ' + Buffer.from(`${decodeURIComponent(user)}:${decodeURIComponent(pass)}`).toString('base64') }
+  } catch {
+    // The message shows neither part: the bad escape is in the secret itself.
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID',
+      `input: the user name and password of ${displayUrl(s)} do not decode: a "%" there must be written %25`, { option: 'input' })
+  }
+}
+
+/**
  * The URL as messages, progress and checkpoints show it: no user name or password (`***@`),
- * no query (it often carries a token or a signature: `?…`).
+ * no query (it often carries a token or a signature: `?…`). A string is split at its last
+ * "@" (splitUrl) before it is parsed.
  */
 function displayUrl (u) {
-  const url = u instanceof URL ? u : new URL(u)
-  const auth = url.username || url.password ? '***@' : ''
-  return `${url.protocol}//${auth}${url.host}${url.pathname}${url.search ? '?…' : ''}`
+  if (!(u instanceof URL)) {
+    const parts = splitUrl(String(u))
+    try {
+      if (parts?.userinfo) return displayUrl(new URL(parts.scheme + parts.rest)).replace('//', '//***@')
+      u = new URL(u)
+    } catch {
+      return hiddenUrl(u)
+    }
+  }
+  const auth = u.username || u.password ? '***@' : ''
+  return `${u.protocol}//${auth}${u.host}${u.pathname}${u.search ? '?…' : ''}`
+}
+
+/**
+ * A URL that does not parse, as it may be shown: everything up to the last "@" of the whole
+ * text hidden (a password may hold a raw "?"), and the query.
+ */
+function hiddenUrl (s) {
+  return String(s).replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, (x, scheme) => `${scheme ?? ''}***@`).replace(/\?.*$/s, '?…')
 }
 
 /** The format a Content-Type names, or null. */
@@ -87,11 +142,10 @@ function get (url, headers, timeoutMs, signal, shown) {
  * @param {{ offset: number, ifRange: string, checkpoint: string }|null} [range]
  */
 async function openUrl (input, o, range = null) {
-  let url = new URL(input.url)
+  const given = parseInputUrl(input.url)
+  const auth = given.auth
+  let url = given.url
   const shown = input.name
-  let auth = url.username || url.password
-    ? 'Basic ' + Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')
-    : null
   const origin = url.origin
   let res
   for (let hops = 0; ; hops++) {
@@ -100,7 +154,8 @@ async function openUrl (input, o, range = null) {
     target.password = ''
     const headers = { 'user-agent': `pipeload/${version}`, accept: '*/*', 'accept-encoding': 'identity' }
     if (range) Object.assign(headers, { range: `bytes=${range.offset}-`, 'if-range': range.ifRange })
-    // Credentials go to the host they were written for, not to where it redirects.
+    // Credentials go to the origin they were written for (scheme, host and port), not to
+    // another one a redirect names; the URL asked for never carries them.
     if (auth && target.origin === origin) headers.authorization = auth
     res = await get(target, headers, o.connectTimeout, o.signal, shown)
     if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) break
@@ -110,11 +165,14 @@ async function openUrl (input, o, range = null) {
     if (hops === MAX_REDIRECTS) {
       throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: more than ${MAX_REDIRECTS} redirects`, { file: shown, url: shown, status: res.statusCode })
     }
-    url = new URL(location, target)
+    try {
+      url = new URL(location, target)
+    } catch {
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: it redirects to a Location that is no URL`, { file: shown, url: shown, status: res.statusCode })
+    }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new PipeloadError('PIPELOAD_INPUT_INVALID', `cannot read ${shown}: it redirects to a ${url.protocol} URL`, { file: shown, url: shown })
     }
-    if (url.origin !== origin) auth = null
   }
   const status = res.statusCode
   if (range && status === 416) {
@@ -142,7 +200,7 @@ async function openUrl (input, o, range = null) {
   input.format = format
   input.size = part ? part.total ?? undefined : bodySize // the whole resource's: progress counts from the offset
   input.range = part ? { offset: range.offset } : null
-  input.stream = bodyStream(res, bodySize)
+  input.stream = bodyStream(res, bodySize, o.timeout)
   // What a checkpoint compares on --resume: the same resource, unchanged. A 206 need not
   // repeat Last-Modified, but it answers If-Range: the validator sent still holds.
   input.http = {
@@ -180,14 +238,19 @@ function partOf (res, range, bodySize, shown) {
 // received before a cut still load and the error names the offset after them.
 const HELD_BYTES = 1024 * 1024
 
-/** The response body as a byte stream whose error (a cut connection) comes after its data. */
-function bodyStream (res, size) {
+/**
+ * The response body as a byte stream whose error (a cut connection) comes after its data.
+ * `idleMs` (--timeout; 0: none): how long the reader may wait for the next bytes (none
+ * held) before the download is given up as stalled.
+ */
+function bodyStream (res, size, idleMs = 0) {
   const held = []
   let heldBytes = 0
   let received = 0
   let ended = false
   let failure = null
   let wake = null
+  let timer = null
   const signal = () => { if (wake) { const w = wake; wake = null; w() } }
   res.on('data', chunk => {
     held.push(chunk)
@@ -198,6 +261,7 @@ function bodyStream (res, size) {
   })
   res.on('end', () => { ended = true; signal() })
   res.on('error', err => {
+    if (failure) return // given up as stalled (below): that is the reason
     const of = size === undefined ? '' : ` of ${size.toLocaleString('en-US')}`
     failure = Object.assign(new Error(`the connection closed after ${received.toLocaleString('en-US')}${of} bytes (${err.message})`), { code: err.code })
     signal()
@@ -211,12 +275,19 @@ function bodyStream (res, size) {
         yield chunk
       } else if (failure) throw failure
       else if (ended) return
-      else await new Promise(resolve => { wake = resolve })
+      else await new Promise(resolve => { wake = resolve; if (idleMs > 0) timer = setTimeout(stalled, idleMs) })
+      clearTimeout(timer)
     }
+  }
+  const stalled = () => {
+    const s = idleMs % 1000 ? `${idleMs} ms` : `${idleMs / 1000}s`
+    failure = Object.assign(new Error(`the server sent nothing for ${s} after ${received.toLocaleString('en-US')} bytes (--timeout)`), { code: 'ETIMEDOUT' })
+    res.destroy()
+    signal()
   }
   const body = Readable.from(chunks(), { objectMode: false })
   body.once('close', () => res.destroy()) // a run stopped early closes the download
   return body
 }
 
-module.exports = { openUrl, isUrl, displayUrl, formatOfContentType, MAX_REDIRECTS }
+module.exports = { openUrl, isUrl, displayUrl, parseInputUrl, formatOfContentType, MAX_REDIRECTS }

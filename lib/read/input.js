@@ -4,7 +4,7 @@ const fs = require('node:fs')
 const { Readable } = require('node:stream')
 const { PipeloadError, where } = require('../errors')
 const { openReader, detectFormat } = require('./reader')
-const { isUrl, displayUrl } = require('./http-input')
+const { isUrl, displayUrl, parseInputUrl } = require('./http-input')
 const { isInputList, isPattern, expandInputs } = require('./inputs')
 const { openShardReader } = require('./shard')
 
@@ -42,7 +42,7 @@ function describeInputs (o) {
   const list = expandInputs(given)
   if (list.length === 1) return { label: null, inputs: [describeInput({ ...o, input: list[0] })] }
   // `name` names stdin only: files of one name could not be told apart.
-  return { label: given.join(', '), inputs: list.map(input => describeInput({ ...o, input, name: input === '-' ? o.name : undefined })) }
+  return { label: given.map(s => isUrl(s) ? displayUrl(s) : s).join(', '), inputs: list.map(input => describeInput({ ...o, input, name: input === '-' ? o.name : undefined })) }
 }
 
 function describeFile (path, o) {
@@ -66,16 +66,11 @@ function describeFile (path, o) {
 
 /** An http(s) URL: kind 'url' until openUrl() (lib/http-input.js) has its response. */
 function describeUrl (input, o) {
-  let url
-  try {
-    url = new URL(input)
-  } catch {
-    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `input: not a valid URL: ${input.replace(/\/\/[^/]*@/, '//***@')}`, { option: 'input' })
-  }
-  const name = displayUrl(url)
+  const { url } = parseInputUrl(input) // refuses a URL that does not parse or decode, before anything is sent
   let path = url.pathname
   try { path = decodeURIComponent(path) } catch {}
-  return { kind: 'url', name: o.name || name, url: url.href, format: o.format || detectFormat(path) || undefined }
+  // `url` as given: openUrl splits off its credentials again, at the last "@".
+  return { kind: 'url', name: o.name || displayUrl(input), url: input, format: o.format || detectFormat(path) || undefined }
 }
 
 function describeStream (stream, name, o) {
