@@ -111,6 +111,12 @@ class InputSequence {
     return this.current
   }
 
+  /** The sink is known: whether it is a cluster, and of how many masters (workers 'auto'). */
+  target (sink) {
+    this.cluster = Boolean(sink.cluster)
+    this.masters = sink.cluster ? sink.masters().length : undefined
+  }
+
   /**
    * The sink is a cluster: the sources whose workers can hash the slots do, from now on,
    * and group each batch's commands by master as `owners` (each slot's) says.
