@@ -9,6 +9,8 @@ module.exports = {
     globals: true,
     include: ['test/**/*.test.js'],
     pool: 'forks',
+    // Under `npm run coverage`: the in-process tests' coverage is written (the file says why).
+    setupFiles: ['test/helpers/take-coverage.js'],
     testTimeout: 60_000,
     hookTimeout: 30_000,
     teardownTimeout: 30_000

@@ -16,12 +16,16 @@
 // Phase 2 ('bases'): encode the kept records with {$n} and lines made absolute; post the
 //   batches (bytes shared, not copied), the last one marked.
 //
-// Messages in:  chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
+// The loader keeps its workers for the whole run (lib/encode/parallel.js WorkerPool): each
+// input begins with an 'input' message, which drops what is left of the previous one; every
+// message out carries that input's `gen`, so the loader tells a late one from the current.
+//
+// Messages in:  input { gen, name, format, skip, runBase, slots } | chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
 //               lineBase, shape } | slots { owners } (hash slots from now on, and group
 //               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
 //               batch's SharedArrayBuffer, sent: written into again, so the memory stays flat)
-// Messages out: parsed { index, records, lines, expected, columns, ok } | batch { index,
-//               batch, last } | error { error }
+// Messages out: parsed { gen, index, records, lines, expected, columns, ok } | batch { gen, index,
+//               batch, last } | error { gen, error }
 
 const { parentPort, workerData } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
@@ -36,23 +40,37 @@ const { parseTemplate } = require('./template')
 const { where } = require('../errors')
 const { serializeError } = require('./thread-errors')
 
-const { options: o, name, format, skip, runBase = 0 } = workerData
+const { options: o } = workerData
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
 const parsed = new Map() // index -> { batches } (records) or { encoded } (batches) of a chunk waiting for its bases
-// Records need their number in the whole input only for {$n} and {$line} (and to drop those
-// a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only
-// its batches' line numbers are shifted once its place is known. Parsed records kept
-// waiting would instead live on into the old generation, which costs more GC than parsing.
-const numbered = skip > 0 || usesNumbers(o.templates)
+const templateNumbers = usesNumbers(o.templates)
 const encodes = [] // bases messages, done before any parse: the loader waits on them
 const parses = []
 let busy = false
-let slots = Boolean(workerData.slots) // the target is a cluster: each command's hash slot too
+let slots = false // the target is a cluster: each command's hash slot too
 let owners = null // each slot's master, as the loader last told (null: not grouped)
-let mapper = null
 const free = [] // output buffers the loader gave back, for the next batches of any chunk
+// The input being read (set by begin()).
+let gen, name, format, skip, runBase, numbered, mapper
+
+/** A new input: what is left of the previous one (chunks after a fallback, say) is dropped. */
+function begin (input) {
+  ({ gen, name, format, skip, runBase = 0 } = input)
+  if (input.slots) slots = true
+  // Records need their number in the whole input only for {$n} and {$line} (and to drop those
+  // a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only
+  // its batches' line numbers are shifted once its place is known. Parsed records kept
+  // waiting would instead live on into the old generation, which costs more GC than parsing.
+  numbered = skip > 0 || templateNumbers
+  mapper = null // the shape (columns) is the input's own
+  parsed.clear()
+  encodes.length = 0
+  parses.length = 0
+}
+begin(workerData.input)
 
 parentPort.on('message', msg => {
+  if (msg.type === 'input') return begin(msg)
   if (msg.type === 'chunk') parses.push(msg)
   else if (msg.type === 'bases') encodes.push(msg)
   else if (msg.type === 'slots') {
@@ -73,7 +91,7 @@ async function work () {
       else break
     }
   } catch (err) {
-    parentPort.postMessage({ type: 'error', error: serializeError(err) })
+    parentPort.postMessage({ type: 'error', gen, error: serializeError(err) })
   } finally {
     busy = false
   }
@@ -93,6 +111,7 @@ function usesNumbers (templates) {
  * numbers do not matter); its counts, and whether it parsed cleanly.
  */
 async function parse ({ index, buf, offset, columns, fields, shape }) {
+  const at = gen
   const chunk = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
   const reader = openReader({ name, stream: once(chunk) }, {
     format,
@@ -120,8 +139,9 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
   } catch {
     ok = false
   }
+  if (at !== gen) return // the loader went on to another input meanwhile
   if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
-  parentPort.postMessage({ type: 'parsed', index, records, lines: countLines(chunk), expected, columns: reader.columns, ok })
+  parentPort.postMessage({ type: 'parsed', gen, index, records, lines: countLines(chunk), expected, columns: reader.columns, ok })
 }
 
 /** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input; post them. */
@@ -187,7 +207,7 @@ function send (index, batch, last) {
   if (slots && batch.cmds > 0) addSlots(batch)
   // Nothing transferred: the bytes are shared; starts, slots and stops (4 to 6 bytes a
   // command) are copied, as moving them would detach them here (see writer.js).
-  parentPort.postMessage({ type: 'batch', index, batch, last })
+  parentPort.postMessage({ type: 'batch', gen, index, batch, last })
 }
 
 const scanner = new SlotScanner()

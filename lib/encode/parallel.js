@@ -100,8 +100,8 @@ function autoWorkers ({ cores = os.availableParallelism(), cluster, masters, dry
  * over ({ offset, line }), or null.
  * `slots`: the target is known to be a cluster: hash the slots from the first batch.
  */
-async function openParallelBatches (desc, o, skip, n, slots = false, before = skip) {
-  const p = new Parallel(desc, o, skip, n, slots, before)
+async function openParallelBatches (desc, o, skip, n, slots = false, before = skip, pool = null) {
+  const p = new Parallel(desc, o, skip, n, slots, before, pool)
   try {
     await p.open()
   } catch (err) {
@@ -111,8 +111,64 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
   return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape(), sequentialFrom: () => p.sequentialFrom }
 }
 
+/**
+ * The parse workers of a run: started when an input first needs them, given to each input
+ * in turn (an 'input' message resets a worker's state: chunk-worker.js), ended with the run.
+ * Starting n workers costs ~60-80 ms, which for many small inputs was most of the run.
+ */
+class WorkerPool {
+  constructor (o) {
+    this.data = { options: { ...workerOptions(o), fields: readerFields(o) } }
+    this.workers = []
+    this.owner = null // the Parallel reading now
+    this.gen = 0 // inputs given workers so far: messages carry the one they were sent for
+    this.ended = false
+  }
+
+  /** n workers for `owner`'s input, told it first; started as many as are missing. */
+  take (n, owner, input) {
+    this.owner = owner
+    const gen = ++this.gen
+    for (const w of this.workers.slice(0, n)) {
+      w.load = 0
+      w.worker.postMessage({ type: 'input', gen, ...input })
+    }
+    while (this.workers.length < n) this.start({ gen, ...input })
+    return { gen, workers: this.workers.slice(0, n) }
+  }
+
+  start (input) {
+    const worker = new Worker(WORKER, { workerData: { ...this.data, input }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
+    const w = { worker, load: 0 }
+    worker.on('message', msg => this.owner?.onMessage(w, msg))
+    worker.on('error', err => this.lost(w, reviveError(err)))
+    worker.on('exit', code => { if (code !== 0 && !this.ended) this.lost(w, new Error(`a parse worker stopped with code ${code}`)) })
+    this.workers.push(w)
+  }
+
+  /** A worker died: the input reading fails; a later input starts a fresh one. */
+  lost (w, err) {
+    const i = this.workers.indexOf(w)
+    if (i !== -1) this.workers.splice(i, 1)
+    this.owner?.fail(err)
+  }
+
+  /** `owner` is done: messages still coming for it are dropped. */
+  release (owner) {
+    if (this.owner === owner) this.owner = null
+  }
+
+  async end () {
+    this.ended = true
+    this.owner = null
+    const workers = this.workers
+    this.workers = []
+    await Promise.all(workers.map(w => w.worker.terminate()))
+  }
+}
+
 class Parallel {
-  constructor (desc, o, skip, n, slots, before = skip) {
+  constructor (desc, o, skip, n, slots, before = skip, pool = null) {
     this.desc = desc
     this.o = o
     this.skip = skip
@@ -152,16 +208,12 @@ class Parallel {
     this.opened = false
     this.shape = null // what the mapper knows of the input (the columns)
     this.waiters = []
-    this.workers = []
-    const data = { options: { ...workerOptions(o), fields: readerFields(o) }, name: desc.name, format: desc.format, skip, runBase: this.runBase, slots }
-    for (let i = 0; i < n; i++) {
-      const worker = new Worker(WORKER, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
-      const w = { worker, load: 0 }
-      worker.on('message', msg => this.onMessage(w, msg))
-      worker.on('error', err => this.fail(reviveError(err)))
-      worker.on('exit', code => { if (code !== 0 && !this.closed) this.fail(new Error(`a parse worker stopped with code ${code}`)) })
-      this.workers.push(w)
-    }
+    // Workers of the run's pool, or (no pool given) of this input's own, ended with it.
+    this.ownPool = pool === null
+    this.pool = pool ?? new WorkerPool(o)
+    const { gen, workers } = this.pool.take(n, this, { name: desc.name, format: desc.format, skip, runBase: this.runBase, slots })
+    this.gen = gen
+    this.workers = workers
   }
 
   /** Something changed: a chunk parsed or encoded, room to cut, a failure. */
@@ -276,7 +328,7 @@ class Parallel {
   }
 
   onMessage (w, msg) {
-    if (this.closed) return
+    if (this.closed || msg.gen !== this.gen) return // a message about an earlier input
     if (msg.type === 'error') return this.fail(reviveError(msg.error))
     const e = this.chunks.get(msg.index)
     if (e === undefined || (this.fallbackAt !== null && msg.index >= this.fallbackAt)) {
@@ -458,7 +510,8 @@ class Parallel {
     this.stopped = true
     this.notify()
     this.desc.stream?.destroy?.() // a read still waiting on an idle stream ends now
-    await Promise.all(this.workers.map(w => w.worker.terminate()))
+    this.pool.release(this)
+    if (this.ownPool) await this.pool.end()
     await this.reading?.catch(() => {})
     await this.bytes.return().catch(() => {})
   }
@@ -490,4 +543,4 @@ class ChunkMemory {
   }
 }
 
-module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, CHUNK_SIZE }
+module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, WorkerPool, CHUNK_SIZE }

@@ -61,8 +61,8 @@ async function load (options) {
     const first = inputs[resume.plan.from]
     const auto = o.workers === 'auto' && !o.dryRun && first !== undefined && autoWorkers({ cluster: true, bytes: first.size }) > 0
     let opened = auto ? await openSink(o, inputs[0], run) : null
-    sources.cluster = opened ? Boolean(opened.sink.cluster) : o.dryRun ? false : undefined
-    if (opened?.sink.cluster) sources.masters = opened.sink.masters().length
+    sources.cluster = o.dryRun ? false : undefined
+    if (opened) sources.target(opened.sink)
     try {
       await sources.start()
     } catch (err) {
@@ -73,6 +73,7 @@ async function load (options) {
       run.resumeShape = sources.current?.resumeShape || null
       if (!opened) opened = await openSink(o, inputs[0], run)
       const { sink, close } = opened
+      sources.target(sink) // the inputs after the first decide 'auto' knowing the sink
       if (sink.cluster) { // the workers hash the slots and group the commands by master
         sources.useSlots(sink.owners())
         sink.onSlotMap = () => sources.useSlots(sink.owners())

@@ -3,7 +3,7 @@
 const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
 const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
-const { openParallelBatches, parallelEligible, autoWorkers } = require('../encode/parallel')
+const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = require('../encode/parallel')
 const { mapperFor } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
 const { skipRecords } = require('../read/skip')
@@ -20,10 +20,10 @@ const { skipRecords } = require('../read/skip')
  * compiled against it, so their errors come before anything of it is sent.
  * @returns {Promise<{ batches: AsyncIterable<object>, close: () => Promise<void> }>}
  */
-async function openSource (input, o, skip = 0, before = skip, cluster = undefined, masters = undefined) {
+async function openSource (input, o, skip = 0, before = skip, cluster = undefined, masters = undefined, pool = null) {
   let source
   try {
-    source = await parseWhere(input, o, skip, before, cluster, masters)
+    source = await parseWhere(input, o, skip, before, cluster, masters, pool)
   } catch (err) {
     if (input.http) input.stream.destroy() // the response body is not read
     throw err
@@ -46,14 +46,14 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
 /**
  * Where the input is parsed and encoded: on this thread (workers 0, records, map()), in
  * one worker thread (workers 1, JSON documents, which cannot be cut, and inputs read from
- * their middle), or in n worker threads on chunks of the input (n ≥ 2). `cluster`: whether
- * the sink is a cluster, when already known (workers 'auto').
+ * their middle), or in n worker threads on chunks of the input (n ≥ 2), the run's `pool`'s.
+ * `cluster`: whether the sink is a cluster, when already known (workers 'auto').
  */
-async function parseWhere (input, o, skip, before, cluster, masters) {
+async function parseWhere (input, o, skip, before, cluster, masters, pool) {
   const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
   if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
   if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before), workers: 1 }
-  return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before), workers: n }
+  return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
 }
 
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
@@ -91,6 +91,7 @@ class InputSequence {
     this.cluster = undefined // whether the sink is a cluster, once known (workers 'auto')
     this.masters = undefined // and of how many masters
     this.slots = false // the sink is a cluster: workers that can hash the slots do
+    this.pool = new WorkerPool(o) // parse workers (n ≥ 2), started once for every input, ended by close()
   }
 
   async open (i, skip, before) {
@@ -105,10 +106,16 @@ class InputSequence {
         throw err
       }
     }
-    this.current = await openSource(input, this.o, skip, before, this.cluster, this.masters)
+    this.current = await openSource(input, this.o, skip, before, this.cluster, this.masters, this.pool)
     this.run.workers = Math.max(this.run.workers, this.current.workers)
     if (this.slots && this.current.useSlots) this.current.useSlots(this.owners)
     return this.current
+  }
+
+  /** The sink is known: whether it is a cluster, and of how many masters (workers 'auto'). */
+  target (sink) {
+    this.cluster = Boolean(sink.cluster)
+    this.masters = sink.cluster ? sink.masters().length : undefined
   }
 
   /**
@@ -123,7 +130,12 @@ class InputSequence {
 
   /** Open the first input to read: before connecting, so its header and templates are checked first. */
   async start () {
-    if (this.plan.from < this.inputs.length) await this.open(this.plan.from, this.plan.skip, this.plan.before)
+    try {
+      if (this.plan.from < this.inputs.length) await this.open(this.plan.from, this.plan.skip, this.plan.before)
+    } catch (err) {
+      await this.close()
+      throw err
+    }
   }
 
   async * batches () {
@@ -155,7 +167,11 @@ class InputSequence {
   async close () {
     const source = this.current
     this.current = null
-    if (source) await source.close()
+    try {
+      if (source) await source.close()
+    } finally {
+      await this.pool.end()
+    }
   }
 }
 

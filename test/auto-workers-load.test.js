@@ -1,0 +1,103 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll, afterEach, vi */ // vitest globals (see vitest.config.js)
+
+// `workers: 'auto'` as load() feeds it, for every rule of README "Parallel parsing"
+// (lib/encode/parallel.js autoWorkers: 0 on 2 cores or fewer, for one server, a cluster of
+// one master, a file under 8 MiB; min(cores - 1, 4) for a cluster of several masters or a
+// dry run), read from the summary (`workers`) of real loads: the core count is stubbed, the
+// cluster sizes are real. auto-workers.test.js checks what is loaded; this, what is decided,
+// also for an input after the first (the sink known by then) and one of unknown size.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { PassThrough, Readable } = require('node:stream')
+const { load } = require('..')
+const { useServer } = require('./helpers/redis-server')
+const { startCluster } = require('./helpers/cluster')
+
+const ROWS = 150_000 // ~8.6 MB: over the size below which auto keeps one thread
+let big
+let small
+let text
+let srv
+
+useServer('pipeload-auto-load-', s => {
+  srv = s.srv
+  const line = i => `${i},name ${i},user${i}@example.com,"City, ${i % 97}",${(i * 7) % 1000}.5\n`
+  const rows = ['id,name,email,city,score\n']
+  for (let i = 0; i < ROWS; i++) rows.push(line(i))
+  text = rows.join('')
+  big = s.write('big.csv', text)
+  small = s.write('small.csv', text.slice(0, text.indexOf('\n', 100_000) + 1))
+  expect(fs.statSync(big).size).toBeGreaterThan(8 * 1024 * 1024)
+})
+
+const cores = n => vi.spyOn(os, 'availableParallelism').mockReturnValue(n)
+const output = () => new PassThrough().resume()
+const dry = options => load({ dryRun: 'resp', output: output(), key: 'w:{id}', ...options })
+/** The big file as a stream: its size is not known. */
+const stream = () => Readable.from([Buffer.from(text)])
+
+describe('workers auto through load(): dry runs and one server', () => {
+  afterEach(() => vi.restoreAllMocks())
+
+  it('a dry run: min(cores - 1, 4) on more than 2 cores, for a file or a stream of unknown size', async () => {
+    for (const [n, want] of [[16, 4], [4, 3], [2, 0]]) {
+      cores(n)
+      expect((await dry({ input: big })).workers, `${n} cores`).toBe(want)
+    }
+    cores(16)
+    expect((await dry({ input: stream(), format: 'csv' })).workers).toBe(4)
+  })
+
+  it('a dry run of a file under 8 MiB: 0; of a small file then a big one: the big one gets its workers', async () => {
+    cores(16)
+    expect((await dry({ input: small })).workers).toBe(0)
+    const both = await dry({ input: [small, big] })
+    expect(both).toMatchObject({ workers: 4, records: ROWS + (await dry({ input: small })).records })
+  })
+
+  it('one server: 0, for a file over 8 MiB, a stream, and a big file after a small one', async () => {
+    cores(16)
+    const url = srv.url
+    expect(await load({ url, input: big, key: 'a1:{id}' })).toMatchObject({ workers: 0, loaded: ROWS })
+    expect((await load({ url, input: stream(), format: 'csv', key: 'a2:{id}' })).workers).toBe(0)
+    expect((await load({ url, input: [small, big], key: 'a3:{id}' })).workers).toBe(0)
+  })
+})
+
+describe('workers auto through load(): clusters', () => {
+  afterEach(() => vi.restoreAllMocks())
+
+  describe('one master', () => {
+    let cluster
+    beforeAll(async () => { cluster = await startCluster({ masters: 1 }) })
+    afterAll(async () => { if (cluster) await cluster.stop() })
+
+    it('0 workers: the server, not the parse, is the limit (a file, a big file after a small one, a stream)', async () => {
+      cores(16)
+      expect(await load({ url: cluster.url, input: big, key: 'b1:{id}' })).toMatchObject({ workers: 0, loaded: ROWS, cluster: { masters: 1 } })
+      expect((await load({ url: cluster.url, input: [small, big], key: 'b2:{id}' })).workers).toBe(0)
+      expect((await load({ url: cluster.url, input: stream(), format: 'csv', key: 'b3:{id}' })).workers).toBe(0)
+    })
+  })
+
+  describe('three masters', () => {
+    let cluster
+    beforeAll(async () => { cluster = await startCluster({ masters: 3 }) })
+    afterAll(async () => { if (cluster) await cluster.stop() })
+
+    it('min(cores - 1, 4); 0 on 2 cores or for a file under 8 MiB; a big file after a small one gets its workers', async () => {
+      cores(3)
+      expect(await load({ url: cluster.url, input: big, key: 'c1:{id}' })).toMatchObject({ workers: 2, loaded: ROWS, cluster: { masters: 3 } })
+      cores(2)
+      expect((await load({ url: cluster.url, input: big, key: 'c2:{id}' })).workers).toBe(0)
+      cores(16)
+      expect((await load({ url: cluster.url, input: small, key: 'c3:{id}' })).workers).toBe(0)
+      const both = await load({ url: cluster.url, input: [small, big], key: 'c4:{id}' })
+      expect(both).toMatchObject({ workers: 4, errors: 0 })
+      expect(both.loaded).toBe(both.records)
+    }, 60_000)
+  })
+})
