@@ -236,8 +236,11 @@ export interface LoadOptions extends ConnectionOptions {
   /**
    * Continue from `checkpoint`: skip the records it counts as loaded. An http(s) input is
    * asked only for the bytes after them (a Range request) when its server accepts that.
+   * `true`: no checkpoint at the path is PIPELOAD_CHECKPOINT_NOT_FOUND; `'if-present'`: then
+   * start from the first record (`summary.resumed` says which). Without it, a checkpoint of an
+   * unfinished run at the path is PIPELOAD_CHECKPOINT_UNFINISHED (a finished run's is replaced).
    */
-  resume?: boolean
+  resume?: boolean | 'if-present'
   /**
    * Called once before a resumed run reads: `range` when an http(s) input is read from that
    * byte and line; else `reason` says why it is read again from its start (null for a file).
@@ -262,6 +265,12 @@ export interface Summary {
   /** `host:port` written to; null in dry-run mode. */
   target: string | null
   dryRun: 'resp' | 'text' | null
+  /** With `checkpoint`: its path; else null. */
+  checkpoint: string | null
+  /** With `resume`: the records the checkpoint counted (this run went on after them); else null. */
+  resumedFrom: number | null
+  /** With `resume`: true when it continued from a checkpoint, false when `'if-present'` found none and started; else null. */
+  resumed: boolean | null
   /** Records read from the input. */
   records: number
   /** Records whose commands were all acknowledged without an error reply (those with no commands included). */
@@ -323,6 +332,8 @@ export type ErrorCode =
   | 'PIPELOAD_OUTPUT_FAILED'
   | 'PIPELOAD_INPUT_FAILED'
   | 'PIPELOAD_CHECKPOINT_INVALID'
+  | 'PIPELOAD_CHECKPOINT_NOT_FOUND'
+  | 'PIPELOAD_CHECKPOINT_UNFINISHED'
 
 export class PipeloadError extends Error {
   code: ErrorCode

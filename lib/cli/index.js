@@ -89,7 +89,8 @@ function importCommand (io) {
     .option('--max-errors <n>', 'with --on-error skip: stop once more than n records failed')
     .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
     .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
-    .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
+    .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded (no checkpoint there: exit 2)')
+    .option('--resume-if-present', 'resume when --checkpoint <file> is there, else start from the first record (for scripts and jobs that always pass it)')
     .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send (ms, s, m, h; a plain number is ms)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
@@ -175,7 +176,7 @@ async function runImport (input, flags, io) {
     timeout: flags.timeout,
     retryTimeout: flags.retryTimeout,
     checkpoint: flags.checkpoint,
-    resume: flags.resume,
+    resume: resumeFlag(flags),
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
     onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches\n`),
     dryRun: flags.dryRun,
@@ -209,6 +210,14 @@ async function runImport (input, flags, io) {
 function resumeNotice (e) {
   if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${int(e.records)} records already loaded`
   return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${int(e.records)} records already loaded: ${e.reason}`
+}
+
+/** --resume (true) or --resume-if-present ('if-present'); both is a contradiction. */
+function resumeFlag (flags) {
+  if (flags.resume && flags.resumeIfPresent) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--resume and --resume-if-present: use one of them (--resume fails when there is no checkpoint, --resume-if-present then starts over)', { option: '--resume' })
+  }
+  return flags.resumeIfPresent ? 'if-present' : flags.resume
 }
 
 /** --shard, else PIPELOAD_SHARD (unset or empty: none); a bad value is named as it was given. */

@@ -145,6 +145,42 @@ function readCheckpoint (file) {
 }
 
 /**
+ * The checkpoint this run continues from, or null to start at the first record; never a
+ * silent restart. `resume`: true (a checkpoint must be there: a mistyped path would load
+ * everything again), 'if-present' (resume if there is one, else start), false (start; the
+ * path may hold only a finished run's checkpoint, which is replaced, or an empty file).
+ */
+function startingCheckpoint (file, resume) {
+  if (resume) {
+    const state = readCheckpoint(file)
+    if (state === null && resume !== 'if-present') {
+      throw new PipeloadError('PIPELOAD_CHECKPOINT_NOT_FOUND',
+        `checkpoint ${file}: no such file, so there is nothing to resume (--resume): check the path; to start from the first record, run without --resume, or pass --resume-if-present to resume when a checkpoint is there and start otherwise`,
+        { file })
+    }
+    return state
+  }
+  const st = statOrNull(file)
+  if (!st || !st.isFile() || st.size === 0) return null // nothing to lose (a directory, a path under a file: Checkpointer#check says so)
+  const state = readCheckpoint(file)
+  if (state.complete !== true) {
+    const at = state.updatedAt ? ` (written ${state.updatedAt})` : ''
+    throw new PipeloadError('PIPELOAD_CHECKPOINT_UNFINISHED',
+      `checkpoint ${file} holds an unfinished run${at}: ${state.records.toLocaleString('en-US')} records of ${state.inputs ? inputs(state.inputs) : state.input.path || state.input.url || state.input.name} loaded; run with --resume to continue it, or delete it (or choose another --checkpoint path) to start over`,
+      { file })
+  }
+  return null
+}
+
+function statOrNull (file) {
+  try {
+    return fs.statSync(file)
+  } catch {
+    return null
+  }
+}
+
+/**
  * Refuse to resume over a different input: same file, same size, same mtime; a stream or an
  * iterable (no path) only over one of the same name, and never a file's checkpoint over a
  * stream or the other way round; and only by the same --shard (or none) that wrote it.
@@ -286,4 +322,4 @@ class Checkpointer {
   }
 }
 
-module.exports = { Checkpointer, readCheckpoint, checkResumable, checkListResumable, checkUrlResumable, checkpointProblems, inputIdentity, resumePlan }
+module.exports = { Checkpointer, readCheckpoint, startingCheckpoint, checkResumable, checkListResumable, checkUrlResumable, checkpointProblems, inputIdentity, resumePlan }

@@ -58,7 +58,8 @@ function formatProgress (p) {
 function formatSummary (s) {
   const verb = s.dryRun ? `wrote ${s.dryRun} for` : 'loaded'
   const into = s.dryRun ? '' : s.target ? ` into ${s.target}` : ''
-  const resumed = s.resumedFrom != null ? ` (resumed after record ${int(s.resumedFrom)})` : ''
+  const resumed = s.resumedFrom != null ? ` (resumed after record ${int(s.resumedFrom)})`
+    : s.resumed === false ? ` (no checkpoint at ${s.checkpoint} to resume: started from the first record)` : ''
   // No rate for a run that loaded nothing: "0 of 1 records … 4 rows/s" measures nothing.
   const rate = s.loaded > 0 ? ` · ${int(s.recordsPerSec)} rows/s` : ''
   const lines = [
