@@ -224,13 +224,14 @@ export interface LoadOptions extends ConnectionOptions {
   /**
    * A file to write every failed record to, one JSON line `{ file, line, offset, code, reason, source, raw }` each.
    * With `checkpoint` and `resume`, the file of the run being resumed is cut back to the checkpoint and appended to.
+   * A path that is an input is PIPELOAD_OPTION_INVALID, before anything is opened.
    */
   rejects?: string
   /** Failures kept in `summary.failures` (all are counted). Default 100. */
   maxFailures?: number
   /**
    * A file that keeps how far the input is loaded and acknowledged, replaced atomically. Checked
-   * before anything is sent: a path that cannot be written is PIPELOAD_OPTION_INVALID.
+   * before anything is sent: a path that cannot be written, or that is an input or `rejects`, is PIPELOAD_OPTION_INVALID.
    */
   checkpoint?: string
   /**

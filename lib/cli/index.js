@@ -8,6 +8,7 @@ const { formatProgress, formatSummary, formatFailure, int } = require('../run/re
 const { version } = require('../../package.json')
 const { benchCommand } = require('./bench')
 const { outputError } = require('../send/dry-run')
+const { refuseOutputsOverInputs } = require('../run/same-file')
 const { collect, addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
@@ -136,6 +137,10 @@ async function runImport (input, flags, io) {
   if (flags.json && flags.dryRun) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--json and --dry-run both want stdout: use one of them', { option: '--json' })
   }
+  // Before --map is loaded or a --tls-* file read: an output there would destroy it.
+  refuseOutputsOverInputs([['--checkpoint', flags.checkpoint], ['--rejects', flags.rejects]].filter(([, f]) => f).map(([option, file]) => ({ option, file })),
+    [['--map', 'module', flags.map], ['--tls-ca', 'file', flags.tlsCa], ['--tls-cert', 'file', flags.tlsCert], ['--tls-key', 'file', flags.tlsKey]]
+      .filter(([, , f]) => f).map(([flag, noun, file]) => ({ what: `the ${flag} ${noun}`, file })))
   const warn = line => io.stderr.write(line + '\n')
   const showProgress = !flags.quiet && !flags.json && io.stderr.isTTY
   // A progress line that cannot be written (a terminal gone) stops the run with a code,

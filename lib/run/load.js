@@ -13,6 +13,7 @@ const { isCluster, openClusterSink } = require('../send/cluster')
 const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, checkUrlResumable, inputIdentity, resumePlan } = require('./checkpoint')
 const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
+const { refuseOutputsOverInputs } = require('./same-file')
 const { formatFailure } = require('./reporter')
 const { InputSequence } = require('./sources')
 const { FileCounts, addAcked, totals } = require('./file-counts')
@@ -28,6 +29,7 @@ async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
   const { label, inputs } = describeInputs(o)
+  refuseOutputsOverInputs(outputsOf(o), inputs.filter(d => d.path).map(d => ({ what: 'the input', file: d.path })))
   const saved = o.checkpoint ? startingCheckpoint(o.checkpoint, o.resume) : null
   // One URL: its response's headers (format, size, identity) before the checkpoint is
   // checked, as they are part of its identity; with --resume, only the rest of its body
@@ -92,6 +94,11 @@ async function load (options) {
     if (rejects) try { rejects.close() } catch {} // pump() closed it and reported a failure to write
     if (inputs[0].http && inputs.length === 1) inputs[0].stream.destroy() // a run stopped before reading it
   }
+}
+
+/** The files a run writes, by the option naming them. */
+function outputsOf (o) {
+  return [['checkpoint', o.checkpoint], ['rejects', o.rejects]].filter(([, file]) => file).map(([option, file]) => ({ option, file }))
 }
 
 /** A single URL resumed: from the range the server sent, or from its start (lib/run/url-resume.js). */
