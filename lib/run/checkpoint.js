@@ -199,12 +199,27 @@ function checkResumable (file, state, identity) {
 }
 
 function checkSameInput (file, was, identity) {
-  if (was.path && identity.path && (was.path !== identity.path || was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
-    throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input ${identity.path} is not the same file any more (${identity.size} bytes): remove the checkpoint to start over`)
+  if (was.path && identity.path && was.path !== identity.path) {
+    throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input is ${identity.path} (${identity.size} bytes): remove the checkpoint to start over`)
+  }
+  if (was.path && identity.path && (was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
+    throw checkpointError(file, `the input ${identity.path} is not the same file any more: ${fileChanges(was, identity)} since the checkpoint was written: remove the checkpoint to start over`)
   }
   if (!(was.path && identity.path) && (Boolean(was.path) !== Boolean(identity.path) || was.name !== identity.name)) {
     throw checkpointError(file, `it was written for ${was.path || was.name}; the input is ${identity.path || identity.name}: remove the checkpoint to start over`)
   }
+}
+
+/** What changed of a file: `size 105 → 112 bytes, modified 2024-05-01T10:00:00.000Z → …`. */
+function fileChanges (was, now) {
+  const changes = []
+  if (was.size !== now.size) changes.push(`size ${was.size.toLocaleString('en-US')} → ${now.size.toLocaleString('en-US')} bytes`)
+  if (was.mtimeMs !== now.mtimeMs) {
+    const [a, b] = [was.mtimeMs, now.mtimeMs].map(ms => new Date(ms).toISOString())
+    // Within one millisecond the ISO times read alike: then the numbers (ms since 1970) tell.
+    changes.push(a === b ? `modified ${was.mtimeMs} → ${now.mtimeMs} (ms since 1970)` : `modified ${a} → ${b}`)
+  }
+  return changes.join(', ')
 }
 
 /**
