@@ -252,6 +252,8 @@ export interface LoadOptions extends ConnectionOptions {
 /** One input of a run: its counts (every batch belongs to one input). */
 export interface FileSummary {
   input: string
+  /** Whether this run or one it resumes began reading it: false for an input the run stopped before. */
+  started: boolean
   records: number
   loaded: number
   errors: number

@@ -309,6 +309,7 @@ class Run {
 
   started (i) {
     this.current = i
+    this.files[i].started = true
   }
 
   /** Input i was read to its end. */

@@ -82,6 +82,7 @@ function formatSummary (s) {
 
 /** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */
 function formatFileLine (f) {
+  if (f.started === false) return `  ${f.input}: not started (the run stopped before it)`
   return `  ${f.input}: ${int(f.loaded)} of ${int(f.records)} records loaded` +
     (f.errors ? ` · ${int(f.errors)} error${f.errors === 1 ? '' : 's'}` : '') +
     (f.skipped ? ` · ${int(f.skipped)} skipped` : '')
