@@ -229,20 +229,24 @@ export interface LoadOptions extends ConnectionOptions {
   /**
    * A file to write every failed record to, one JSON line `{ file, line, offset, code, reason, source, raw }` each.
    * With `checkpoint` and `resume`, the file of the run being resumed is cut back to the checkpoint and appended to.
+   * A path that is an input is PIPELOAD_OPTION_INVALID, before anything is opened.
    */
   rejects?: string
   /** Failures kept in `summary.failures` (all are counted). Default 100. */
   maxFailures?: number
   /**
    * A file that keeps how far the input is loaded and acknowledged, replaced atomically. Checked
-   * before anything is sent: a path that cannot be written is PIPELOAD_OPTION_INVALID.
+   * before anything is sent: a path that cannot be written, or that is an input or `rejects`, is PIPELOAD_OPTION_INVALID.
    */
   checkpoint?: string
   /**
    * Continue from `checkpoint`: skip the records it counts as loaded. An http(s) input is
    * asked only for the bytes after them (a Range request) when its server accepts that.
+   * `true`: no checkpoint at the path is PIPELOAD_CHECKPOINT_NOT_FOUND; `'if-present'`: then
+   * start from the first record (`summary.resumed` says which). Without it, a checkpoint of an
+   * unfinished run at the path is PIPELOAD_CHECKPOINT_UNFINISHED (a finished run's is replaced).
    */
-  resume?: boolean
+  resume?: boolean | 'if-present'
   /**
    * Called once before a resumed run reads: `range` when an http(s) input is read from that
    * byte and line; else `reason` says why it is read again from its start (null for a file).
@@ -253,6 +257,8 @@ export interface LoadOptions extends ConnectionOptions {
 /** One input of a run: its counts (every batch belongs to one input). */
 export interface FileSummary {
   input: string
+  /** Whether this run or one it resumes began reading it: false for an input the run stopped before. */
+  started: boolean
   records: number
   loaded: number
   errors: number
@@ -267,6 +273,12 @@ export interface Summary {
   /** `host:port` written to; null in dry-run mode. */
   target: string | null
   dryRun: 'resp' | 'text' | null
+  /** With `checkpoint`: its path; else null. */
+  checkpoint: string | null
+  /** With `resume`: the records the checkpoint counted (this run went on after them); else null. */
+  resumedFrom: number | null
+  /** With `resume`: true when it continued from a checkpoint, false when `'if-present'` found none and started; else null. */
+  resumed: boolean | null
   /** Records read from the input. */
   records: number
   /** Records whose commands were all acknowledged without an error reply (those with no commands included). */
@@ -332,6 +344,8 @@ export type ErrorCode =
   | 'PIPELOAD_CALLBACK_FAILED'
   | 'PIPELOAD_INPUT_FAILED'
   | 'PIPELOAD_CHECKPOINT_INVALID'
+  | 'PIPELOAD_CHECKPOINT_NOT_FOUND'
+  | 'PIPELOAD_CHECKPOINT_UNFINISHED'
 
 export class PipeloadError extends Error {
   code: ErrorCode

@@ -32,6 +32,8 @@ const CODES = Object.freeze({
   PIPELOAD_RECORD_FAILED: EXIT.RECORD_ERRORS, // onError abort: a record failed (error reply, missing field)
   PIPELOAD_TOO_MANY_ERRORS: EXIT.RECORD_ERRORS, // onError skip: more than maxErrors records failed
   PIPELOAD_CHECKPOINT_INVALID: EXIT.USAGE,
+  PIPELOAD_CHECKPOINT_NOT_FOUND: EXIT.USAGE, // resume: true and no checkpoint at the path (a typo would restart from record 1)
+  PIPELOAD_CHECKPOINT_UNFINISHED: EXIT.USAGE, // no resume, and the path holds an unfinished run's checkpoint
   PIPELOAD_CONNECTION_FAILED: EXIT.CONNECTION,
   PIPELOAD_CONNECTION_LOST: EXIT.CONNECTION,
   PIPELOAD_AUTH_FAILED: EXIT.CONNECTION,

@@ -74,19 +74,24 @@ describe('--resume refuses a checkpoint it cannot trust, before anything is sent
 
   it('the same file grown since (a row appended): refused', async () => {
     const cp = path.join(dir, 'grown.checkpoint')
+    const mtime = new Date('2030-01-02T03:04:05.678Z') // whole milliseconds: utimes keeps them exactly
+    fs.utimesSync(csv, mtime, mtime)
     fs.writeFileSync(cp, JSON.stringify(valid()))
-    const { mtime } = fs.statSync(csv)
     fs.appendFileSync(csv, '20,v20\n')
     fs.utimesSync(csv, mtime, mtime) // only the size tells
-    await expectRefused(cp, [csv], /is not the same file any more/)
+    // What changed, with the old and new values: the sizes from the two versions' text.
+    const [was, now] = [ROWS.length, ROWS.length + '20,v20\n'.length]
+    await expectRefused(cp, [csv], new RegExp(`: the input ${escape(path.resolve(csv))} is not the same file any more: size ${was} → ${now} bytes since the checkpoint was written: remove the checkpoint to start over\n`))
   })
 
   it('the same file rewritten with the same size (only the modification time differs): refused', async () => {
     const cp = path.join(dir, 'touched.checkpoint')
     fs.writeFileSync(cp, JSON.stringify(valid()))
+    const before = new Date(valid().input.mtimeMs).toISOString()
     fs.writeFileSync(csv, ROWS.replace('v3', 'w3'))
-    fs.utimesSync(csv, new Date(), new Date(Date.now() + 5000))
-    await expectRefused(cp, [csv], /is not the same file any more/)
+    const later = new Date('2031-02-03T04:05:06.789Z')
+    fs.utimesSync(csv, later, later)
+    await expectRefused(cp, [csv], new RegExp(`is not the same file any more: modified ${escape(before)} → 2031-02-03T04:05:06\\.789Z since the checkpoint was written: remove`))
   })
 
   it("a file's checkpoint resumed over stdin: refused (it would skip records of another input)", async () => {

@@ -74,11 +74,11 @@ describe('pipeload import with several inputs', () => {
     expect(s.records).toBe(9)
     expect(s.loaded).toBe(9)
     expect(s.files).toEqual([
-      { input: 'a.csv', records: 2, loaded: 2, errors: 0, skipped: 0 },
-      { input: 'b.csv', records: 3, loaded: 3, errors: 0, skipped: 0 },
-      { input: 'c.ndjson.gz', records: 2, loaded: 2, errors: 0, skipped: 0 },
-      { input: 'parts/p1.ndjson', records: 1, loaded: 1, errors: 0, skipped: 0 },
-      { input: 'parts/p2.ndjson', records: 1, loaded: 1, errors: 0, skipped: 0 }
+      { input: 'a.csv', started: true, records: 2, loaded: 2, errors: 0, skipped: 0 },
+      { input: 'b.csv', started: true, records: 3, loaded: 3, errors: 0, skipped: 0 },
+      { input: 'c.ndjson.gz', started: true, records: 2, loaded: 2, errors: 0, skipped: 0 },
+      { input: 'parts/p1.ndjson', started: true, records: 1, loaded: 1, errors: 0, skipped: 0 },
+      { input: 'parts/p2.ndjson', started: true, records: 1, loaded: 1, errors: 0, skipped: 0 }
     ])
     // Counted over the files, not from 0 in each.
     expect(s.bytesRead).toBeGreaterThan(['a.csv', 'b.csv', 'parts/p1.ndjson', 'parts/p2.ndjson'].reduce((n, f) => n + fs.statSync(path.join(d, f)).size, 0))
@@ -201,10 +201,10 @@ describe('failures in several inputs name their own file:line', () => {
     const s = JSON.parse(res.stdout)
     expect(s.failures.map(f => `${f.file}:${f.line} ${f.source}`)).toEqual(['bad.csv:3 input', 'wrong.ndjson:2 reply'])
     expect(s.files).toEqual([
-      { input: 'a.csv', records: 2, loaded: 2, errors: 0, skipped: 0 },
-      { input: 'bad.csv', records: 3, loaded: 2, errors: 1, skipped: 0 },
-      { input: 'wrong.ndjson', records: 2, loaded: 1, errors: 1, skipped: 0 },
-      { input: 'b.csv', records: 3, loaded: 3, errors: 0, skipped: 0 }
+      { input: 'a.csv', started: true, records: 2, loaded: 2, errors: 0, skipped: 0 },
+      { input: 'bad.csv', started: true, records: 3, loaded: 2, errors: 1, skipped: 0 },
+      { input: 'wrong.ndjson', started: true, records: 2, loaded: 1, errors: 1, skipped: 0 },
+      { input: 'b.csv', started: true, records: 3, loaded: 3, errors: 0, skipped: 0 }
     ])
     expect(s.errors).toBe(2)
     expect(s.loaded).toBe(8)
@@ -251,8 +251,8 @@ describe('a batch never spans two inputs', () => {
       const res = await pipeload(['import', 'one.ndjson', 'two.ndjson', '-u', srv.url, '--json', '-c', 'SADD t:{id} {tags[]}'], { cwd: d })
       expect(res.code).toBe(0)
       expect(JSON.parse(res.stdout).files).toEqual([
-        { input: 'one.ndjson', records: 1, loaded: 1, errors: 0, skipped: 0 },
-        { input: 'two.ndjson', records: 1, loaded: 1, errors: 0, skipped: 0 }
+        { input: 'one.ndjson', started: true, records: 1, loaded: 1, errors: 0, skipped: 0 },
+        { input: 'two.ndjson', started: true, records: 1, loaded: 1, errors: 0, skipped: 0 }
       ])
     } finally {
       await srv.close()
@@ -267,7 +267,7 @@ describe('load({ input: [...] })', () => {
     expect(s.files.map(f => [path.basename(f.input), f.records])).toEqual([['a.csv', 2], ['p1.ndjson', 1], ['p2.ndjson', 1]])
     expect(await redis.hget('lib:9', 'name')).toBe('ivy')
     const records = await load({ input: [{ id: 'r1', name: 'obj' }], url: server.url, key: 'lib:{id}' })
-    expect(records.files).toEqual([{ input: '<records>', records: 1, loaded: 1, errors: 0, skipped: 0 }])
+    expect(records.files).toEqual([{ input: '<records>', started: true, records: 1, loaded: 1, errors: 0, skipped: 0 }])
     expect(await redis.hget('lib:r1', 'name')).toBe('obj')
   })
 

@@ -8,6 +8,7 @@ const { formatProgress, formatSummary, formatFailure, int, count } = require('..
 const { version } = require('../../package.json')
 const { benchCommand } = require('./bench')
 const { outputError } = require('../send/dry-run')
+const { refuseOutputsOverInputs } = require('../run/same-file')
 const { collect, addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
 const { durationFlag } = require('./duration-flag')
 const path = require('node:path')
@@ -93,7 +94,8 @@ function importCommand (io) {
     .option('--max-errors <n>', 'with --on-error skip: stop once more than n records failed')
     .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
     .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
-    .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded')
+    .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded (no checkpoint there: exit 2)')
+    .option('--resume-if-present', 'resume when --checkpoint <file> is there, else start from the first record (for scripts and jobs that always pass it)')
     .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send: 90s, 500ms, 2m, 1h (a unit is required)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
@@ -139,6 +141,10 @@ async function runImport (input, flags, io) {
   if (flags.json && flags.dryRun) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--json and --dry-run both want stdout: use one of them', { option: '--json' })
   }
+  // Before --map is loaded or a --tls-* file read: an output there would destroy it.
+  refuseOutputsOverInputs([['--checkpoint', flags.checkpoint], ['--rejects', flags.rejects]].filter(([, f]) => f).map(([option, file]) => ({ option, file })),
+    [['--map', 'module', flags.map], ['--tls-ca', 'file', flags.tlsCa], ['--tls-cert', 'file', flags.tlsCert], ['--tls-key', 'file', flags.tlsKey]]
+      .filter(([, , f]) => f).map(([flag, noun, file]) => ({ what: `the ${flag} ${noun}`, file })))
   const warn = line => io.stderr.write(line + '\n')
   const showProgress = !flags.quiet && !flags.json && io.stderr.isTTY
   // A progress line that cannot be written (a terminal gone) stops the run with a code,
@@ -179,7 +185,7 @@ async function runImport (input, flags, io) {
     timeout: durationFlag(flags.timeout, '--timeout'),
     retryTimeout: durationFlag(flags.retryTimeout, '--retry-timeout'),
     checkpoint: flags.checkpoint,
-    resume: flags.resume,
+    resume: resumeFlag(flags),
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
     onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')}\n`),
     dryRun: flags.dryRun,
@@ -214,6 +220,14 @@ async function runImport (input, flags, io) {
 function resumeNotice (e) {
   if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${count(e.records, 'record')} already loaded`
   return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${count(e.records, 'record')} already loaded: ${e.reason}`
+}
+
+/** --resume (true) or --resume-if-present ('if-present'); both is a contradiction. */
+function resumeFlag (flags) {
+  if (flags.resume && flags.resumeIfPresent) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--resume and --resume-if-present: use one of them (--resume fails when there is no checkpoint, --resume-if-present then starts over)', { option: '--resume' })
+  }
+  return flags.resumeIfPresent ? 'if-present' : flags.resume
 }
 
 /** --shard, else PIPELOAD_SHARD (unset or empty: none); a bad value is named as it was given. */

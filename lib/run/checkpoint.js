@@ -145,6 +145,42 @@ function readCheckpoint (file) {
 }
 
 /**
+ * The checkpoint this run continues from, or null to start at the first record; never a
+ * silent restart. `resume`: true (a checkpoint must be there: a mistyped path would load
+ * everything again), 'if-present' (resume if there is one, else start), false (start; the
+ * path may hold only a finished run's checkpoint, which is replaced, or an empty file).
+ */
+function startingCheckpoint (file, resume) {
+  if (resume) {
+    const state = readCheckpoint(file)
+    if (state === null && resume !== 'if-present') {
+      throw new PipeloadError('PIPELOAD_CHECKPOINT_NOT_FOUND',
+        `checkpoint ${file}: no such file, so there is nothing to resume (--resume): check the path; to start from the first record, run without --resume, or pass --resume-if-present to resume when a checkpoint is there and start otherwise`,
+        { file })
+    }
+    return state
+  }
+  const st = statOrNull(file)
+  if (!st || !st.isFile() || st.size === 0) return null // nothing to lose (a directory, a path under a file: Checkpointer#check says so)
+  const state = readCheckpoint(file)
+  if (state.complete !== true) {
+    const at = state.updatedAt ? ` (written ${state.updatedAt})` : ''
+    throw new PipeloadError('PIPELOAD_CHECKPOINT_UNFINISHED',
+      `checkpoint ${file} holds an unfinished run${at}: ${state.records.toLocaleString('en-US')} records of ${state.inputs ? inputs(state.inputs) : state.input.path || state.input.url || state.input.name} loaded; run with --resume to continue it, or delete it (or choose another --checkpoint path) to start over`,
+      { file })
+  }
+  return null
+}
+
+function statOrNull (file) {
+  try {
+    return fs.statSync(file)
+  } catch {
+    return null
+  }
+}
+
+/**
  * Refuse to resume over a different input: same file, same size, same mtime; a stream or an
  * iterable (no path) only over one of the same name, and never a file's checkpoint over a
  * stream or the other way round; and only by the same --shard (or none) that wrote it.
@@ -163,12 +199,27 @@ function checkResumable (file, state, identity) {
 }
 
 function checkSameInput (file, was, identity) {
-  if (was.path && identity.path && (was.path !== identity.path || was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
-    throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input ${identity.path} is not the same file any more (${identity.size} bytes): remove the checkpoint to start over`)
+  if (was.path && identity.path && was.path !== identity.path) {
+    throw checkpointError(file, `it was written for ${was.path} (${was.size} bytes); the input is ${identity.path} (${identity.size} bytes): remove the checkpoint to start over`)
+  }
+  if (was.path && identity.path && (was.size !== identity.size || was.mtimeMs !== identity.mtimeMs)) {
+    throw checkpointError(file, `the input ${identity.path} is not the same file any more: ${fileChanges(was, identity)} since the checkpoint was written: remove the checkpoint to start over`)
   }
   if (!(was.path && identity.path) && (Boolean(was.path) !== Boolean(identity.path) || was.name !== identity.name)) {
     throw checkpointError(file, `it was written for ${was.path || was.name}; the input is ${identity.path || identity.name}: remove the checkpoint to start over`)
   }
+}
+
+/** What changed of a file: `size 105 → 112 bytes, modified 2024-05-01T10:00:00.000Z → …`. */
+function fileChanges (was, now) {
+  const changes = []
+  if (was.size !== now.size) changes.push(`size ${was.size.toLocaleString('en-US')} → ${now.size.toLocaleString('en-US')} bytes`)
+  if (was.mtimeMs !== now.mtimeMs) {
+    const [a, b] = [was.mtimeMs, now.mtimeMs].map(ms => new Date(ms).toISOString())
+    // Within one millisecond the ISO times read alike: then the numbers (ms since 1970) tell.
+    changes.push(a === b ? `modified ${was.mtimeMs} → ${now.mtimeMs} (ms since 1970)` : `modified ${a} → ${b}`)
+  }
+  return changes.join(', ')
 }
 
 /**
@@ -286,4 +337,4 @@ class Checkpointer {
   }
 }
 
-module.exports = { Checkpointer, readCheckpoint, checkResumable, checkListResumable, checkUrlResumable, checkpointProblems, inputIdentity, resumePlan }
+module.exports = { Checkpointer, readCheckpoint, startingCheckpoint, checkResumable, checkListResumable, checkUrlResumable, checkpointProblems, inputIdentity, resumePlan }

@@ -41,6 +41,8 @@ class FileCounts {
     this.skipped = 0 // records map() returned null for, this run
     this.errors = 0 // records failed, this run
     this.ended = base?.complete ?? false // read to its end
+    // Opened by this run or an earlier one: a run stopped before an input says so, not "0 of 0".
+    this.started = base !== null && (base.complete === true || base.records > 0)
   }
 
   /** A batch of this input is acknowledged: `mapFailed` of its records failed before sending. */
@@ -64,6 +66,7 @@ class FileCounts {
     const { base, done } = this
     return {
       input: this.input,
+      started: this.started,
       records: base.records + this.read,
       loaded: base.loaded + done.loaded,
       errors: base.errors + this.errors,

@@ -10,9 +10,10 @@ const { Pipe } = require('../send/pipe')
 const { DryRunSink } = require('../send/dry-run')
 const { openControl, dataEndpoint, connectData, dataReconnector } = require('../send/connection')
 const { isCluster, openClusterSink } = require('../send/cluster')
-const { Checkpointer, readCheckpoint, checkResumable, checkListResumable, checkUrlResumable, inputIdentity, resumePlan } = require('./checkpoint')
+const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, checkUrlResumable, inputIdentity, resumePlan } = require('./checkpoint')
 const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
+const { refuseOutputsOverInputs } = require('./same-file')
 const { formatFailure } = require('./reporter')
 const { InputSequence } = require('./sources')
 const { FileCounts, addAcked, totals } = require('./file-counts')
@@ -28,7 +29,8 @@ async function load (options) {
   const o = normalizeLoadOptions(options)
   const startedAt = performance.now()
   const { label, inputs } = describeInputs(o)
-  const saved = o.checkpoint && o.resume ? readCheckpoint(o.checkpoint) : null
+  refuseOutputsOverInputs(outputsOf(o), inputs.filter(d => d.path).map(d => ({ what: 'the input', file: d.path })))
+  const saved = o.checkpoint ? startingCheckpoint(o.checkpoint, o.resume) : null
   // One URL: its response's headers (format, size, identity) before the checkpoint is
   // checked, as they are part of its identity; with --resume, only the rest of its body
   // where the server allows (lib/run/url-resume.js). Of several, each is requested in its turn.
@@ -93,6 +95,11 @@ async function load (options) {
     if (rejects) try { rejects.close() } catch {} // pump() closed it and reported a failure to write
     if (inputs[0].http && inputs.length === 1) inputs[0].stream.destroy() // a run stopped before reading it
   }
+}
+
+/** The files a run writes, by the option naming them. */
+function outputsOf (o) {
+  return [['checkpoint', o.checkpoint], ['rejects', o.rejects]].filter(([, file]) => file).map(([option, file]) => ({ option, file }))
 }
 
 /** A single URL resumed: from the range the server sent, or from its start (lib/run/url-resume.js). */
@@ -193,6 +200,7 @@ class Run {
     this.resumeState = st
     this.base = { records: st?.records ?? 0, loaded: st?.loaded ?? 0, errors: st?.errors ?? 0, commands: st?.commands ?? 0, skipped: st?.skipped ?? 0 }
     this.resumedFrom = st ? st.records : null
+    this.resumed = o.resume ? st !== null : null // with resume 'if-present': whether there was a checkpoint
     this.from = resume.plan?.from ?? 0 // the first input this run reads: those before it are done
     // Per input; of one input, the checkpoint's totals are its own.
     this.files = inputs.map((d, i) => new FileCounts(d.name, inputs.length === 1 ? st : st?.files?.[i] ?? null))
@@ -311,6 +319,7 @@ class Run {
 
   started (i) {
     this.current = i
+    this.files[i].started = true
   }
 
   /** Input i was read to its end. */
@@ -443,7 +452,7 @@ class Run {
     let finished = false
     try {
       await sink.finish()
-      finished = true
+      finished = this.stop === null // a run stopped by its error policy is not finished: --resume goes on
     } finally {
       this.saveCheckpoint(finished)
       this.closeRejects()
@@ -531,6 +540,7 @@ class Run {
       target: this.o.dryRun ? null : this.target,
       dryRun: this.o.dryRun || null,
       resumedFrom: this.resumedFrom,
+      resumed: this.resumed,
       checkpoint: this.o.checkpoint || null,
       records: base.records + this.records,
       loaded: base.loaded + s.ackedRecords - s.failedRecords,

@@ -330,6 +330,7 @@ function normalizeLoadOptions (o = {}) {
   const { templates, map } = templatesOf(o)
   if (o.checkpoint !== undefined && (typeof o.checkpoint !== 'string' || !o.checkpoint)) throw invalid('checkpoint', 'a file path', o.checkpoint)
   if (o.resume && !o.checkpoint) throw invalid('resume', 'used with checkpoint (the file to resume from)', 'no checkpoint')
+  if (![undefined, null, true, false, 'if-present'].includes(o.resume)) throw invalid('resume', 'true, false or "if-present"', o.resume)
   if (o.checkpoint && o.dryRun) throw invalid('checkpoint', 'used without dryRun (nothing is acknowledged in a dry run)', o.dryRun)
   return Object.freeze({
     ...o,

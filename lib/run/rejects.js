@@ -79,11 +79,29 @@ class RejectsFile {
       while (at < buf.length) at += fs.writeSync(this.fd, buf, at)
     } catch (err) {
       this.failed = true
-      this.bytes += at
+      this.keepWholeLines(buf, at)
       throw new PipeloadError('PIPELOAD_OUTPUT_FAILED', `rejects ${this.path} could not be written: ${fsReason(err, this.path)}`,
         { output: 'rejects', file: this.path, cause: err })
     }
     this.bytes += buf.length
+    this.count += lines
+  }
+
+  /**
+   * A write that failed part-way (a full disk takes what fits): keep the lines of `buf`
+   * that reached the file whole, counted, and cut off the torn one after them, so the file
+   * and `count` agree and no line is half there as if complete.
+   */
+  keepWholeLines (buf, written) {
+    const whole = written > 0 ? buf.lastIndexOf(10, written - 1) + 1 : 0 // bytes up to the last newline written
+    let lines = 0
+    for (let i = buf.indexOf(10); i !== -1 && i < whole; i = buf.indexOf(10, i + 1)) lines++
+    if (whole < written) {
+      try {
+        fs.ftruncateSync(this.fd, this.bytes + whole)
+      } catch {} // a device (/dev/full) has nothing to cut, and took nothing
+    }
+    this.bytes += whole
     this.count += lines
   }
 

@@ -66,7 +66,8 @@ function formatProgress (p) {
 function formatSummary (s) {
   const verb = s.dryRun ? `wrote ${s.dryRun} for` : 'loaded'
   const into = s.dryRun ? '' : s.target ? ` into ${s.target}` : ''
-  const resumed = s.resumedFrom != null ? ` (resumed after record ${int(s.resumedFrom)})` : ''
+  const resumed = s.resumedFrom != null ? ` (resumed after record ${int(s.resumedFrom)})`
+    : s.resumed === false ? ` (no checkpoint at ${s.checkpoint} to resume: started from the first record)` : ''
   // No rate for a run that loaded nothing: "0 of 1 records … 4 rows/s" measures nothing.
   const rate = s.loaded > 0 ? ` · ${int(s.recordsPerSec)} rows/s` : ''
   const lines = [
@@ -89,6 +90,7 @@ function formatSummary (s) {
 
 /** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */
 function formatFileLine (f) {
+  if (f.started === false) return `  ${f.input}: not started (the run stopped before it)`
   return `  ${f.input}: ${int(f.loaded)} of ${count(f.records, 'record')} loaded` +
     (f.errors ? ` · ${int(f.errors)} error${f.errors === 1 ? '' : 's'}` : '') +
     (f.skipped ? ` · ${int(f.skipped)} skipped` : '')

@@ -35,6 +35,12 @@ async function main (): Promise<void> {
   // @ts-expect-error a shard is "i/n" or { index, count }
   await load({ input: 'users.csv', key: 'user:{id}', shard: 1 })
   void shard
+  const job = await load({ input: 'users.csv', key: 'user:{id}', checkpoint: 'users.ckpt', resume: 'if-present' })
+  const resumed: boolean | null = job.resumed
+  const from: number | null = job.resumedFrom
+  void resumed; void from
+  // @ts-expect-error resume is true, false or 'if-present'
+  await load({ input: 'users.csv', key: 'user:{id}', checkpoint: 'users.ckpt', resume: 'auto' })
   try {
     await load({ input: '-', format: 'csv', header: false, command: 'SET r:{0} {1}', dryRun: 'resp', onError: 'abort' })
   } catch (err) {
