@@ -64,7 +64,10 @@ describe('the scrubber: a server that echoes the password in its error reply', (
         await echoingServer({ echoFrom })
         const r = await runCli(['import', '-', '--format', 'csv', '-c', 'SET a:{id} {v}', '--json', ...conn()], { input: CSV, env })
         expect(r.code).toBe(4)
-        expect(r.stdout).toBe('')
+        // --json: the failure before the run is also one JSON object on stdout, scrubbed the same way.
+        const { error } = JSON.parse(r.stdout)
+        expect([error.code, error.exitCode]).toEqual(['PIPELOAD_AUTH_FAILED', 4])
+        expectScrubbedEcho(error.message)
         expectNoPassword(how, r.stdout, r.stderr)
         const lines = r.stderr.trim().split('\n').filter(l => l !== PASSWORD_WARNING)
         expect(lines).toHaveLength(1)
