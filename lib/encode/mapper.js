@@ -8,6 +8,7 @@ const { bulkBytes, utf8Bytes } = require('./writer')
 const { CsvRow } = require('../read/csv-row')
 const { JsonRow } = require('../read/json-row')
 const { keysOf, INDEX, MEMBER_KEY } = require('../read/json-value')
+const { JsonNumber, exactJson, parseJson } = require('../read/json-number')
 
 // Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
 // compiles them once into a mapper that writes a record's commands as RESP bytes.
@@ -44,15 +45,16 @@ function toArg (value, name) {
     case 'undefined': throw new FieldMissing(name)
     default:
       if (value === null) throw new FieldMissing(name, `field "${name}" is null`)
+      if (value instanceof JsonNumber) return value.text // the input's digits
       return binaryOf(value) ?? jsonText(value, name)
   }
 }
 
-/** A nested value as JSON text; what JSON cannot write fails the record with a code. */
+/** A nested value as JSON text (numbers as written); what JSON cannot write fails the record with a code. */
 function jsonText (value, name) {
   let text
   try {
-    text = JSON.stringify(value)
+    text = exactJson(value)
   } catch (err) {
     const why = err instanceof RangeError ? 'is nested too deeply to write as JSON text' : `cannot be written as JSON (${err.message})`
     throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" ${why}`, { field: name })
@@ -291,7 +293,7 @@ function spreadArgs (v, name, sep) {
   if (typeof v === 'string') {
     if (v.trim() === '') return []
     if (v.trimStart().startsWith('[')) {
-      try { v = JSON.parse(v) } catch {}
+      try { v = parseJson(v) } catch {} // numbers as written
     }
     if (typeof v === 'string') {
       throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" is text, not an array: {${name}[]} spreads an array; use {${name}[,]} to split text on ","`, { field: name })
@@ -318,7 +320,7 @@ function vectorBytes (v, name, type, dim) {
   const size = type === 'f32' ? 4 : 8
   const out = Buffer.allocUnsafe(arr.length * size)
   for (let i = 0; i < arr.length; i++) {
-    const x = arr[i]
+    const x = arr[i] instanceof JsonNumber ? arr[i].valueOf() : arr[i] // a float holds what a double does, rounded
     if (typeof x !== 'number') throw invalid(`element ${i} is ${JSON.stringify(x)}, not a number (for ${type} bytes)`)
     if (size === 4) out.writeFloatLE(x, i * 4)
     else out.writeDoubleLE(x, i * 8)
