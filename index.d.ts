@@ -83,6 +83,8 @@ export interface Failure {
   line: number
   /** Byte offset where the record starts in the (decompressed) input; absent for iterables. */
   offset?: number
+  /** The record's element number (from 0) in a JSON document whose records share a line. */
+  element?: number
   /** `PIPELOAD_FIELD_MISSING`, `PIPELOAD_INPUT_INVALID`, … or the error reply's prefix such as `WRONGTYPE`. */
   code: string
   message: string

@@ -244,7 +244,7 @@ function altValue (alt, shape, template) {
       case 'n':
         if (shape.shard) throw noRecordNumber('{$n}', template)
         return (rec, ctx) => String(ctx.n)
-      case 'line': return (rec, ctx) => ctx.line == null ? missingMeta('$line') : String(ctx.line)
+      case 'line': return lineGetter(shape, template)
       case 'file': return () => shape.file == null ? missingMeta('$file') : String(shape.file)
       default: return recordJson(shape)
     }
@@ -268,6 +268,27 @@ function noRecordNumber (what, template) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID',
     `shard cannot be used with ${what}: a shard does not know how many records come before its share. Use {$line} (and {$file}) for a number unique in the input, or load without --shard`,
     { option: 'shard', template })
+}
+
+/**
+ * {$line}: the record's input line. Two records on one line (a JSON document on one line)
+ * would get the same key, each overwriting the one before: refused (exit 2) at the second,
+ * before the reader batch holding both is sent. The same record again (a --ttl key) is no repeat.
+ */
+function lineGetter (shape, template) {
+  let lastLine = null
+  let lastRec = null
+  return (rec, ctx) => {
+    if (ctx.line == null) return missingMeta('$line')
+    if (ctx.line === lastLine && rec !== lastRec) {
+      throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID',
+        `template "${template}" uses {$line}, but ${shape.file || 'the input'}:${ctx.line} holds more than one record (a JSON document on one line), so every record there would get the same {$line}: use {$n}, the record's number, for a value unique to each record`,
+        { template, file: shape.file })
+    }
+    lastLine = ctx.line
+    lastRec = rec
+    return String(ctx.line)
+  }
 }
 
 function missingMeta (name) {

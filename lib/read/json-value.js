@@ -24,6 +24,11 @@ const KEY_ORDER = Symbol('pipeload key order')
 // templates. A symbol, like KEY_ORDER, so that `*` and JSON text never show it.
 const MEMBER_KEY = Symbol('pipeload member key')
 
+// The element number of a record of a JSON document that shares its line with another (a
+// one-line, minified document), where the line alone does not say which record it is: failures
+// name it, `file:1: element [4711] (byte 90210): …`. A symbol, like MEMBER_KEY.
+const ELEMENT = Symbol('pipeload element')
+
 // 1000 levels is far beyond real data and far below what JSON.stringify can write back.
 const MAX_DEPTH = 1000
 
@@ -173,4 +178,4 @@ function keysOf (rec) {
   return rec[KEY_ORDER] || Object.keys(rec)
 }
 
-module.exports = { parseRecord, keysOf, startsWithIndex, describeLoneSurrogate, KEY_ORDER, MEMBER_KEY, MAX_DEPTH, INDEX }
+module.exports = { parseRecord, keysOf, startsWithIndex, describeLoneSurrogate, KEY_ORDER, MEMBER_KEY, ELEMENT, MAX_DEPTH, INDEX }
