@@ -512,7 +512,7 @@ function compileCommand (parsed, shape, vectors) {
   const args = rec => {
     const out = []
     for (const w of words) {
-      if (w.star) out.push(...w.star.pairs(rec))
+      if (w.star) pushAll(out, w.star.pairs(rec))
       else out.push(w.value(rec))
     }
     return out
@@ -555,6 +555,11 @@ function compileCommand (parsed, shape, vectors) {
   }
   if (words.some(w => !w.star && !w.writeJson)) writeJson = (row, w) => write(row.toObject(), w) // a dotted path
   return { args, write, writeRow, writeJson, key: words.length > 1 && !words[1].star ? words[1] : null, words, source: parsed.source }
+}
+
+/** out.push(...items) without spreading them as call arguments: `*` of 200k keys overflows the stack. */
+function pushAll (out, items) {
+  for (let i = 0; i < items.length; i++) out.push(items[i])
 }
 
 /** The same text for words that write the same argument (`u:{id}` in two templates). */
@@ -618,7 +623,7 @@ function extendedCommand (words, starAt, shape, vectors) {
     let spreads = 0
     let spread = 0
     for (const w of words) {
-      if (w.star) out.push(...pairs(rec))
+      if (w.star) pushAll(out, pairs(rec))
       else if (w.spread) {
         const a = w.value(rec, ctx)
         spreads++
