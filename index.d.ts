@@ -6,7 +6,7 @@ import type { Redis, Cluster } from 'ioredis'
  * ArrayBuffer or SharedArrayBuffer) go out as their bytes, unchanged; strings as UTF-8 (a
  * string with a lone surrogate fails its record rather than become U+FFFD).
  */
-export type CommandArgs = Array<string | number | bigint | boolean | Buffer | ArrayBufferView | ArrayBufferLike>
+export type CommandArgs = Array<string | number | bigint | boolean | JsonNumber | Buffer | ArrayBufferView | ArrayBufferLike>
 
 export type Format = 'csv' | 'tsv' | 'json' | 'ndjson'
 
@@ -87,6 +87,8 @@ export interface Failure {
   line: number
   /** Byte offset where the record starts in the (decompressed) input; absent for iterables. */
   offset?: number
+  /** The record's element number (from 0) in a JSON document whose records share a line. */
+  element?: number
   /** `PIPELOAD_FIELD_MISSING`, `PIPELOAD_INPUT_INVALID`, … or the error reply's prefix such as `WRONGTYPE`. */
   code: string
   message: string
@@ -550,7 +552,21 @@ export const DEFAULTS: Readonly<{
   connectTimeout: number, progressInterval: number, maxFailures: number, worker: false, workers: 'auto', chunkSize: number
 }>
 
+/**
+ * A JSON number whose text a JS number would change (12345678901234567890, 1.10, 1e3, -0), as
+ * map() sees it: written as `text`, the input's digits; arithmetic and comparisons use its value
+ * as a double (valueOf); String(n) and `${n}` give the text.
+ */
+export class JsonNumber {
+  constructor (text: string)
+  readonly text: string
+  valueOf (): number
+  toString (): string
+  toJSON (): number
+}
+
 declare const pipeload: {
-  load: typeof load, bench: typeof bench, PipeloadError: typeof PipeloadError, EXIT: typeof EXIT, CODES: typeof CODES, DEFAULTS: typeof DEFAULTS
+  load: typeof load, bench: typeof bench, PipeloadError: typeof PipeloadError, EXIT: typeof EXIT, CODES: typeof CODES, DEFAULTS: typeof DEFAULTS,
+  JsonNumber: typeof JsonNumber
 }
 export default pipeload

@@ -22,7 +22,8 @@ describe('index.d.ts', () => {
   it('names every runtime export', async () => {
     const cjs = require('..')
     const esm = await import('../index.mjs')
-    expect(Object.keys(cjs).sort()).toEqual(['CODES', 'DEFAULTS', 'EXIT', 'PipeloadError', 'bench', 'load'])
+    expect(Object.keys(cjs).sort()).toEqual(['CODES', 'DEFAULTS', 'EXIT', 'JsonNumber', 'PipeloadError', 'bench', 'load'])
+    expect(esm.JsonNumber).toBe(cjs.JsonNumber)
     expect(esm.load).toBe(cjs.load)
     expect(esm.default.load).toBe(cjs.load)
     expect(esm.bench).toBe(cjs.bench)

@@ -4,6 +4,7 @@ const { textLines } = require('./resp')
 const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
+const { ELEMENT } = require('../read/json-value')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
 // the same on the main thread and in the parse worker. A batch closes at `batchSize`
@@ -46,6 +47,7 @@ class BatchEncoder {
     this.ends = []
     this.lines = []
     this.offsets = []
+    this.elements = null // a JSON document's element numbers, once a record has one (ELEMENT)
     this.raws = this.keepRaw ? [] : null
     this.failures = []
     this.skipped = 0 // records map() returned null for: not sent, not failed
@@ -82,6 +84,9 @@ class BatchEncoder {
           }
         }
       } catch (err) {
+        // A template that cannot work for this input ({$line} over a one-line document) stops
+        // the run before this reader batch's records are sent, not as a failed record.
+        if (err.code === 'PIPELOAD_TEMPLATE_INVALID') throw err
         w.pos = start // drop the part of the record already written
         this.failures.push(this.failure(err, rec, lines[i], offsets ? offsets[i] : null, raws ? raws[i] : undefined))
         if (this.abort) {
@@ -97,6 +102,8 @@ class BatchEncoder {
       this.ends.push(this.cmds)
       this.lines.push(lines[i])
       this.offsets.push(offsets ? offsets[i] : null)
+      const element = elementOf(rec)
+      if (element !== undefined || this.elements !== null) this.pushElement(element)
       if (this.raws !== null) this.raws.push(raws ? raws[i] : rawOf(rec))
       if (this.cmds >= this.batchSize || w.pos >= this.maxBatchBytes) done.push(this.take(bytesRead))
     }
@@ -106,6 +113,8 @@ class BatchEncoder {
 
   failure (err, rec, line, offset, raw) {
     const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
+    const element = elementOf(rec)
+    if (element !== undefined) f.element = element
     if (!err.code) {
       // Not one of ours (a map() function's error, a value too deeply nested to write as JSON).
       f.message = `cannot encode the record: ${err && err.message}`
@@ -129,15 +138,27 @@ class BatchEncoder {
       bytesRead
     }
     if (this.raws !== null) batch.raws = this.raws
+    if (this.elements !== null) batch.elements = this.elements
     // Lets the sender hand the bytes back once acknowledged (not across threads).
     Object.defineProperty(batch, 'release', { value: () => this.writer.recycle(batch.buf), enumerable: false })
     this.reset()
     return batch
   }
 
+  /** The element number of the record just added (null: none), the records before it having none. */
+  pushElement (element) {
+    if (this.elements === null) this.elements = new Array(this.lines.length - 1).fill(null)
+    this.elements.push(element ?? null)
+  }
+
   get pending () {
     return this.records > 0
   }
+}
+
+/** A JSON document's element number where the record's line does not name it (json-value ELEMENT). */
+function elementOf (rec) {
+  return rec !== null && typeof rec === 'object' ? rec[ELEMENT] : undefined
 }
 
 /** A record of an iterable as text for the rejects file: JSON where it can be. */
@@ -184,7 +205,9 @@ async function * encodeRecords (recordBatches, mapper, o, before = 0, free) {
       if (encoder.stopped) return
     }
   } catch (err) {
-    if (encoder.pending) yield encoder.take()
+    // An input error: what was read before it goes out. A template refused for this input
+    // ({$line} over a one-line document) sends nothing more.
+    if (encoder.pending && err.code !== 'PIPELOAD_TEMPLATE_INVALID') yield encoder.take()
     throw err
   }
   yield encoder.take() // the rest, and the final bytesRead even when no record is left

@@ -8,6 +8,7 @@ const { bulkBytes, utf8Bytes } = require('./writer')
 const { CsvRow } = require('../read/csv-row')
 const { JsonRow } = require('../read/json-row')
 const { keysOf, INDEX, MEMBER_KEY } = require('../read/json-value')
+const { JsonNumber, exactJson, parseJson } = require('../read/json-number')
 
 // Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
 // compiles them once into a mapper that writes a record's commands as RESP bytes.
@@ -44,15 +45,16 @@ function toArg (value, name) {
     case 'undefined': throw new FieldMissing(name)
     default:
       if (value === null) throw new FieldMissing(name, `field "${name}" is null`)
+      if (value instanceof JsonNumber) return value.text // the input's digits
       return binaryOf(value) ?? jsonText(value, name)
   }
 }
 
-/** A nested value as JSON text; what JSON cannot write fails the record with a code. */
+/** A nested value as JSON text (numbers as written); what JSON cannot write fails the record with a code. */
 function jsonText (value, name) {
   let text
   try {
-    text = JSON.stringify(value)
+    text = exactJson(value)
   } catch (err) {
     const why = err instanceof RangeError ? 'is nested too deeply to write as JSON text' : `cannot be written as JSON (${err.message})`
     throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" ${why}`, { field: name })
@@ -242,7 +244,7 @@ function altValue (alt, shape, template) {
       case 'n':
         if (shape.shard) throw noRecordNumber('{$n}', template)
         return (rec, ctx) => String(ctx.n)
-      case 'line': return (rec, ctx) => ctx.line == null ? missingMeta('$line') : String(ctx.line)
+      case 'line': return lineGetter(shape, template)
       case 'file': return () => shape.file == null ? missingMeta('$file') : String(shape.file)
       default: return recordJson(shape)
     }
@@ -268,6 +270,27 @@ function noRecordNumber (what, template) {
     { option: 'shard', template })
 }
 
+/**
+ * {$line}: the record's input line. Two records on one line (a JSON document on one line)
+ * would get the same key, each overwriting the one before: refused (exit 2) at the second,
+ * before the reader batch holding both is sent. The same record again (a --ttl key) is no repeat.
+ */
+function lineGetter (shape, template) {
+  let lastLine = null
+  let lastRec = null
+  return (rec, ctx) => {
+    if (ctx.line == null) return missingMeta('$line')
+    if (ctx.line === lastLine && rec !== lastRec) {
+      throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID',
+        `template "${template}" uses {$line}, but ${shape.file || 'the input'}:${ctx.line} holds more than one record (a JSON document on one line), so every record there would get the same {$line}: use {$n}, the record's number, for a value unique to each record`,
+        { template, file: shape.file })
+    }
+    lastLine = ctx.line
+    lastRec = rec
+    return String(ctx.line)
+  }
+}
+
 function missingMeta (name) {
   throw new FieldMissing(name, `{${name}} is not known for this input`)
 }
@@ -291,7 +314,7 @@ function spreadArgs (v, name, sep) {
   if (typeof v === 'string') {
     if (v.trim() === '') return []
     if (v.trimStart().startsWith('[')) {
-      try { v = JSON.parse(v) } catch {}
+      try { v = parseJson(v) } catch {} // numbers as written
     }
     if (typeof v === 'string') {
       throw new PipeloadError('PIPELOAD_RECORD_INVALID', `field "${name}" is text, not an array: {${name}[]} spreads an array; use {${name}[,]} to split text on ","`, { field: name })
@@ -318,7 +341,7 @@ function vectorBytes (v, name, type, dim) {
   const size = type === 'f32' ? 4 : 8
   const out = Buffer.allocUnsafe(arr.length * size)
   for (let i = 0; i < arr.length; i++) {
-    const x = arr[i]
+    const x = arr[i] instanceof JsonNumber ? arr[i].valueOf() : arr[i] // a float holds what a double does, rounded
     if (typeof x !== 'number') throw invalid(`element ${i} is ${JSON.stringify(x)}, not a number (for ${type} bytes)`)
     if (size === 4) out.writeFloatLE(x, i * 4)
     else out.writeDoubleLE(x, i * 8)
@@ -489,7 +512,7 @@ function compileCommand (parsed, shape, vectors) {
   const args = rec => {
     const out = []
     for (const w of words) {
-      if (w.star) out.push(...w.star.pairs(rec))
+      if (w.star) pushAll(out, w.star.pairs(rec))
       else out.push(w.value(rec))
     }
     return out
@@ -532,6 +555,11 @@ function compileCommand (parsed, shape, vectors) {
   }
   if (words.some(w => !w.star && !w.writeJson)) writeJson = (row, w) => write(row.toObject(), w) // a dotted path
   return { args, write, writeRow, writeJson, key: words.length > 1 && !words[1].star ? words[1] : null, words, source: parsed.source }
+}
+
+/** out.push(...items) without spreading them as call arguments: `*` of 200k keys overflows the stack. */
+function pushAll (out, items) {
+  for (let i = 0; i < items.length; i++) out.push(items[i])
 }
 
 /** The same text for words that write the same argument (`u:{id}` in two templates). */
@@ -595,7 +623,7 @@ function extendedCommand (words, starAt, shape, vectors) {
     let spreads = 0
     let spread = 0
     for (const w of words) {
-      if (w.star) out.push(...pairs(rec))
+      if (w.star) pushAll(out, pairs(rec))
       else if (w.spread) {
         const a = w.value(rec, ctx)
         spreads++

@@ -11,14 +11,23 @@
 //   box): lines without integer-like keys 1.30 s -> 1.33 s; lines with them 1.05 s -> 1.41 s.
 // - Depth. JSON.parse copes with any nesting, but writing a value back as JSON text (a
 //   nested value in `*` or a {field}) recurses; deeper records are refused by the reader.
+// - Numbers as written (json-number.js): a number whose text a JS number would change is
+//   kept as a JsonNumber, read by a second, exact parse of the few texts that may hold one.
 // - Lone surrogates. A `\ud800` escape without its pair parses to a string that has no UTF-8
 //   form: written out it would silently become U+FFFD. Such a record is refused.
+
+const { mayHoldInexact, parseExact } = require('./json-number')
 
 const KEY_ORDER = Symbol('pipeload key order')
 
 // The key of a record read from a JSON object keyed by id ({"AD": {…}, "AE": {…}}): {$key} in
 // templates. A symbol, like KEY_ORDER, so that `*` and JSON text never show it.
 const MEMBER_KEY = Symbol('pipeload member key')
+
+// The element number of a record of a JSON document that shares its line with another (a
+// one-line, minified document), where the line alone does not say which record it is: failures
+// name it, `file:1: element [4711] (byte 90210): …`. A symbol, like MEMBER_KEY.
+const ELEMENT = Symbol('pipeload element')
 
 // 1000 levels is far beyond real data and far below what JSON.stringify can write back.
 const MAX_DEPTH = 1000
@@ -42,7 +51,8 @@ function startsWithIndex (obj) {
 function parseRecord (text, depthKnown = false) {
   // Under MAX_DEPTH characters the text cannot nest deeper: most lines skip the scan.
   if (!depthKnown && text.length > MAX_DEPTH && tooDeep(text)) return { refused: `a value nested more than ${MAX_DEPTH} levels deep` }
-  const value = JSON.parse(text)
+  let value = JSON.parse(text) // validates, with JSON.parse's messages
+  if (mayHoldInexact(text)) value = parseExact(text)
   if (text.includes('\\u') && SURROGATE_ESCAPE.test(text)) {
     const bad = loneSurrogate(value)
     if (bad !== null) return { refused: bad }
@@ -168,4 +178,4 @@ function keysOf (rec) {
   return rec[KEY_ORDER] || Object.keys(rec)
 }
 
-module.exports = { parseRecord, keysOf, startsWithIndex, describeLoneSurrogate, KEY_ORDER, MEMBER_KEY, MAX_DEPTH, INDEX }
+module.exports = { parseRecord, keysOf, startsWithIndex, describeLoneSurrogate, KEY_ORDER, MEMBER_KEY, ELEMENT, MAX_DEPTH, INDEX }

@@ -2,7 +2,7 @@
 
 const { PipeloadError, where } = require('../errors')
 const { BadOffsets } = require('./utf8')
-const { parseRecord, MAX_DEPTH, MEMBER_KEY } = require('./json-value')
+const { parseRecord, MAX_DEPTH, MEMBER_KEY, ELEMENT } = require('./json-value')
 
 /*
  * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`), or
@@ -359,6 +359,8 @@ class JsonArrayCore {
         }
         value[MEMBER_KEY] = this.memberKey
       }
+      // Not enumerable: a copy of the record (a map() function's) does not take it along.
+      if (this.sharesLine() && value !== null && typeof value === 'object') Object.defineProperty(value, ELEMENT, { value: this.index })
       sink.add(value, this.markLine, this.markOffset, this.raw ? text : undefined)
     } finally {
       this.index++
@@ -374,8 +376,13 @@ class JsonArrayCore {
   at () {
     const here = where(this.file, this.markLine)
     if (this.keyed) return `${here}: member ${JSON.stringify(this.memberKey)} (element [${this.index}], byte ${this.markOffset})`
-    if (this.markLine === 1 || this.markLine === this.prevEndLine) return `${here}: element [${this.index}] (byte ${this.markOffset})`
+    if (this.sharesLine()) return `${here}: element [${this.index}] (byte ${this.markOffset})`
     return here
+  }
+
+  /** May the record being read share its line with another (so that the line alone does not name it)? */
+  sharesLine () {
+    return this.markLine === 1 || this.markLine === this.prevEndLine
   }
 
   /** A bad element: thrown, or rejected in skip mode. */

@@ -96,11 +96,15 @@ function formatFileLine (f) {
     (f.skipped ? ` · ${int(f.skipped)} skipped` : '')
 }
 
-/** `users.csv:12: WRONGTYPE Operation against a key holding the wrong kind of value` */
+/**
+ * `users.csv:12: WRONGTYPE Operation against a key holding the wrong kind of value`; a record
+ * of a one-line JSON document by its element: `users.json:1: element [4711] (byte 90210): …`.
+ */
 function formatFailure (f) {
   const msg = String(f.message)
   const prefix = where(f.file, f.line) + ': '
-  return msg.startsWith(prefix) ? msg : prefix + msg
+  if (msg.startsWith(prefix)) return msg
+  return f.element != null ? `${prefix}element [${f.element}] (byte ${f.offset}): ${msg}` : prefix + msg
 }
 
 module.exports = { formatProgress, formatSummary, formatFailure, duration, bytes, int, count, clock }

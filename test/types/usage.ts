@@ -1,7 +1,7 @@
 // Compiled by test/types.test.js with `tsc --noEmit`: the public API as a user writes it.
 import { Readable } from 'node:stream'
 import Redis from 'ioredis'
-import pipeload, { load, bench, PipeloadError, EXIT, type Summary, type LoadOptions, type BenchResult } from 'pipeload'
+import pipeload, { load, bench, PipeloadError, EXIT, JsonNumber, type Summary, type LoadOptions, type BenchResult } from 'pipeload'
 
 async function main (): Promise<void> {
   const summary: Summary = await load({ url: 'redis://127.0.0.1:6379', input: 'users.csv', key: 'user:{id}' })
@@ -24,6 +24,10 @@ async function main (): Promise<void> {
   void firstFile
   await load({ input: [{ id: 1 }], map: rec => rec.id === 2 ? [] : [['SET', Buffer.from('k'), new Uint8Array([0xff]), new DataView(new ArrayBuffer(2)), new ArrayBuffer(1), 10n]] })
   await load({ input: Readable.from(['{"id":1}\n']), format: 'ndjson', command: ['HSET u:{id} *', 'SADD ids {id}'] })
+  // a number a JS number would change comes to map() as a JsonNumber: its text, its value
+  await load({ input: 'big.ndjson', map: rec => rec.id instanceof JsonNumber ? [['SET', `k:${rec.id.text}`, rec.id, Number(rec.id) + 1]] : null })
+  const digits: string = new JsonNumber('12345678901234567890').text
+  void digits
   await load({ input: 'users.csv', key: 'user:{id}', tls: { ca: Buffer.from(''), servername: 'redis.example.com' } })
   await load({ input: 'users.csv', key: 'user:{id}', tls: true, sentinels: [{ host: '10.0.0.1', port: 26379 }, '10.0.0.2:26379'], masterName: 'mymaster' })
   const skipped = await load({ input: 'users.csv', key: 'user:{id}', onError: 'skip', maxErrors: 100, rejects: 'rejects.ndjson' })
