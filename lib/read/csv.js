@@ -41,7 +41,7 @@ class CsvCore {
    * the fast path (csv-fast.js) reached when it handed over. `once`: read one record (or
    * the header) and stop, `done` then true; `rest()` gives back what came after it.
    */
-  constructor ({ file, delimiter, header, fields = null, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null, once = false }) {
+  constructor ({ file, delimiter, header, fields = null, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null, once = false, relaxQuotes = false }) {
     this.file = file
     this.header = header
     this.columns = resume ? resume.columns : null
@@ -50,6 +50,7 @@ class CsvCore {
     this.max = maxRecordSize
     this.skip = skip // skip mode: a malformed record is rejected (sink.reject) and parsing goes on
     this.raw = raw // hand each record's input text to the sink
+    this.relax = relaxQuotes // csv-parse's relax_quotes: a quote not opening a field is data
     this.bad = bad || new BadOffsets() // invalid UTF-8 found by the reader
     this.fields = fields // fields per record named by --columns (no header)
     this.expected = resume && resume.expected > 0 ? resume.expected : fields || -1 // fields per record (checked in lengthError)
@@ -85,6 +86,7 @@ class CsvCore {
       skip_empty_lines: true,
       max_record_size: this.max,
       relax_column_count: true, // lengthError checks, after loneCr
+      relax_quotes: this.relax,
       record_delimiter: RECORD_DELIMITERS,
       // `once`: csv-parse stops after the record. Not only to hand back early: it takes its
       // first record's field count as the expected one and builds an error object (message,
@@ -303,15 +305,28 @@ class CsvCore {
     const b = this.bytes(start, end)
     const d = Buffer.from(this.delimiter)
     let field = 0
-    let quoted = false // csv-parse accepted the record, so every quote opens or closes one (`""` closes and reopens)
+    let quoted = false
+    let fieldStart = true
+    // csv-parse accepted the record: a quote opens a field at its start and the next lone one
+    // closes it (with relaxQuotes, text may follow it as data); any other quote is data.
     for (let i = 0; i < b.length; i++) {
       const c = b[i]
-      if (c === QUOTE) quoted = !quoted
-      else if (quoted) continue
-      else if (c === CR && b[i + 1] !== LF) return this.inputError(loneCrText(this.fieldName(field)), start, end)
-      else if (c === d[0] && (d.length === 1 || b.subarray(i, i + d.length).equals(d))) {
+      if (quoted) {
+        if (c === QUOTE) {
+          if (b[i + 1] === QUOTE) i++
+          else quoted = false
+        }
+      } else if (c === QUOTE && fieldStart) {
+        quoted = true
+        fieldStart = false
+      } else if (c === CR && b[i + 1] !== LF) {
+        return this.inputError(loneCrText(this.fieldName(field)), start, end)
+      } else if (c === d[0] && (d.length === 1 || b.subarray(i, i + d.length).equals(d))) {
         field++
         i += d.length - 1
+        fieldStart = true
+      } else {
+        fieldStart = false
       }
     }
     return null
@@ -403,7 +418,10 @@ class CsvCore {
     return this.text(from, nl === -1 ? this.received : nl)
   }
 
-  /** csv-parse's message without its own (raw) line number, plus the field at fault. */
+  /**
+   * csv-parse's message without its own (raw) line number, the field at fault numbered as
+   * everywhere else (from 1, with its column name), and for a quote error the way to read it.
+   */
   describe (err) {
     let text = String(err.message).replace(/ (at|on) line \d+/, '')
     if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
@@ -412,6 +430,14 @@ class CsvCore {
     const column = typeof err.column === 'number' ? this.fieldName(err.column) : null
     // A CR after a closing quote, not followed by LF: csv-parse's message would print the raw CR.
     if (err.code === 'CSV_INVALID_CLOSING_QUOTE' && text.includes('got "\r"')) return loneCrText(column || 'a field')
+    if (err.code === 'INVALID_OPENING_QUOTE' && column !== null) {
+      // csv-parse numbers the field from 0 ("on field 1" is the second): say it once, our way.
+      return text.replace(/a quote is found on field \d+/, `a quote is found in ${column}, not at its start`) +
+        '; to read such quotes as data (5\'10", 37°36\'37.8"N), use --relax-quotes (relaxQuotes)'
+    }
+    if (err.code === 'CSV_INVALID_CLOSING_QUOTE' && column !== null) {
+      return `${text} (${column}); --relax-quotes (relaxQuotes) keeps such a field as written, quotes included`
+    }
     if (/QUOTE/.test(err.code) && column !== null) text += ` (${column})`
     return text
   }

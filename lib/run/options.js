@@ -37,7 +37,7 @@ const DEFAULTS = Object.freeze({
 // the README list the same names (test/options.test.js checks).
 const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
   'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
-const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'jsonPath', 'key',
+const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'relaxQuotes', 'jsonPath', 'key',
   'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'workers', 'chunkSize', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
   'checkpoint', 'resume', 'onResume', 'vector', 'shard'])
@@ -237,6 +237,12 @@ function replaceOf (o) {
   return o.replace
 }
 
+function relaxQuotesOf (o) {
+  if (o.relaxQuotes === undefined || o.relaxQuotes === null) return false
+  if (typeof o.relaxQuotes !== 'boolean') throw invalid('relaxQuotes', 'true or false', o.relaxQuotes)
+  return o.relaxQuotes
+}
+
 function delimiterOf (o) {
   if (o.delimiter === undefined) return undefined
   const d = o.delimiter === '\\t' ? '\t' : o.delimiter
@@ -326,6 +332,7 @@ function normalizeLoadOptions (o = {}) {
     header: o.header === undefined ? DEFAULTS.header : Boolean(o.header),
     columns: columnsOf(o),
     delimiter: delimiterOf(o),
+    relaxQuotes: relaxQuotesOf(o),
     templates,
     map,
     ttl: ttlOf(o),
