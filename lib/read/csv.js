@@ -2,7 +2,7 @@
 
 const { Parser } = require('csv-parse')
 const { PipeloadError, where } = require('../errors')
-const { BadOffsets } = require('./utf8')
+const { BadOffsets, invalidUtf8Hint } = require('./utf8')
 
 const noop = () => {}
 
@@ -365,7 +365,8 @@ class CsvCore {
   }
 
   invalidUtf8 (at, start, end) {
-    const err = this.inputError(`invalid UTF-8 at byte ${at} (column ${at - this.base - start + 1} of the record)`, start, end)
+    const format = this.delimiter === '\t' ? 'tsv' : 'csv'
+    const err = this.inputError(`invalid UTF-8 at byte ${at} (column ${at - this.base - start + 1} of the record)${invalidUtf8Hint(this.file, format)}`, start, end)
     err.invalidAt = at
     return err
   }

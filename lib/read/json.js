@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError, where } = require('../errors')
-const { BadOffsets } = require('./utf8')
+const { BadOffsets, invalidUtf8Hint } = require('./utf8')
 const { parseRecord, MAX_DEPTH, MEMBER_KEY } = require('./json-value')
 
 /*
@@ -336,7 +336,7 @@ class JsonArrayCore {
     const text = this.text(buf, start, end)
     try {
       const bad = this.bad.take(this.markOffset, this.markOffset + length)
-      if (bad !== -1) return this.reject(sink, `invalid UTF-8 at byte ${bad}`, text, { invalidAt: bad })
+      if (bad !== -1) return this.reject(sink, `invalid UTF-8 at byte ${bad}${invalidUtf8Hint(this.file, 'json')}`, text, { invalidAt: bad })
       if (this.deep) {
         this.deep = false
         return this.reject(sink, `${this.keyed ? 'object member' : 'array element'} nested more than ${MAX_DEPTH} levels deep`, text)

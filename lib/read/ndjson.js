@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError, where } = require('../errors')
-const { BadOffsets } = require('./utf8')
+const { BadOffsets, invalidUtf8Hint } = require('./utf8')
 const { FlatScanner } = require('./json-row')
 const { parseRecord } = require('./json-value')
 
@@ -96,7 +96,7 @@ class NdjsonCore {
       const text = buf.toString('utf8', start, buf[end - 1] === 13 ? end - 1 : end)
       const bad = this.bad.take(this.offset, this.offset + length)
       if (bad !== -1) {
-        this.reject(sink, `invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})`, text, null, bad)
+        this.reject(sink, `invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})${invalidUtf8Hint(this.file, 'ndjson')}`, text, null, bad)
       } else if (text.length !== 0) {
         let parsed
         try {
