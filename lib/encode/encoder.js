@@ -106,7 +106,10 @@ class BatchEncoder {
 
   failure (err, rec, line, offset, raw) {
     const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
-    if (!err.code) {
+    if (err.code === 'ERR_STRING_TOO_LONG') { // V8, making a field's text for a template or a dry run
+      f.code = 'PIPELOAD_RECORD_TOO_LARGE'
+      f.message = "a value of this record is longer than a JavaScript string can be (V8's limit), whatever --max-record-size allows"
+    } else if (!err.code) {
       // Not one of ours (a map() function's error, a value too deeply nested to write as JSON).
       f.message = `cannot encode the record: ${err && err.message}`
     }

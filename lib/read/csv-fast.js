@@ -3,6 +3,7 @@
 const { CsvCore } = require('./csv')
 const { CsvRow } = require('./csv-row')
 const { BadOffsets } = require('./utf8')
+const { textOf } = require('./text')
 
 // The CSV fast path. csv-parse turns every field into a JS string, which the encoder
 // then turns back into bytes: on a 5-column file that round trip costs as much as the
@@ -246,7 +247,7 @@ class FastCsvCore {
       if (this.expected === -1) this.expected = nf
       else if (nf !== this.expected) return FALLBACK
       this.bi = bi
-      sink.add(new CsvRow(buf, b, bi0, nf), this.line, this.base + s, this.raw ? buf.toString('utf8', s, end) : undefined)
+      sink.add(new CsvRow(buf, b, bi0, nf), this.line, this.base + s, this.raw ? textOf(buf, s, end) : undefined) // null: too long for a string
     }
     this.line += lines + 1
     return p

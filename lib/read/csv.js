@@ -3,6 +3,7 @@
 const { Parser } = require('csv-parse')
 const { PipeloadError, where } = require('../errors')
 const { BadOffsets, invalidUtf8Hint } = require('./utf8')
+const { textOf, isStringTooLong, stringTooLong } = require('./text')
 
 const noop = () => {}
 
@@ -105,7 +106,7 @@ class CsvCore {
     let buf = chunk
     if (this.skipping !== null) buf = this.continueSkip(chunk.length)
     while (buf !== null && !this.done) {
-      const err = this.api.parse(buf, false, this.push, noop)
+      const err = this.parse(buf, false)
       if (err === undefined) break
       buf = this.failed(err)
     }
@@ -123,10 +124,26 @@ class CsvCore {
         this.endSkip(this.received, this.received) // the bad record runs to the end
         return
       }
-      const err = buf !== null ? this.api.parse(buf, false, this.push, noop) : this.api.parse(undefined, true, this.push, noop)
+      const err = this.parse(buf ?? undefined, buf === null)
       if (err !== undefined) buf = this.failed(err)
       else if (buf !== null) buf = null
       else return
+    }
+  }
+
+  /**
+   * csv-parse on more bytes. A field longer than a string can be makes it throw V8's
+   * ERR_STRING_TOO_LONG from inside: the record's failure, fatal in every mode (as a record
+   * over maxRecordSize is), since csv-parse cannot say where that record ends.
+   */
+  parse (buf, end) {
+    try {
+      return this.api.parse(buf, end, this.push, noop)
+    } catch (err) {
+      if (!isStringTooLong(err)) throw err
+      const start = this.recordStart()
+      this.advance(start)
+      throw stringTooLong(this.file, this.line, this.base + start, 'a field of this record')
     }
   }
 
@@ -258,13 +275,13 @@ class CsvCore {
     return parts.length === 1 ? parts[0] : Buffer.concat(parts)
   }
 
-  /** A record's input text without its line break. */
+  /** A record's input text without its line break (null: longer than a string can be). */
   text (from, to) {
     const b = this.bytes(from, to)
     let n = b.length
     if (n > 0 && b[n - 1] === 10) n--
     if (n > 0 && b[n - 1] === 13) n--
-    return b.toString('utf8', 0, n)
+    return textOf(b, 0, n)
   }
 
   onRecord (record) {
