@@ -175,6 +175,7 @@ function templatesOf (o) {
   if (given.length === 0) throw invalid('key, command, commands or map', 'given (what to write for each record)', 'none')
   if (o.map !== undefined) {
     if (typeof o.map !== 'function') throw invalid('map', 'a function record => commands', typeof o.map)
+    if (/^Async/.test(o.map[Symbol.toStringTag])) throw invalid('map', 'a function that returns the commands, not a Promise of them (pipeload does not wait for map(): fetch what it needs before the load)', 'an async function')
     if (given.length > 1) throw invalid('map', 'used without key/command templates', given.join(' and '))
     return { templates: null, map: o.map }
   }
