@@ -133,6 +133,12 @@ export interface LoadOptions extends ConnectionOptions {
   columns?: string[] | string
   delimiter?: string
   /**
+   * CSV/TSV: a quote inside an unquoted field (`5'10"`) is data, as csv-parse's `relax_quotes`
+   * and Python's csv module read it (CLI `--relax-quotes`); text after a closing quote is kept
+   * as written. Default false: such a quote fails its record (`PIPELOAD_INPUT_INVALID`).
+   */
+  relaxQuotes?: boolean
+  /**
    * JSON: where the records are, an array or an object keyed by id (its keys are `{$key}`):
    * `'data.items'`, or as JSONPath writes it, `'$.data.items'`, `'data.items[*]'`; `'$'` for the top level.
    * A path not in the document is a `PIPELOAD_INPUT_INVALID` of the whole input.

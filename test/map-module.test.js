@@ -107,6 +107,65 @@ describe('--map <module>', () => {
     expect(again).toMatchObject({ records: 4, loaded: 3, skipped: 1 })
   })
 
+  it('map() returning a Promise fails that record clearly (not a crash: a rejection is handled); an async function is refused before anything is sent', async () => {
+    const rows = 3000 // several reader batches of 512
+    const file = write('promises.csv', 'id,v\n' + Array.from({ length: rows }, (_, i) => `${i + 1},v${i + 1}`).join('\n') + '\n')
+    // CLI, skip: a rejected promise for odd ids, a resolved one for even ids; never a crash.
+    const mod = write('promise.cjs', "module.exports = r => Number(r.id) % 2 ? Promise.reject(new Error('lookup failed')) : Promise.resolve([['SET', 'mp:' + r.id, r.v]])\n")
+    const r = await runCli(['import', file, '-u', srv.url, '--map', mod, '--on-error', 'skip', '--json'])
+    expect(r.stderr).not.toMatch(/lookup failed|\n\s+at /)
+    expect(r.code).toBe(1)
+    expect(JSON.parse(r.stdout)).toMatchObject({ records: rows, loaded: 0, errors: rows })
+    expect(JSON.parse(r.stdout).failures[0]).toMatchObject({ line: 2, code: 'PIPELOAD_RECORD_INVALID', message: expect.stringMatching(/^map\(\) returned a Promise, which pipeload does not wait for: return the commands themselves/) })
+    // The library in this process: no unhandled rejection reaches the host.
+    const unhandled = []
+    const onUnhandled = e => unhandled.push(e)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const s = await load({ url: srv.url, input: file, onError: 'skip', map: r => Promise.reject(new Error('lookup ' + r.id)) })
+      expect(s).toMatchObject({ records: rows, errors: rows })
+      await new Promise(resolve => setTimeout(resolve, 50)) // unhandled rejections are reported after a turn
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+    expect(unhandled).toEqual([])
+    expect(await redis.keys('mp:*')).toEqual([])
+    // An async function: refused up front, exit 2, nothing sent.
+    const asyncMod = write('async.mjs', "export default async r => [['SET', 'ma:' + r.id, r.v]]\n")
+    const a = await runCli(['import', file, '-u', srv.url, '--map', asyncMod])
+    expect(a.code).toBe(2)
+    expect(a.stderr).toBe('pipeload: --map must be a function that returns the commands, not a Promise of them (pipeload does not wait for map(): fetch what it needs before the load), got "an async function"\n')
+    await expect(load({ url: srv.url, input: file, map: async () => [] })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID' })
+    expect(await redis.keys('ma:*')).toEqual([])
+  })
+
+  it('a map() whose Promise never settles holds nothing up: the run ends, and Ctrl-C during it stops it as usual', async () => {
+    const rows = 200_000
+    const file = write('never.csv', 'id,v\n' + Array.from({ length: rows }, (_, i) => `${i + 1},v${i + 1}`).join('\n') + '\n')
+    const mod = write('never.cjs', 'let n = 0\nmodule.exports = r => ++n % 1000 ? [["SET", "mn:" + r.id, r.v]] : new Promise(() => {})\n')
+    const r = await runCli(['import', file, '-u', srv.url, '--map', mod, '--on-error', 'skip', '--json'])
+    expect(r.code).toBe(1)
+    expect(JSON.parse(r.stdout)).toMatchObject({ records: rows, loaded: rows - rows / 1000, errors: rows / 1000 })
+    // Ctrl-C mid-run, with promises pending: the run stops (exit 130, its summary), no hang.
+    const long = write('never-long.csv', 'id,v\n' + Array.from({ length: 1_000_000 }, (_, i) => `${i + 1},v${i + 1}`).join('\n') + '\n')
+    const { spawn } = require('node:child_process')
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'pipeload.js'), 'import', long, '-u', srv.url, '-n', '3', '--map', mod, '--on-error', 'skip', '--workers', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let err = ''
+    child.stderr.on('data', d => { err += d })
+    const db3 = srv.client({ db: 3 })
+    try {
+      const deadline = Date.now() + 10_000
+      while (Date.now() < deadline && await db3.dbsize() < 5000) await new Promise(resolve => setTimeout(resolve, 20))
+    } finally {
+      db3.disconnect()
+    }
+    child.kill('SIGINT')
+    const code = await new Promise(resolve => child.on('close', resolve))
+    expect(code).toBe(130)
+    expect(err).toMatch(/the load was aborted/)
+    expect(err).not.toMatch(/\n\s+at /)
+  })
+
   it('help lists --map', async () => {
     const text = (await runCli(['import', '--help'])).stdout.replace(/\s+/g, ' ')
     expect(text).toMatch(/--map <module> a JS module \(CommonJS or ESM\) .*or null to skip it; ctx = \{ n, line, file \}/)

@@ -79,6 +79,7 @@ function importCommand (io) {
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
     .option('--columns <names>', 'CSV/TSV column names, comma-separated: name a --no-header file\'s columns, or rename the header\'s (e.g. duplicated names)')
     .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
+    .option('--relax-quotes', 'CSV/TSV: a quote inside an unquoted field (5\'10", 37°36\'37.8"N) is data, not an error')
     .option('--json-path <path>', 'JSON: the records are at this path (an array, or an object keyed by id): data.items, $.data.items, data.items[*]; $ = the top level')
     .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
     .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
@@ -163,6 +164,7 @@ async function runImport (input, flags, io) {
     header: flags.header,
     columns: flags.columns,
     delimiter: flags.delimiter,
+    relaxQuotes: flags.relaxQuotes,
     jsonPath: flags.jsonPath,
     key: flags.key,
     commands: flags.command.length ? flags.command : undefined,

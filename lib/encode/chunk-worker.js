@@ -118,6 +118,7 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
     header: o.header,
     fields: o.fields,
     delimiter: o.delimiter,
+    relaxQuotes: o.relaxQuotes,
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,
     raw: Boolean(o.rejects),

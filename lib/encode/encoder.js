@@ -115,7 +115,10 @@ class BatchEncoder {
     const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
     const element = elementOf(rec)
     if (element !== undefined) f.element = element
-    if (!err.code) {
+    if (err.code === 'ERR_STRING_TOO_LONG') { // V8, making a field's text for a template or a dry run
+      f.code = 'PIPELOAD_RECORD_TOO_LARGE'
+      f.message = "a value of this record is longer than a JavaScript string can be (V8's limit), whatever --max-record-size allows"
+    } else if (!err.code) {
       // Not one of ours (a map() function's error, a value too deeply nested to write as JSON).
       f.message = `cannot encode the record: ${err && err.message}`
     }

@@ -801,6 +801,7 @@ function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file, shard }
       throw new PipeloadError('PIPELOAD_RECORD_INVALID', `map() threw: ${err && err.message !== undefined ? err.message : String(err)}`)
     }
     if (cmds === null) return SKIP
+    if (isThenable(cmds)) throw promiseRefused(cmds)
     if (!Array.isArray(cmds) || cmds.some(c => !Array.isArray(c) || c.length === 0)) {
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value], or null to skip the record')
     }
@@ -831,6 +832,26 @@ function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file, shard }
       return cmds.length
     }
   }
+}
+
+/** Does `v` look like a Promise (anything with a then method)? */
+function isThenable (v) {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function'
+}
+
+/**
+ * map() returned a Promise: that record fails, as a map() that throws does. pipeload does not
+ * await it: the encode loop writes each record's commands into the batch as it goes, and an
+ * await per record would hold the whole pipeline (and Ctrl-C: a promise that never settles)
+ * on map(). Its rejection is handled here, so it cannot end the host process as an
+ * unhandled rejection.
+ */
+function promiseRefused (p) {
+  try {
+    p.then(undefined, () => {})
+  } catch { /* a then that throws: nothing was started to handle */ }
+  return new PipeloadError('PIPELOAD_RECORD_INVALID',
+    'map() returned a Promise, which pipeload does not wait for: return the commands themselves (an array of commands, or null to skip the record); fetch what map() needs before the load')
 }
 
 /** ttlKeys 'all' for map(): every key of every command, each once (Buffers by their bytes). */

@@ -261,7 +261,7 @@ class Parallel {
         if (r.done) break
         if (this.stopped) { this.tail.push(r.value); return }
         if (this.cutter === null) {
-          this.cutter = new Cutter({ format: this.desc.format, delimiter: o.delimiter, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.firstOffset(), alloc: n => this.memory.alloc(n) })
+          this.cutter = new Cutter({ format: this.desc.format, delimiter: o.delimiter, relaxQuotes: o.relaxQuotes, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.firstOffset(), alloc: n => this.memory.alloc(n) })
         }
         for (const chunk of this.cutter.push(r.value)) this.add(chunk)
         if (this.cutter.overflow) return this.fallback(this.cutter.index)

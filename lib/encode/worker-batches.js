@@ -14,7 +14,7 @@ const STREAM_CHUNKS_IN_FLIGHT = 8
 
 /** Fields of load()'s options a worker thread needs (this one, the chunk workers); functions and streams cannot cross. */
 function workerOptions (o) {
-  const pick = ['header', 'columns', 'delimiter', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'ttlKeys', 'replace', 'vectors', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects', 'checkpoint']
+  const pick = ['header', 'columns', 'delimiter', 'relaxQuotes', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'ttlKeys', 'replace', 'vectors', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects', 'checkpoint']
   return Object.fromEntries(pick.map(k => [k, o[k]]))
 }
 

@@ -3,13 +3,14 @@
 const { CsvCore } = require('./csv')
 const { CsvRow } = require('./csv-row')
 const { BadOffsets } = require('./utf8')
+const { textOf } = require('./text')
 
 // The CSV fast path. csv-parse turns every field into a JS string, which the encoder
 // then turns back into bytes: on a 5-column file that round trip costs as much as the
 // parse itself, and csv-parse offers no way to get a field's byte range instead. This
 // tokenizer reads the well-formed subset of CSV that nearly every file is made of
 // (a one-byte delimiter, `"` quotes with `""` inside, LF or CRLF line ends, mixed freely
-// as CsvCore accepts them) and hands out records as byte ranges (CsvRow), which the
+// as CsvCore accepts them; with relaxQuotes, quotes inside unquoted fields kept as data) and hands out records as byte ranges (CsvRow), which the
 // mapper copies straight into RESP.
 //
 // It never decides a hard case. A record it is not sure of (a stray or unclosed quote,
@@ -41,6 +42,7 @@ class FastCsvCore {
     this.delim = fastDelimiter(o.delimiter)
     this.max = o.maxRecordSize
     this.raw = o.raw
+    this.relax = Boolean(o.relaxQuotes) // a quote inside an unquoted field is data (csv-parse's relax_quotes)
     this.bad = o.bad || new BadOffsets()
     const resume = o.resume // reading from the middle of the input (reader.js `start`)
     this.cols = resume ? resume.columns : null
@@ -170,6 +172,7 @@ class FastCsvCore {
   record (buf, s, final, sink) {
     const n = buf.length
     const d = this.delim
+    const relax = this.relax
     let p = s
     let lines = 0 // line breaks inside quoted fields
     let c = buf[p]
@@ -215,7 +218,7 @@ class FastCsvCore {
       while (p < n) {
         c = buf[p]
         if (c === d || c === LF || c === CR) break
-        if (c === QUOTE) return FALLBACK // a quote inside an unquoted field
+        if (c === QUOTE && !relax) return FALLBACK // a quote inside an unquoted field
         p++
       }
       b[bi++] = fs
@@ -244,7 +247,7 @@ class FastCsvCore {
       if (this.expected === -1) this.expected = nf
       else if (nf !== this.expected) return FALLBACK
       this.bi = bi
-      sink.add(new CsvRow(buf, b, bi0, nf), this.line, this.base + s, this.raw ? buf.toString('utf8', s, end) : undefined)
+      sink.add(new CsvRow(buf, b, bi0, nf), this.line, this.base + s, this.raw ? textOf(buf, s, end) : undefined) // null: too long for a string
     }
     this.line += lines + 1
     return p

@@ -2,7 +2,8 @@
 
 const { Parser } = require('csv-parse')
 const { PipeloadError, where } = require('../errors')
-const { BadOffsets } = require('./utf8')
+const { BadOffsets, invalidUtf8Hint } = require('./utf8')
+const { textOf, isStringTooLong, stringTooLong } = require('./text')
 
 const noop = () => {}
 
@@ -41,7 +42,7 @@ class CsvCore {
    * the fast path (csv-fast.js) reached when it handed over. `once`: read one record (or
    * the header) and stop, `done` then true; `rest()` gives back what came after it.
    */
-  constructor ({ file, delimiter, header, fields = null, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null, once = false }) {
+  constructor ({ file, delimiter, header, fields = null, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null, once = false, relaxQuotes = false }) {
     this.file = file
     this.header = header
     this.columns = resume ? resume.columns : null
@@ -50,6 +51,7 @@ class CsvCore {
     this.max = maxRecordSize
     this.skip = skip // skip mode: a malformed record is rejected (sink.reject) and parsing goes on
     this.raw = raw // hand each record's input text to the sink
+    this.relax = relaxQuotes // csv-parse's relax_quotes: a quote not opening a field is data
     this.bad = bad || new BadOffsets() // invalid UTF-8 found by the reader
     this.fields = fields // fields per record named by --columns (no header)
     this.expected = resume && resume.expected > 0 ? resume.expected : fields || -1 // fields per record (checked in lengthError)
@@ -85,6 +87,7 @@ class CsvCore {
       skip_empty_lines: true,
       max_record_size: this.max,
       relax_column_count: true, // lengthError checks, after loneCr
+      relax_quotes: this.relax,
       record_delimiter: RECORD_DELIMITERS,
       // `once`: csv-parse stops after the record. Not only to hand back early: it takes its
       // first record's field count as the expected one and builds an error object (message,
@@ -103,7 +106,7 @@ class CsvCore {
     let buf = chunk
     if (this.skipping !== null) buf = this.continueSkip(chunk.length)
     while (buf !== null && !this.done) {
-      const err = this.api.parse(buf, false, this.push, noop)
+      const err = this.parse(buf, false)
       if (err === undefined) break
       buf = this.failed(err)
     }
@@ -121,10 +124,26 @@ class CsvCore {
         this.endSkip(this.received, this.received) // the bad record runs to the end
         return
       }
-      const err = buf !== null ? this.api.parse(buf, false, this.push, noop) : this.api.parse(undefined, true, this.push, noop)
+      const err = this.parse(buf ?? undefined, buf === null)
       if (err !== undefined) buf = this.failed(err)
       else if (buf !== null) buf = null
       else return
+    }
+  }
+
+  /**
+   * csv-parse on more bytes. A field longer than a string can be makes it throw V8's
+   * ERR_STRING_TOO_LONG from inside: the record's failure, fatal in every mode (as a record
+   * over maxRecordSize is), since csv-parse cannot say where that record ends.
+   */
+  parse (buf, end) {
+    try {
+      return this.api.parse(buf, end, this.push, noop)
+    } catch (err) {
+      if (!isStringTooLong(err)) throw err
+      const start = this.recordStart()
+      this.advance(start)
+      throw stringTooLong(this.file, this.line, this.base + start, 'a field of this record')
     }
   }
 
@@ -256,13 +275,13 @@ class CsvCore {
     return parts.length === 1 ? parts[0] : Buffer.concat(parts)
   }
 
-  /** A record's input text without its line break. */
+  /** A record's input text without its line break (null: longer than a string can be). */
   text (from, to) {
     const b = this.bytes(from, to)
     let n = b.length
     if (n > 0 && b[n - 1] === 10) n--
     if (n > 0 && b[n - 1] === 13) n--
-    return b.toString('utf8', 0, n)
+    return textOf(b, 0, n)
   }
 
   onRecord (record) {
@@ -303,15 +322,28 @@ class CsvCore {
     const b = this.bytes(start, end)
     const d = Buffer.from(this.delimiter)
     let field = 0
-    let quoted = false // csv-parse accepted the record, so every quote opens or closes one (`""` closes and reopens)
+    let quoted = false
+    let fieldStart = true
+    // csv-parse accepted the record: a quote opens a field at its start and the next lone one
+    // closes it (with relaxQuotes, text may follow it as data); any other quote is data.
     for (let i = 0; i < b.length; i++) {
       const c = b[i]
-      if (c === QUOTE) quoted = !quoted
-      else if (quoted) continue
-      else if (c === CR && b[i + 1] !== LF) return this.inputError(loneCrText(this.fieldName(field)), start, end)
-      else if (c === d[0] && (d.length === 1 || b.subarray(i, i + d.length).equals(d))) {
+      if (quoted) {
+        if (c === QUOTE) {
+          if (b[i + 1] === QUOTE) i++
+          else quoted = false
+        }
+      } else if (c === QUOTE && fieldStart) {
+        quoted = true
+        fieldStart = false
+      } else if (c === CR && b[i + 1] !== LF) {
+        return this.inputError(loneCrText(this.fieldName(field)), start, end)
+      } else if (c === d[0] && (d.length === 1 || b.subarray(i, i + d.length).equals(d))) {
         field++
         i += d.length - 1
+        fieldStart = true
+      } else {
+        fieldStart = false
       }
     }
     return null
@@ -350,7 +382,8 @@ class CsvCore {
   }
 
   invalidUtf8 (at, start, end) {
-    const err = this.inputError(`invalid UTF-8 at byte ${at} (column ${at - this.base - start + 1} of the record)`, start, end)
+    const format = this.delimiter === '\t' ? 'tsv' : 'csv'
+    const err = this.inputError(`invalid UTF-8 at byte ${at} (column ${at - this.base - start + 1} of the record)${invalidUtf8Hint(this.file, format)}`, start, end)
     err.invalidAt = at
     return err
   }
@@ -403,7 +436,10 @@ class CsvCore {
     return this.text(from, nl === -1 ? this.received : nl)
   }
 
-  /** csv-parse's message without its own (raw) line number, plus the field at fault. */
+  /**
+   * csv-parse's message without its own (raw) line number, the field at fault numbered as
+   * everywhere else (from 1, with its column name), and for a quote error the way to read it.
+   */
   describe (err) {
     let text = String(err.message).replace(/ (at|on) line \d+/, '')
     if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
@@ -412,6 +448,14 @@ class CsvCore {
     const column = typeof err.column === 'number' ? this.fieldName(err.column) : null
     // A CR after a closing quote, not followed by LF: csv-parse's message would print the raw CR.
     if (err.code === 'CSV_INVALID_CLOSING_QUOTE' && text.includes('got "\r"')) return loneCrText(column || 'a field')
+    if (err.code === 'INVALID_OPENING_QUOTE' && column !== null) {
+      // csv-parse numbers the field from 0 ("on field 1" is the second): say it once, our way.
+      return text.replace(/a quote is found on field \d+/, `a quote is found in ${column}, not at its start`) +
+        '; to read such quotes as data (5\'10", 37°36\'37.8"N), use --relax-quotes (relaxQuotes)'
+    }
+    if (err.code === 'CSV_INVALID_CLOSING_QUOTE' && column !== null) {
+      return `${text} (${column}); --relax-quotes (relaxQuotes) keeps such a field as written, quotes included`
+    }
     if (/QUOTE/.test(err.code) && column !== null) text += ` (${column})`
     return text
   }

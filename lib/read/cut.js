@@ -11,7 +11,8 @@
 // else is a fault that csv-parse reports (a stray quote in a field, text after a closing
 // quote), and in skip mode its record ends at the first line break after the fault: the
 // scan does the same, so one stray quote does not leave the rest of a file without a cut
-// (quote parity alone would read every line after it as quoted). The scan is indexOf loops
+// (quote parity alone would read every line after it as quoted). With relaxQuotes (csv-parse's
+// relax_quotes) there is no fault: such a quote is data, and the field goes on unquoted. The scan is indexOf loops
 // over quotes and line breaks: a file without quotes costs one indexOf per chunk. A cut
 // may still be wrong on malformed input (a lone CR after a closing quote, a delimiter of
 // several bytes); the parser of the chunk then fails, and the caller reads from that chunk
@@ -48,12 +49,18 @@ function countLines (buf, from = 0, to = buf.length) {
  * (the header comment above). One per scan from a record's start.
  */
 class CsvScan {
-  /** `delimiter`: as given (none: the format's own, as the reader takes it). */
-  constructor (format, delimiter) {
+  /**
+   * `delimiter`: as given (none: the format's own, as the reader takes it). `relax`:
+   * csv-parse's relax_quotes, where a quote not at a field's start is data and text after
+   * a closing quote goes on as the field's data: no fault, quotes outside a quoted field
+   * mean nothing until the next field starts.
+   */
+  constructor (format, delimiter, relax = false) {
     const d = Buffer.from(delimiter ?? (format === 'tsv' ? '\t' : ','))
     this.delimFirst = d[0] // after a closing quote
     this.delimLast = d[d.length - 1] // before an opening quote
     this.single = d.length === 1
+    this.fault = relax ? OUT : FAULT // what a quote fault leaves the scan in
     this.state = OUT
     this.quoteLast = false // IN: the last byte scanned is a quote, which the next byte explains
     this.prev = LF // the byte before the next one scanned (a record starts the input)
@@ -76,7 +83,7 @@ class CsvScan {
       this.quoteLast = false
       const c = part[p]
       if (c === QUOTE) p++ // `""`
-      else state = c === d || c === LF || c === CR ? OUT : FAULT
+      else state = c === d || c === LF || c === CR ? OUT : this.fault
     }
     let end = -1
     while (p < n) {
@@ -94,7 +101,7 @@ class CsvScan {
         } else if (c === d && this.single && part[q + 2] === QUOTE) { // "a","b": the next field quoted too
           p = q + 3
         } else {
-          state = c === d || c === LF || c === CR ? OUT : FAULT // text after a closing quote: INVALID_CLOSING_QUOTE
+          state = c === d || c === LF || c === CR ? OUT : this.fault // text after a closing quote: INVALID_CLOSING_QUOTE
           p = q + 1
         }
         continue
@@ -116,7 +123,7 @@ class CsvScan {
       if (q === -1) break
       // A quote opens a field only at its start; within one it is INVALID_OPENING_QUOTE.
       const before = q > 0 ? part[q - 1] : this.prev
-      state = before === LF || before === this.delimLast ? IN : FAULT
+      state = before === LF || before === this.delimLast ? IN : this.fault
       p = q + 1
     }
     this.state = state
@@ -135,15 +142,17 @@ class Cutter {
   /**
    * @param {object} o
    * @param {'csv'|'tsv'|'ndjson'} o.format
+   * @param {boolean} [o.relaxQuotes] quotes read as csv-parse's relax_quotes reads them
    * @param {number} o.chunkSize a chunk ends at the first record boundary at or after this many bytes
    * @param {number} [o.maxRecordSize] no boundary within maxRecordSize + chunkSize: `overflow`
    * @param {number} [o.offset] absolute offset of the first byte pushed
    * @param {(n: number) => Buffer} [o.alloc] the chunks' memory (a SharedArrayBuffer, to share it with threads)
    */
-  constructor ({ format, delimiter, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
+  constructor ({ format, delimiter, relaxQuotes = false, chunkSize, maxRecordSize = Infinity, offset = 0, alloc = n => Buffer.allocUnsafeSlow(n) }) {
     this.format = format
     this.delimiter = delimiter
-    this.csv = isQuoted(format) ? new CsvScan(format, delimiter) : null
+    this.relax = relaxQuotes
+    this.csv = isQuoted(format) ? new CsvScan(format, delimiter, relaxQuotes) : null
     this.chunkSize = chunkSize
     this.limit = maxRecordSize + chunkSize
     this.offset = offset // absolute offset of the first pending byte
@@ -187,7 +196,7 @@ class Cutter {
    */
   flush () {
     if (this.overflow || this.size === 0) return null
-    const scan = this.csv !== null ? new CsvScan(this.format, this.delimiter) : null
+    const scan = this.csv !== null ? new CsvScan(this.format, this.delimiter, this.relax) : null
     const at = this.lastBoundary(scan)
     if (at <= 0) return null
     const chunk = this.take(at)
@@ -268,8 +277,8 @@ class Cutter {
 }
 
 /** The chunks of an async iterable of Buffers (`size`: the chunk size, default 1 MiB). */
-async function * cutChunks (bytes, { format, delimiter, size = CHUNK_SIZE }) {
-  const cutter = new Cutter({ format, delimiter, chunkSize: size })
+async function * cutChunks (bytes, { format, delimiter, relaxQuotes, size = CHUNK_SIZE }) {
+  const cutter = new Cutter({ format, delimiter, relaxQuotes, chunkSize: size })
   for await (const buf of bytes) yield * cutter.push(buf)
   const last = cutter.end()
   if (last) yield last

@@ -95,6 +95,7 @@ async function openRecords (desc, o, start = null) {
     header: o.header,
     fields: readerFields(o), // fields per record, known before the first
     delimiter: o.delimiter,
+    relaxQuotes: o.relaxQuotes,
     jsonPath: o.jsonPath,
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,

@@ -1,7 +1,8 @@
 'use strict'
 
 const { PipeloadError, where } = require('../errors')
-const { BadOffsets } = require('./utf8')
+const { BadOffsets, invalidUtf8Hint } = require('./utf8')
+const { textOf, stringTooLong } = require('./text')
 const { parseRecord, MAX_DEPTH, MEMBER_KEY, ELEMENT } = require('./json-value')
 
 /*
@@ -320,14 +321,14 @@ class JsonArrayCore {
     throw this.invalid(this.line, null, `unexpected end of input: ${what} (truncated JSON?)`)
   }
 
-  /** Text of buf[start, end) preceded by the parts kept from earlier chunks. */
+  /** Text of buf[start, end) preceded by the parts kept from earlier chunks (null: longer than a string can be). */
   text (buf, start, end) {
-    if (this.parts.length === 0) return buf.toString('utf8', start, end)
+    if (this.parts.length === 0) return textOf(buf, start, end)
     this.parts.push(buf.subarray(start, end))
     const whole = Buffer.concat(this.parts, this.partsLength + end - start)
     this.parts = []
     this.partsLength = 0
-    return whole.toString('utf8')
+    return textOf(whole)
   }
 
   emitElement (buf, start, end, sink, endLine) {
@@ -336,7 +337,12 @@ class JsonArrayCore {
     const text = this.text(buf, start, end)
     try {
       const bad = this.bad.take(this.markOffset, this.markOffset + length)
-      if (bad !== -1) return this.reject(sink, `invalid UTF-8 at byte ${bad}`, text, { invalidAt: bad })
+      if (text === null) {
+        const err = stringTooLong(this.file, this.markLine, this.markOffset, this.keyed ? 'object member' : 'array element', length)
+        if (!this.skip) throw err
+        return sink.reject(err)
+      }
+      if (bad !== -1) return this.reject(sink, `invalid UTF-8 at byte ${bad}${invalidUtf8Hint(this.file, 'json')}`, text, { invalidAt: bad })
       if (this.deep) {
         this.deep = false
         return this.reject(sink, `${this.keyed ? 'object member' : 'array element'} nested more than ${MAX_DEPTH} levels deep`, text)

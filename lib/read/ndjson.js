@@ -1,7 +1,8 @@
 'use strict'
 
 const { PipeloadError, where } = require('../errors')
-const { BadOffsets } = require('./utf8')
+const { BadOffsets, invalidUtf8Hint } = require('./utf8')
+const { textOf, stringTooLong } = require('./text')
 const { FlatScanner } = require('./json-row')
 const { parseRecord } = require('./json-value')
 
@@ -93,10 +94,14 @@ class NdjsonCore {
       if (!this.skip) throw this.tooLarge()
       sink.reject(this.tooLarge())
     } else if (!this.addFlat(buf, start, end, sink)) {
-      const text = buf.toString('utf8', start, buf[end - 1] === 13 ? end - 1 : end)
+      const text = textOf(buf, start, buf[end - 1] === 13 ? end - 1 : end)
       const bad = this.bad.take(this.offset, this.offset + length)
-      if (bad !== -1) {
-        this.reject(sink, `invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})`, text, null, bad)
+      if (text === null) {
+        const err = stringTooLong(this.file, this.line, this.offset, 'line', length)
+        if (!this.skip) throw err
+        sink.reject(err)
+      } else if (bad !== -1) {
+        this.reject(sink, `invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})${invalidUtf8Hint(this.file, 'ndjson')}`, text, null, bad)
       } else if (text.length !== 0) {
         let parsed
         try {
@@ -123,7 +128,7 @@ class NdjsonCore {
     const stop = buf[end - 1] === 13 ? end - 1 : end
     const row = this.flat.scan(buf, start, stop)
     if (row === null) return false
-    sink.add(row, this.line, this.offset, this.raw ? buf.toString('utf8', start, stop) : undefined)
+    sink.add(row, this.line, this.offset, this.raw ? textOf(buf, start, stop) : undefined) // null: too long for a string
     return true
   }
 

@@ -23,6 +23,7 @@ const DEFAULTS = Object.freeze({
   batchRecords: 512,
   onError: 'abort', // 'skip': a malformed record becomes a Rejected in its batch, reading goes on
   raw: false, // batches carry each record's input text (`raws`), for a rejects file
+  relaxQuotes: false, // csv/tsv: a quote inside an unquoted field (or after a closing one) is data, as csv-parse's relax_quotes reads it
   rows: false, // csv/tsv records may be CsvRows and ndjson ones JsonRows (byte ranges), for the mapper
   // Reading from the middle of an input: { offset, line, columns?, fields? } = the first byte's
   // absolute offset (decompressed, BOM included) and line, the header read before (csv/tsv)
@@ -108,6 +109,7 @@ function normalizeOptions (options) {
   if (o.fields !== null && o.fields !== undefined) positiveInteger('fields', o.fields)
   if (o.start !== null) o.start = startState(o.start, o.format)
   o.raw = Boolean(o.raw)
+  o.relaxQuotes = Boolean(o.relaxQuotes)
   o.rows = Boolean(o.rows)
   positiveInteger('maxRecordSize', o.maxRecordSize)
   positiveInteger('batchRecords', o.batchRecords)
@@ -146,7 +148,7 @@ function checkSource (source) {
 }
 
 function createCore (o, file, base, bad) {
-  const common = { file, maxRecordSize: o.maxRecordSize, base, skip: o.onError === 'skip', raw: o.raw, bad }
+  const common = { file, maxRecordSize: o.maxRecordSize, base, skip: o.onError === 'skip', raw: o.raw, bad, relaxQuotes: o.relaxQuotes }
   const st = o.start
   // Mid-input: the line, the header already read, the fields per record expected.
   const resume = st ? { columns: st.columns, line: st.line, expected: st.fields ?? (st.columns ? st.columns.length : -1) } : null

@@ -49,7 +49,7 @@ async function shardOf (desc, shard, o) {
   const dataStart = head ? head.dataStart : 0
   const fh = await fs.promises.open(desc.path, 'r')
   try {
-    const scan = new FileScan(fh, desc.size, isQuoted(desc.format) ? new CsvScan(desc.format, o.delimiter) : null)
+    const scan = new FileScan(fh, desc.size, isQuoted(desc.format) ? new CsvScan(desc.format, o.delimiter, o.relaxQuotes) : null)
     const nominal = k => Math.max(Math.floor(k * desc.size / count), dataStart)
     const start = index === 0 ? 0 : await scan.boundaryAt(nominal(index), true)
     const line = scan.lines + 1
@@ -78,7 +78,7 @@ async function isGzip (path) {
 
 /** The reader options of load()'s options that decide how records are cut and counted. */
 function headOptions (format, o) {
-  return { format, header: o.header, delimiter: o.delimiter, maxRecordSize: o.maxRecordSize, fields: o.columns && !o.header ? o.columns.length : null, onError: 'skip' }
+  return { format, header: o.header, delimiter: o.delimiter, relaxQuotes: o.relaxQuotes, maxRecordSize: o.maxRecordSize, fields: o.columns && !o.header ? o.columns.length : null, onError: 'skip' }
 }
 
 /**
@@ -219,7 +219,7 @@ class ChunkShard {
     const { index, count, size } = this.plan
     const state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
     let line = 1
-    for await (const chunk of cutChunks(openBytes(this.source, state), { format: this.options.format, delimiter: this.options.delimiter, size })) {
+    for await (const chunk of cutChunks(openBytes(this.source, state), { format: this.options.format, delimiter: this.options.delimiter, relaxQuotes: this.options.relaxQuotes, size })) {
       const start = { offset: state.bomLength + chunk.offset, line, columns: this.columns, fields: this.options.fields ?? this.fields }
       const mine = chunk.index % count === index
       if (chunk.index === 0 && this.tabular) {

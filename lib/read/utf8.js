@@ -132,4 +132,28 @@ class BadOffsets {
   }
 }
 
+/**
+ * What an invalid-UTF-8 message ends with: the input is in another encoding (an export in
+ * Latin-1 or Windows-1252, most often), and a command line that converts it on the way in,
+ * for the input as named (`file`: a path, a URL, `<stdin>`). Converting outside, rather than
+ * an --encoding option, keeps every byte offset pipeload reports (checkpoints, --shard
+ * ranges, rejects) an offset of the bytes it read, and guesses no encoding for anyone.
+ */
+function invalidUtf8Hint (file, format) {
+  const convert = 'iconv -f latin1 -t utf-8'
+  const into = `pipeload import - --format ${format} …`
+  const name = String(file || '')
+  let source
+  if (/^https?:\/\//i.test(name)) source = `curl -sL ${shellQuote(name)} | ${convert}`
+  else if (name === '' || /^<.*>$/.test(name)) source = `… | ${convert}`
+  else if (/\.gz$/i.test(name)) source = `gunzip -c ${shellQuote(name)} | ${convert}`
+  else source = `${convert} ${shellQuote(name)}`
+  return `; the input is not UTF-8: convert it first, e.g. ${source} | ${into} (-f cp1252 for a Windows export)`
+}
+
+function shellQuote (s) {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`
+}
+
 module.exports.BadOffsets = BadOffsets
+module.exports.invalidUtf8Hint = invalidUtf8Hint

@@ -37,7 +37,7 @@ const DEFAULTS = Object.freeze({
 // the README list the same names (test/options.test.js checks).
 const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
   'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
-const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'jsonPath', 'key',
+const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'relaxQuotes', 'jsonPath', 'key',
   'command', 'commands', 'map', 'ttl', 'ttlKeys', 'replace', 'batchSize', 'window', 'maxBatchBytes', 'maxRecordSize', 'worker', 'workers', 'chunkSize', 'cluster', 'dryRun',
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
   'checkpoint', 'resume', 'onResume', 'vector', 'shard'])
@@ -186,6 +186,7 @@ function templatesOf (o) {
   if (given.length === 0) throw invalid('key, command, commands or map', 'given (what to write for each record)', 'none')
   if (o.map !== undefined) {
     if (typeof o.map !== 'function') throw invalid('map', 'a function record => commands', typeof o.map)
+    if (/^Async/.test(o.map[Symbol.toStringTag])) throw invalid('map', 'a function that returns the commands, not a Promise of them (pipeload does not wait for map(): fetch what it needs before the load)', 'an async function')
     if (given.length > 1) throw invalid('map', 'used without key/command templates', given.join(' and '))
     return { templates: null, map: o.map }
   }
@@ -246,6 +247,12 @@ function replaceOf (o) {
   if (o.replace === undefined || o.replace === null) return false
   if (typeof o.replace !== 'boolean') throw invalid('replace', 'true or false', o.replace)
   return o.replace
+}
+
+function relaxQuotesOf (o) {
+  if (o.relaxQuotes === undefined || o.relaxQuotes === null) return false
+  if (typeof o.relaxQuotes !== 'boolean') throw invalid('relaxQuotes', 'true or false', o.relaxQuotes)
+  return o.relaxQuotes
 }
 
 function delimiterOf (o) {
@@ -338,6 +345,7 @@ function normalizeLoadOptions (o = {}) {
     header: o.header === undefined ? DEFAULTS.header : Boolean(o.header),
     columns: columnsOf(o),
     delimiter: delimiterOf(o),
+    relaxQuotes: relaxQuotesOf(o),
     templates,
     map,
     ttl: ttlOf(o),
