@@ -97,7 +97,7 @@ function importCommand (io) {
     .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
     .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded (no checkpoint there: exit 2)')
     .option('--resume-if-present', 'resume when --checkpoint <file> is there, else start from the first record (for scripts and jobs that always pass it)')
-    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send: 90s, 500ms, 2m, 1h (a unit is required)', `${DEFAULTS.timeout / 1000}s`)
+    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send; an http(s) input that sends nothing this long fails: 90s, 500ms, 2m, 1h (a unit is required)', `${DEFAULTS.timeout / 1000}s`)
     .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
     .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
     .option('--workers <n|auto>', 'threads that parse and encode: 0 = the main thread, 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto (default) = up to 4 for a cluster of several masters or --dry-run on more than 2 cores, else 0')
