@@ -177,7 +177,7 @@ async function runImport (input, flags, io) {
     checkpoint: flags.checkpoint,
     resume: flags.resume,
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
-    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches\n`),
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${int(e.resentBatches)} unacknowledged batches (${int(e.resentCommands)} commands)\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,

@@ -68,7 +68,8 @@ function formatSummary (s) {
       ` · batches: ${int(s.batches)}` +
       (s.workers ? ` · parse workers: ${s.workers}` : '') +
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
-      (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '')
+      (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '') +
+      (s.resentCommands ? ` (${int(s.resentCommands)} commands)` : '')
   ]
   if (s.files && s.files.length > 1) for (const f of s.files) lines.push(formatFileLine(f))
   const c = s.cluster
@@ -76,7 +77,16 @@ function formatSummary (s) {
     lines.push(`cluster: ${int(c.masters)} masters · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
       `${int(c.retried)} retried · ${int(c.rerouted)} re-routed · ${int(c.refreshes)} slot map refreshes`)
   }
+  if (s.possibleDuplicates) lines.push(duplicatesLine(s))
   return lines.join('\n')
+}
+
+/** Re-sent commands that are not idempotent: the data may hold some of them twice. */
+function duplicatesLine (s) {
+  const what = s.notIdempotent === null
+    ? 'the commands of map() are not known to be idempotent'
+    : `${s.notIdempotent.join(', ')} ${s.notIdempotent.length === 1 ? 'is' : 'are'} not idempotent`
+  return `warning: ${int(s.resentCommands)} commands were re-sent after a lost connection and may have run twice: ${what} (README "Re-sent commands")`
 }
 
 /** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */

@@ -88,6 +88,18 @@ class NodeBatch {
     return j
   }
 
+  /**
+   * Commands of this batch that were written and have no reply yet: sent again, they may
+   * run twice (the server may have run them before the connection was lost). ASKING is no
+   * data command; a batch never written (queued while reconnecting) repeats nothing.
+   */
+  unansweredSent () {
+    if (this.sentAt === 0) return 0
+    let n = 0
+    for (let k = 0; k < this.parents.length; k++) if (this.parents[k] !== null && this.live[k]) n++
+    return n
+  }
+
   /** A new batch of the entries still awaiting a reply (and the ASKING before each). */
   unanswered () {
     const nb = new NodeBatch()
@@ -262,7 +274,7 @@ class NodePipe {
     }
     if (this.dead || (this.closing && this.inflight.length === 0)) { conn.end(); this.connecting = false; return }
     this.attach(conn)
-    if (cause) this.sink.reconnected(this, cause, this.inflight.length)
+    if (cause) this.sink.reconnected(this, cause, this.inflight.length, this.resent())
     this.needDrain = false
     this.activity.touch()
     this.inflight = this.inflight.map(nb => nb.replies === 0 ? nb : nb.unanswered()).filter(nb => nb.cmds > 0)
@@ -275,12 +287,20 @@ class NodePipe {
     this.wake()
   }
 
+  /** Commands in flight that were written and not answered: the ones re-sending may repeat. */
+  resent () {
+    let n = 0
+    for (const nb of this.inflight) n += nb.unansweredSent()
+    return n
+  }
+
   /** The node is gone and serves no slot any more: hand every unanswered command back. */
   retire () {
     this.dead = true
     this.connecting = false
     clearInterval(this.timer)
     this.sink.forget(this)
+    this.sink.stats.resentCommands += this.resent() // re-routed to the new owner of their slots
     const batches = this.inflight
     this.inflight = []
     for (const nb of batches) this.sink.rerouteBatch(nb)

@@ -118,7 +118,7 @@ class ClusterSink {
     this.progress = new Activity() // final replies that are not errors
     this.stats = {
       batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0,
-      reconnects: 0, resentBatches: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
+      reconnects: 0, resentBatches: 0, resentCommands: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
     }
     this.rtt = new Reservoir()
     if (signal) {
@@ -385,10 +385,11 @@ class ClusterSink {
     this.wake()
   }
 
-  reconnected (node, cause, batches) {
+  reconnected (node, cause, batches, commands) {
     this.stats.reconnects++
     this.stats.resentBatches += batches
-    this.onReconnect({ cause, resentBatches: batches, target: node.target })
+    this.stats.resentCommands += commands
+    this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: node.target })
   }
 
   fail (err) {

@@ -72,7 +72,7 @@ class Pipe {
     // When the replies stopped: reconnects that lead to no reply do not restart the retry
     // time, or a server that takes connections but never answers would be retried forever.
     this.lostSince = null
-    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0 }
+    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
     this.rtt = new Reservoir()
     this.attach(conn)
     this.startTimer()
@@ -279,13 +279,16 @@ class Pipe {
     this.stats.resentBatches += this.inflight.length
     this.needDrain = false
     this.activity.touch()
+    let commands = 0
     for (const b of this.inflight) {
+      commands += b.cmds // the whole batch: the server may have run any of them, answered or not
       b.seen = Math.max(b.seen, b.replies)
       b.replies = 0
       this.write(b)
     }
+    this.stats.resentCommands += commands
     this.connecting = false
-    this.onReconnect({ cause, resentBatches: this.inflight.length, target: this.conn.target })
+    this.onReconnect({ cause, resentBatches: this.inflight.length, resentCommands: commands, target: this.conn.target })
     // The new connection may have dropped while we were writing to it.
     if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()
