@@ -6,6 +6,7 @@ const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Activity } = require('./activity')
 const { copyBytes } = require('../read/copy')
+const { refusedForGood } = require('./connection')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
 // its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
@@ -112,6 +113,12 @@ class NodeBatch {
   }
 }
 
+/** A cluster node refused SELECT: say what to change. */
+function selectRefused (err) {
+  err.message += ' (a cluster has database 0 only, unless Valkey 9 cluster-databases allows more: drop -n / the /db of the URL)'
+  return err
+}
+
 class NodePipe {
   /**
    * @param {object} o
@@ -137,6 +144,7 @@ class NodePipe {
     this.closing = false
     this.activity = new Activity() // replies, as in Pipe
     this.lostSince = null // as in Pipe: reconnects that bring no reply do not restart the retry time
+    this.closed = new AbortController()
     if (timeout > 0) {
       this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
       this.timer.unref()
@@ -247,7 +255,8 @@ class NodePipe {
     let conn
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0 || cause) {
-        await sleep(delay)
+        // close() ends the wait: a pending backoff must not keep a finished process alive.
+        try { await sleep(delay, undefined, { signal: this.closed.signal }) } catch { return }
         delay = Math.min(delay * 2, BACKOFF_MAX)
       }
       if (this.dead || this.sink.fatal) return
@@ -261,7 +270,9 @@ class NodePipe {
         break
       } catch (err) {
         last = err
-        if (err.code === 'PIPELOAD_AUTH_FAILED' || err.code === 'PIPELOAD_ABORTED') return this.sink.fail(err)
+        // Asking again gets the same answer: a refused password, a SELECT the node refuses.
+        if (err.code === 'PIPELOAD_ABORTED') return this.sink.fail(err)
+        if (refusedForGood(err)) return this.sink.fail(err.command === 'SELECT' ? selectRefused(err) : err)
       }
       await this.sink.refresh()
       if (this.dead) return
@@ -307,9 +318,13 @@ class NodePipe {
     this.wake()
   }
 
-  /** After an abort: what is in flight gets at most `ms` without a reply (see Pipe). */
+  /**
+   * After an abort: what is in flight gets at most `ms` without a reply (see Pipe), and a
+   * node still connecting (or waiting to try again) ends the run at once.
+   */
   shortenTimeout (ms) {
     if (this.dead) return
+    if (this.connecting) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted while connecting to cluster node ${this.target}`, { target: this.target }))
     this.timeout = this.timeout > 0 ? Math.min(this.timeout, ms) : ms
     clearInterval(this.timer)
     this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
@@ -318,6 +333,7 @@ class NodePipe {
 
   close () {
     this.closing = true
+    this.closed.abort()
     clearInterval(this.timer)
     if (this.conn) this.conn.end()
   }

@@ -7,6 +7,7 @@ const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { Activity } = require('./activity')
+const { refusedForGood } = require('./connection')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
 // batches awaiting replies. send() waits only when the window is full, the socket asked
@@ -24,8 +25,6 @@ const BACKOFF_MAX = 2000
 // After an abort (Ctrl-C) the batches in flight get this long without a reply, at most,
 // and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
 const ABORT_GRACE = 1000
-// Errors that another attempt cannot fix: the server refused our credentials.
-const PERMANENT = new Set(['PIPELOAD_AUTH_FAILED'])
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 
 class Batch extends SentBatch {
@@ -269,8 +268,9 @@ class Pipe {
       } catch (err) {
         last = err
         if (err.code === 'PIPELOAD_ABORTED') return this.fail(abortedError(this.conn.target, cause))
-        // A refused password (changed on restart, ACL user deleted) will be refused again.
-        if (PERMANENT.has(err.code)) {
+        // A refused password (changed on restart, ACL user deleted) will be refused again, and
+        // so will a SELECT the server answers with an error (fewer databases after a restart).
+        if (refusedForGood(err)) {
           return this.fail(new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause }))
         }
       }
