@@ -72,3 +72,23 @@ describe('cluster: refusals that another attempt cannot change', () => {
     }
   }, 60_000)
 })
+
+describe('cluster: keys in different slots', () => {
+  it('the CROSSSLOT hint says how to write a hash tag in a template, and that way loads', async () => {
+    const crossing = await runCli(['import', '-u', cluster.url, '-c', 'MSET user:{id}:name n{id} user:{id}:tags t{id}', '--format', 'csv', '--on-error', 'skip', '--json', '-'], { input: CSV })
+    expect(crossing.code).toBe(1)
+    const s = JSON.parse(crossing.stdout)
+    expect(s.failures[0]).toMatchObject({ line: 2, code: 'PIPELOAD_CROSSSLOT' })
+    expect(s.failures[0].message).toBe('command 1 of the record (MSET) has keys in different hash slots; a cluster needs them in one slot: ' +
+      'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: ' +
+      'user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id')
+
+    // Written as the hint says, every record loads, each key on the master the server routes it to.
+    const tagged = await runCli(['import', '-u', cluster.url, '-c', 'MSET user:{{{id}}}:name n{id} user:{{{id}}}:tags t{id}', '--format', 'csv', '--json', '-'], { input: CSV })
+    expect(tagged.code).toBe(0)
+    expect(JSON.parse(tagged.stdout)).toMatchObject({ records: 2000, loaded: 2000, errors: 0 })
+    const client = cluster.client()
+    expect(await client.get('user:{1999}:name')).toBe('n1999')
+    expect(await client.get('user:{7}:tags')).toBe('t7')
+  }, 60_000)
+})

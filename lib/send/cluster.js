@@ -28,6 +28,8 @@ const { scrub } = require('./connection')
 // checkpoints and record counts mean the same as with one server.
 
 const TRANSIENT = /^(TRYAGAIN|CLUSTERDOWN|LOADING|BUSY|MASTERDOWN)\b/
+// A hash tag is written with braces, which a template reads as a field unless doubled.
+const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id'
 const RETRY_FIRST = 100
 const RETRY_MAX = 1000
 const ABORT_GRACE = 1000
@@ -267,7 +269,7 @@ class ClusterSink {
     for (let i = from; i < to; i++) parent.done[i] = 1
     parent.left -= to - from
     this.failRecord(parent, r, 'PIPELOAD_CROSSSLOT',
-      `command ${k - from + 1} of the record (${name}) has keys in different hash slots; a cluster needs them in one slot: give them a common {hash tag}`, 'input')
+      `command ${k - from + 1} of the record (${name}) has keys in different hash slots; a cluster needs them in one slot: ${HASH_TAG_HINT}`, 'input')
     if (parent.left === 0) this.settle()
   }
 
