@@ -489,7 +489,7 @@ function compileCommand (parsed, shape, vectors) {
   const args = rec => {
     const out = []
     for (const w of words) {
-      if (w.star) out.push(...w.star.pairs(rec))
+      if (w.star) pushAll(out, w.star.pairs(rec))
       else out.push(w.value(rec))
     }
     return out
@@ -583,6 +583,11 @@ function templateKeyWords (commands) {
   return out
 }
 
+/** out.push(...items) without passing every item as an argument: a record of a million fields overflows the stack. */
+function pushAll (out, items) {
+  for (let i = 0; i < items.length; i++) out.push(items[i])
+}
+
 /**
  * A command with {$…}, spread or vector words, or a `*` with --vector fields, built per
  * record from a plain record: `write(rec, w, ctx)` returns 1, or 0 when the command's spread
@@ -595,7 +600,7 @@ function extendedCommand (words, starAt, shape, vectors) {
     let spreads = 0
     let spread = 0
     for (const w of words) {
-      if (w.star) out.push(...pairs(rec))
+      if (w.star) pushAll(out, pairs(rec))
       else if (w.spread) {
         const a = w.value(rec, ctx)
         spreads++
