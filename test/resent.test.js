@@ -97,6 +97,9 @@ describe('which templates are safe to re-send', () => {
     expect(formatSummary({ ...s, notIdempotent: ['RPUSH', 'INCR'], possibleDuplicates: true }).split('\n').at(-1))
       .toBe('warning: 1,000 commands were re-sent after a lost connection and may have run twice: RPUSH, INCR are not idempotent (README "Re-sent commands")')
     expect(formatSummary({ ...s, notIdempotent: null, possibleDuplicates: true })).toMatch(/may have run twice: the commands of map\(\) are not known to be idempotent/)
+    expect(formatSummary({ ...s, notIdempotent: [], possibleDuplicates: false })).toMatch(/· 1 reconnects, 2 batches re-sent \(1,000 commands\)$/m)
+    // A cluster node that died: its unanswered commands re-routed to the new owner, no reconnect.
+    expect(formatSummary({ ...s, reconnects: 0, resentBatches: 0, notIdempotent: [], possibleDuplicates: false })).toMatch(/· 1,000 commands re-sent$/m)
   })
 })
 

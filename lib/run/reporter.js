@@ -69,7 +69,7 @@ function formatSummary (s) {
       (s.workers ? ` · parse workers: ${s.workers}` : '') +
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
       (s.reconnects ? ` · ${int(s.reconnects)} reconnects, ${int(s.resentBatches)} batches re-sent` : '') +
-      (s.resentCommands ? ` (${int(s.resentCommands)} commands)` : '')
+      (s.resentCommands ? (s.reconnects ? ` (${int(s.resentCommands)} commands)` : ` · ${int(s.resentCommands)} commands re-sent`) : '')
   ]
   if (s.files && s.files.length > 1) for (const f of s.files) lines.push(formatFileLine(f))
   const c = s.cluster
