@@ -513,7 +513,7 @@ const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/
 function setupRefused (err, command, target, o) {
   const e = connectError(command.name === 'SELECT' ? { message: `${command.args.join(' ')} was refused: ${err.message}` } : err, target, o)
   e.command = command.name
-  e.reply = err.message
+  e.reply = scrub(err.message, [o.password, o.sentinelPassword]) // a server may echo the password
   return e
 }
 
