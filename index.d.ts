@@ -66,7 +66,7 @@ export interface ConnectionOptions {
    */
   retryTimeout?: number | string
   /** Called each time a lost connection has been re-established and batches re-sent. */
-  onReconnect?: (event: { cause: Error, resentBatches: number, target: string }) => void
+  onReconnect?: (event: { cause: Error, resentBatches: number, resentCommands: number, target: string }) => void
 }
 
 export interface Progress {
@@ -310,6 +310,12 @@ export interface Summary {
   reconnects: number
   /** Batches sent again after a reconnect (delivery is at-least-once). */
   resentBatches: number
+  /** Commands sent again after a lost or silent connection: each may have run twice. A cluster's MOVED/ASK/TRYAGAIN re-sends are not counted (the server ran nothing). */
+  resentCommands: number
+  /** Command names of the templates that are not idempotent (RPUSH, INCR, XADD…), [] when all are; null with `map` (not known in advance). */
+  notIdempotent: string[] | null
+  /** Commands were re-sent and some may not be idempotent: the data may hold some of them twice. */
+  possibleDuplicates: boolean
   /** Batch round-trip time, from write to last reply. */
   rttMs: { p50: number | null, p99: number | null, max: number | null }
   /** Cluster mode only: masters written to, redirections followed, slot-map refreshes. */

@@ -1,6 +1,6 @@
 'use strict'
 
-const { textLines } = require('./resp')
+const { writeTextLines } = require('./resp')
 const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
@@ -74,7 +74,7 @@ class BatchEncoder {
             this.skipped++
             continue
           }
-          w.string(textLines(commands))
+          writeTextLines(commands, w)
           count = commands.length
         } else {
           count = mapper.write(rec, w, num, lines[i])

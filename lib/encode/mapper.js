@@ -611,6 +611,11 @@ function templateKeyWords (commands) {
   return out
 }
 
+/** out.push(...items) without passing every item as an argument: a record of a million fields overflows the stack. */
+function pushAll (out, items) {
+  for (let i = 0; i < items.length; i++) out.push(items[i])
+}
+
 /**
  * A command with {$…}, spread or vector words, or a `*` with --vector fields, built per
  * record from a plain record: `write(rec, w, ctx)` returns 1, or 0 when the command's spread

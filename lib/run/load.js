@@ -10,6 +10,7 @@ const { Pipe } = require('../send/pipe')
 const { DryRunSink } = require('../send/dry-run')
 const { openControl, dataEndpoint, connectData, dataReconnector } = require('../send/connection')
 const { isCluster, openClusterSink } = require('../send/cluster')
+const { notIdempotent } = require('../encode/idempotent')
 const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, checkUrlResumable, inputIdentity, resumePlan } = require('./checkpoint')
 const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
@@ -558,6 +559,7 @@ class Run {
       workersReason: this.o.map ? 'map' : null, // why the parse stayed on this thread
       reconnects: s.reconnects || 0,
       resentBatches: s.resentBatches || 0,
+      ...resent(s.resentCommands || 0, this.o.templates),
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
       ...(sink.cluster ? { cluster: sink.cluster() } : {}),
       bytesRead: this.bytesRead,
@@ -576,6 +578,15 @@ class Run {
     e.summary = this.summary(sink)
     return e
   }
+}
+
+/**
+ * Commands sent again after a lost or silent connection, the template commands that are not
+ * idempotent (null: a map() function's, unknown), and whether any re-sent one may have run twice.
+ */
+function resent (commands, templates) {
+  const names = notIdempotent(templates)
+  return { resentCommands: commands, notIdempotent: names, possibleDuplicates: commands > 0 && (names === null || names.length > 0) }
 }
 
 /** The bytes this run reads: a shard's byte range, else the input's size (if known). */

@@ -77,7 +77,8 @@ function formatSummary (s) {
       ` · batches: ${int(s.batches)}` +
       (s.workers != null ? ` · parse workers: ${s.workers}${WORKERS_REASONS[s.workersReason] ? ` (${WORKERS_REASONS[s.workersReason]})` : ''}` : '') +
       (s.rttMs && s.rttMs.p50 != null ? ` · batch round trip p50 ${ms(s.rttMs.p50)}, p99 ${ms(s.rttMs.p99)}` : '') +
-      (s.reconnects ? ` · ${count(s.reconnects, 'reconnect')}, ${count(s.resentBatches, 'batch', 'batches')} re-sent` : '')
+      (s.reconnects ? ` · ${count(s.reconnects, 'reconnect')}, ${count(s.resentBatches, 'batch', 'batches')} re-sent` : '') +
+      (s.resentCommands ? (s.reconnects ? ` (${count(s.resentCommands, 'command')})` : ` · ${count(s.resentCommands, 'command')} re-sent`) : '')
   ]
   if (s.files && s.files.length > 1) for (const f of s.files) lines.push(formatFileLine(f))
   const c = s.cluster
@@ -85,7 +86,16 @@ function formatSummary (s) {
     lines.push(`cluster: ${count(c.masters, 'master')} · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
       `${int(c.retried)} retried · ${int(c.rerouted)} re-routed · ${int(c.refreshes)} slot map refreshes`)
   }
+  if (s.possibleDuplicates) lines.push(duplicatesLine(s))
   return lines.join('\n')
+}
+
+/** Re-sent commands that are not idempotent: the data may hold some of them twice. */
+function duplicatesLine (s) {
+  const what = s.notIdempotent === null
+    ? 'the commands of map() are not known to be idempotent'
+    : `${s.notIdempotent.join(', ')} ${s.notIdempotent.length === 1 ? 'is' : 'are'} not idempotent`
+  return `warning: ${count(s.resentCommands, 'command')} ${s.resentCommands === 1 ? 'was' : 'were'} re-sent after a lost connection and may have run twice: ${what} (README "Re-sent commands")`
 }
 
 /** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */

@@ -6,6 +6,7 @@ const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Activity } = require('./activity')
 const { copyBytes } = require('../read/copy')
+const { refusedForGood } = require('./connection')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
 // its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
@@ -88,6 +89,18 @@ class NodeBatch {
     return j
   }
 
+  /**
+   * Commands of this batch that were written and have no reply yet: sent again, they may
+   * run twice (the server may have run them before the connection was lost). ASKING is no
+   * data command; a batch never written (queued while reconnecting) repeats nothing.
+   */
+  unansweredSent () {
+    if (this.sentAt === 0) return 0
+    let n = 0
+    for (let k = 0; k < this.parents.length; k++) if (this.parents[k] !== null && this.live[k]) n++
+    return n
+  }
+
   /** A new batch of the entries still awaiting a reply (and the ASKING before each). */
   unanswered () {
     const nb = new NodeBatch()
@@ -98,6 +111,12 @@ class NodeBatch {
     }
     return nb.seal()
   }
+}
+
+/** A cluster node refused SELECT: say what to change. */
+function selectRefused (err) {
+  err.message += ' (a cluster has database 0 only, unless Valkey 9 cluster-databases allows more: drop -n / the /db of the URL)'
+  return err
 }
 
 class NodePipe {
@@ -125,6 +144,7 @@ class NodePipe {
     this.closing = false
     this.activity = new Activity() // replies, as in Pipe
     this.lostSince = null // as in Pipe: reconnects that bring no reply do not restart the retry time
+    this.closed = new AbortController()
     if (timeout > 0) {
       this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
       this.timer.unref()
@@ -235,7 +255,8 @@ class NodePipe {
     let conn
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0 || cause) {
-        await sleep(delay)
+        // close() ends the wait: a pending backoff must not keep a finished process alive.
+        try { await sleep(delay, undefined, { signal: this.closed.signal }) } catch { return }
         delay = Math.min(delay * 2, BACKOFF_MAX)
       }
       if (this.dead || this.sink.fatal) return
@@ -249,7 +270,9 @@ class NodePipe {
         break
       } catch (err) {
         last = err
-        if (err.code === 'PIPELOAD_AUTH_FAILED' || err.code === 'PIPELOAD_ABORTED') return this.sink.fail(err)
+        // Asking again gets the same answer: a refused password, a SELECT the node refuses.
+        if (err.code === 'PIPELOAD_ABORTED') return this.sink.fail(err)
+        if (refusedForGood(err)) return this.sink.fail(err.command === 'SELECT' ? selectRefused(err) : err)
       }
       await this.sink.refresh()
       if (this.dead) return
@@ -262,7 +285,7 @@ class NodePipe {
     }
     if (this.dead || (this.closing && this.inflight.length === 0)) { conn.end(); this.connecting = false; return }
     this.attach(conn)
-    if (cause) this.sink.reconnected(this, cause, this.inflight.length)
+    if (cause) this.sink.reconnected(this, cause, this.inflight.length, this.resent())
     this.needDrain = false
     this.activity.touch()
     this.inflight = this.inflight.map(nb => nb.replies === 0 ? nb : nb.unanswered()).filter(nb => nb.cmds > 0)
@@ -275,21 +298,33 @@ class NodePipe {
     this.wake()
   }
 
+  /** Commands in flight that were written and not answered: the ones re-sending may repeat. */
+  resent () {
+    let n = 0
+    for (const nb of this.inflight) n += nb.unansweredSent()
+    return n
+  }
+
   /** The node is gone and serves no slot any more: hand every unanswered command back. */
   retire () {
     this.dead = true
     this.connecting = false
     clearInterval(this.timer)
     this.sink.forget(this)
+    this.sink.stats.resentCommands += this.resent() // re-routed to the new owner of their slots
     const batches = this.inflight
     this.inflight = []
     for (const nb of batches) this.sink.rerouteBatch(nb)
     this.wake()
   }
 
-  /** After an abort: what is in flight gets at most `ms` without a reply (see Pipe). */
+  /**
+   * After an abort: what is in flight gets at most `ms` without a reply (see Pipe), and a
+   * node still connecting (or waiting to try again) ends the run at once.
+   */
   shortenTimeout (ms) {
     if (this.dead) return
+    if (this.connecting) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted while connecting to cluster node ${this.target}`, { target: this.target }))
     this.timeout = this.timeout > 0 ? Math.min(this.timeout, ms) : ms
     clearInterval(this.timer)
     this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
@@ -298,6 +333,7 @@ class NodePipe {
 
   close () {
     this.closing = true
+    this.closed.abort()
     clearInterval(this.timer)
     if (this.conn) this.conn.end()
   }

@@ -28,6 +28,8 @@ const { scrub } = require('./connection')
 // checkpoints and record counts mean the same as with one server.
 
 const TRANSIENT = /^(TRYAGAIN|CLUSTERDOWN|LOADING|BUSY|MASTERDOWN)\b/
+// A hash tag is written with braces, which a template reads as a field unless doubled.
+const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id'
 const RETRY_FIRST = 100
 const RETRY_MAX = 1000
 const ABORT_GRACE = 1000
@@ -118,7 +120,7 @@ class ClusterSink {
     this.progress = new Activity() // final replies that are not errors
     this.stats = {
       batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0,
-      reconnects: 0, resentBatches: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
+      reconnects: 0, resentBatches: 0, resentCommands: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
     }
     this.rtt = new Reservoir()
     if (signal) {
@@ -267,7 +269,7 @@ class ClusterSink {
     for (let i = from; i < to; i++) parent.done[i] = 1
     parent.left -= to - from
     this.failRecord(parent, r, 'PIPELOAD_CROSSSLOT',
-      `command ${k - from + 1} of the record (${name}) has keys in different hash slots; a cluster needs them in one slot: give them a common {hash tag}`, 'input')
+      `command ${k - from + 1} of the record (${name}) has keys in different hash slots; a cluster needs them in one slot: ${HASH_TAG_HINT}`, 'input')
     if (parent.left === 0) this.settle()
   }
 
@@ -385,10 +387,11 @@ class ClusterSink {
     this.wake()
   }
 
-  reconnected (node, cause, batches) {
+  reconnected (node, cause, batches, commands) {
     this.stats.reconnects++
     this.stats.resentBatches += batches
-    this.onReconnect({ cause, resentBatches: batches, target: node.target })
+    this.stats.resentCommands += commands
+    this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: node.target })
   }
 
   fail (err) {

@@ -525,6 +525,25 @@ function connectSocket (ep, timeout, signal) {
   })
 }
 
+// Replies that say "not now": another attempt may be answered.
+const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/
+
+/** A setup command (AUTH, SELECT) answered with an error: the error, with `command` and the server's `reply`. */
+function setupRefused (err, command, target, o) {
+  const e = connectError(command.name === 'SELECT' ? { message: `${command.args.join(' ')} was refused: ${err.message}` } : err, target, o)
+  e.command = command.name
+  e.reply = scrub(err.message, [o.password, o.sentinelPassword]) // a server may echo the password
+  return e
+}
+
+/**
+ * Will connecting again be refused the same way? A refused password, or a setup command the
+ * server answered with an error other than "not now" (a SELECT a cluster node refuses).
+ */
+function refusedForGood (err) {
+  return err.code === 'PIPELOAD_AUTH_FAILED' || (err.reply !== undefined && !NOT_NOW.test(err.reply))
+}
+
 /** Send the setup commands at once and wait for their replies; `step.i`: the one awaited. */
 function handshake (conn, commands, o, step = { i: 0 }) {
   return new Promise((resolve, reject) => {
@@ -533,11 +552,11 @@ function handshake (conn, commands, o, step = { i: 0 }) {
     // ioredis, too, carries on when a password is given to a server that needs none. An
     // optional command may be refused (NOPERM), but NOAUTH means we may do nothing at all.
     conn.onReplyError = err => (commands[step.i].required || /^NOAUTH/.test(err.message)) && !/without any password configured/.test(err.message)
-      ? reject(connectError(err, conn.target, o))
+      ? reject(setupRefused(err, commands[step.i], conn.target, o))
       : next()
     conn.onClose = err => reject(err)
     conn.write(commands.map(c => encodeCommand(c.args)).join(''))
   })
 }
 
-module.exports = { openControl, openData, dataEndpoint, connectData, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions, urlHasPassword, bounded, ask, abortError, ioredis }
+module.exports = { openControl, openData, dataEndpoint, connectData, refusedForGood, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions, urlHasPassword, bounded, ask, abortError, ioredis }

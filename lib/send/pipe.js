@@ -7,6 +7,7 @@ const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { Activity } = require('./activity')
+const { refusedForGood } = require('./connection')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
 // batches awaiting replies. send() waits only when the window is full, the socket asked
@@ -24,8 +25,6 @@ const BACKOFF_MAX = 2000
 // After an abort (Ctrl-C) the batches in flight get this long without a reply, at most,
 // and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
 const ABORT_GRACE = 1000
-// Errors that another attempt cannot fix: the server refused our credentials.
-const PERMANENT = new Set(['PIPELOAD_AUTH_FAILED'])
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 
 class Batch extends SentBatch {
@@ -72,7 +71,7 @@ class Pipe {
     // When the replies stopped: reconnects that lead to no reply do not restart the retry
     // time, or a server that takes connections but never answers would be retried forever.
     this.lostSince = null
-    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0 }
+    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
     this.rtt = new Reservoir()
     this.attach(conn)
     this.startTimer()
@@ -270,8 +269,9 @@ class Pipe {
       } catch (err) {
         last = err
         if (err.code === 'PIPELOAD_ABORTED') return this.fail(abortedError(this.conn.target, cause))
-        // A refused password (changed on restart, ACL user deleted) will be refused again.
-        if (PERMANENT.has(err.code)) {
+        // A refused password (changed on restart, ACL user deleted) will be refused again, and
+        // so will a SELECT the server answers with an error (fewer databases after a restart).
+        if (refusedForGood(err)) {
           return this.fail(new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause }))
         }
       }
@@ -280,13 +280,16 @@ class Pipe {
     this.stats.resentBatches += this.inflight.length
     this.needDrain = false
     this.activity.touch()
+    let commands = 0
     for (const b of this.inflight) {
+      commands += b.cmds // the whole batch: the server may have run any of them, answered or not
       b.seen = Math.max(b.seen, b.replies)
       b.replies = 0
       this.write(b)
     }
+    this.stats.resentCommands += commands
     this.connecting = false
-    this.onReconnect({ cause, resentBatches: this.inflight.length, target: this.conn.target })
+    this.onReconnect({ cause, resentBatches: this.inflight.length, resentCommands: commands, target: this.conn.target })
     // The new connection may have dropped while we were writing to it.
     if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()

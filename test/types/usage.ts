@@ -7,6 +7,7 @@ async function main (): Promise<void> {
   const summary: Summary = await load({ url: 'redis://127.0.0.1:6379', input: 'users.csv', key: 'user:{id}' })
   const n: number = summary.records + summary.errors + summary.durationMs
   const p50: number | null = summary.rttMs.p50
+  const twice: boolean = summary.possibleDuplicates && summary.resentCommands > 0 && summary.notIdempotent?.includes('RPUSH') === true
   const opts: LoadOptions = {
     redis: new Redis({ lazyConnect: true }),
     input: (async function * () { yield { id: 1, v: 'x' } })(),
