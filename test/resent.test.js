@@ -97,7 +97,7 @@ describe('which templates are safe to re-send', () => {
     expect(formatSummary({ ...s, notIdempotent: ['RPUSH', 'INCR'], possibleDuplicates: true }).split('\n').at(-1))
       .toBe('warning: 1,000 commands were re-sent after a lost connection and may have run twice: RPUSH, INCR are not idempotent (README "Re-sent commands")')
     expect(formatSummary({ ...s, notIdempotent: null, possibleDuplicates: true })).toMatch(/may have run twice: the commands of map\(\) are not known to be idempotent/)
-    expect(formatSummary({ ...s, notIdempotent: [], possibleDuplicates: false })).toMatch(/· 1 reconnects, 2 batches re-sent \(1,000 commands\)$/m)
+    expect(formatSummary({ ...s, notIdempotent: [], possibleDuplicates: false })).toMatch(/· 1 reconnect, 2 batches re-sent \(1,000 commands\)$/m)
     // A cluster node that died: its unanswered commands re-routed to the new owner, no reconnect.
     expect(formatSummary({ ...s, reconnects: 0, resentBatches: 0, notIdempotent: [], possibleDuplicates: false })).toMatch(/· 1,000 commands re-sent$/m)
   })
@@ -136,7 +136,7 @@ describe('re-sent commands', () => {
     expect(text.code).toBe(0)
     const twice = await ranTwice(srv.client(), 'cli:', ROWS)
     expect(twice).toBeGreaterThan(500)
-    expect(text.stdout + text.stderr).toMatch(new RegExp(`1 reconnects, 1?\\d batches re-sent \\(${twice.toLocaleString('en-US')} commands\\)`))
+    expect(text.stdout + text.stderr).toMatch(new RegExp(`1 reconnect, 1?\\d batches re-sent \\(${twice.toLocaleString('en-US')} commands\\)`))
     expect(text.stdout + text.stderr).toMatch(`warning: ${twice.toLocaleString('en-US')} commands were re-sent after a lost connection and may have run twice: INCR is not idempotent`)
 
     const proxy2 = await silentReplyProxy(srv.port, 200_000)
