@@ -14,8 +14,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { PassThrough } = require('node:stream')
-const { load } = require('../lib')
+const { dryRunIntoMemory } = require('./helpers/dry-run')
 const { normalizeLoadOptions } = require('../lib/run/options')
 const { describeInput } = require('../lib/read/input')
 const { openParallelBatches } = require('../lib/encode/parallel')
@@ -99,19 +98,8 @@ function generate (format, { early = false, open = null } = {}) {
 }
 
 /** A dry run into memory: { bytes, summary, error }. */
-async function dryRun (options) {
-  const output = new PassThrough()
-  const chunks = []
-  output.on('data', c => chunks.push(c))
-  let summary = null
-  let error = null
-  try {
-    summary = await load({ dryRun: 'resp', output, commands: [COMMAND], chunkSize: CHUNK, maxRecordSize: MAX_RECORD, maxFailures: 10_000, workers: 2, ...options })
-  } catch (err) {
-    error = err
-    summary = err.summary ?? null
-  }
-  return { bytes: Buffer.concat(chunks), summary, error }
+function dryRun (options) {
+  return dryRunIntoMemory({ commands: [COMMAND], chunkSize: CHUNK, maxRecordSize: MAX_RECORD, maxFailures: 10_000, workers: 2, ...options })
 }
 
 /** Where the parallel read of these options went sequential (null: it did not). */

@@ -9,9 +9,8 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { dryRunIntoMemory } = require('./helpers/dry-run')
 const { Worker } = require('node:worker_threads')
-const { PassThrough } = require('node:stream')
-const { load } = require('../lib')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-pool-'))
 
@@ -25,19 +24,9 @@ async function nextThreadId () {
 
 /** A dry run into memory: { bytes, summary, error }. */
 async function dryRun (options) {
-  const output = new PassThrough()
-  const chunks = []
-  output.on('data', c => chunks.push(c))
-  let summary = null
-  let error = null
-  try {
-    summary = await load({ dryRun: 'resp', output, ...options })
-  } catch (err) {
-    error = err
-    summary = err.summary
-  }
+  const { bytes, summary, error } = await dryRunIntoMemory(options)
   const { durationMs, recordsPerSec, peakRssBytes, batches, workers, ...rest } = summary
-  return { bytes: Buffer.concat(chunks), summary: rest, workers, error: error && { code: error.code, message: error.message } }
+  return { bytes, summary: rest, workers, error: error && { code: error.code, message: error.message } }
 }
 
 /**

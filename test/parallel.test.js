@@ -14,24 +14,15 @@ const { PassThrough, Readable } = require('node:stream')
 const ds = require('./helpers/datasets')
 const { load } = require('../lib')
 const { useServer } = require('./helpers/redis-server')
+const { dryRunIntoMemory } = require('./helpers/dry-run')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-parallel-'))
 
 /** A dry run into memory: the bytes written, and the summary (or the error, with its summary). */
 async function dryRun (options) {
-  const output = new PassThrough()
-  const chunks = []
-  output.on('data', c => chunks.push(c))
-  let summary = null
-  let error = null
-  try {
-    summary = await load({ dryRun: 'resp', output, ...options })
-  } catch (err) {
-    error = err
-    summary = err.summary ?? null
-  }
+  const { bytes, summary, error } = await dryRunIntoMemory(options)
   const rejects = options.rejects && fs.existsSync(options.rejects) ? fs.readFileSync(options.rejects, 'utf8') : null
-  return { bytes: Buffer.concat(chunks), summary: summary && comparable(summary), workers: summary?.workers ?? null, error: error && { code: error.code, message: error.message, line: error.line, offset: error.offset }, rejects }
+  return { bytes, summary: summary && comparable(summary), workers: summary?.workers ?? null, error: error && { code: error.code, message: error.message, line: error.line, offset: error.offset }, rejects }
 }
 
 /**
@@ -90,7 +81,17 @@ describe('workers: the same bytes as the sequential path, for every fidelity inp
         const records = ds.generateRecords({ count: 150, seed: label.length * 7919, extraIds: ['ü-ñ', 'id with space', '😀'], ...f.records })
         const dir = fs.mkdtempSync(path.join(tmp, `${label}-`))
         const { file } = ds.writeDataset(dir, f.format, records, { ...f.write, gzip: gz })
-        const base = await expectSameAsSequential({ input: file, commands: COMMANDS, ...f.load }, RUNS, label)
+        // A document written on one line (json-path) is refused with {$line}, by every path the
+        // same way (nothing written); {$n} alone then loads it.
+        const bytes = fs.readFileSync(file)
+        const oneLine = f.format === 'json' && !(gz ? zlib.gunzipSync(bytes) : bytes).toString('utf8').trimEnd().includes('\n')
+        if (oneLine) {
+          const refused = await expectSameAsSequential({ input: file, commands: COMMANDS, ...f.load }, RUNS, `${label}, {$line}`)
+          expect(refused.error.code).toBe('PIPELOAD_TEMPLATE_INVALID')
+          expect(refused.bytes.length).toBe(0)
+        }
+        const commands = oneLine ? COMMANDS.map(c => c.replace(' line {$line}', '')) : COMMANDS
+        const base = await expectSameAsSequential({ input: file, commands, ...f.load }, RUNS, label)
         expect(base.summary.records).toBe(records.length)
         await expectSameAsSequential({ input: file, key: 'q:{id}', ...f.load }, [[2, 5], [4, 1000]], `${label}, no numbers`)
       })
