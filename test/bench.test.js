@@ -389,8 +389,11 @@ describe('bench rows that cannot measure a rate (issue 14, items 10-12)', () => 
     expect(text).toMatch(/^\s*batch\s+commands\s+records\s+time\s+ops\/s\s+rows\/s\s+speed-up\s/m)
     expect(text).toMatch(/^in a row\s+80\s+40\s/m)
     expect(formatChart(res)).toMatch(/^rows\/s by batch size$/m)
-    // Batch 4 is 20 batches, 5 round trips (‡), 80 one (†): neither measured a rate.
-    expect(text).toMatch(/^no batch size to recommend: no batched row spanned 10 round trips \(see †, ‡\); fastest of them: 80 at [\d,]+ rows\/s \([\d,]+ ops\/s/m)
+    // Batch 4 is 20 batches, 5 round trips (‡), 80 one (†): neither measured a rate, so nothing
+    // is recommended. Which of these 3 ms rows is fastest is the machine's noise: 4, 80, or the
+    // row in a row (then the line says batching did not help).
+    expect(res.recommendedBatchSize).toBeNull()
+    expect(text).toMatch(/^(no batch size to recommend: no batched row spanned 10 round trips \(see †, ‡\); fastest of them: (4|80) at [\d,]+ rows\/s \([\d,]+ ops\/s|fastest: in a row at [\d,]+ rows\/s)/m)
     const csv = formatCsv(res).trim().split('\n')
     expect(csv[0]).toMatch(/,records,recordsPerSec,oneRoundTrip,roundTrips,ranked,marginOpsPerSec$/)
     expect(csv[3]).toMatch(/,40,\d+,true,1,false,\d*$/)
