@@ -12,7 +12,7 @@ const tls = require('node:tls')
 const os = require('node:os')
 const path = require('node:path')
 const Redis = require('ioredis')
-const { findRedis, serverKinds, describeEachServer } = require('./servers')
+const { findRedis, serverKinds, describeEachServer, note } = require('./servers')
 
 const HOST = '127.0.0.1'
 const START_TIMEOUT_MS = 10_000
@@ -262,13 +262,14 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel, 
   }
 
   await boot()
+  note('ran', kind) // for the run's closing lines (./servers-report.js)
 
   const server = {
     host: HOST,
     get port () { return port },
     get url () { return `${tlsFiles ? 'rediss' : 'redis'}://${HOST}:${port}` },
     get proc () { return proc },
-    /** The server kind ({ name, bin, cli, version }) this server runs. */
+    /** The server kind ({ id, name, label, bin, cli, version }) this server runs. */
     kind,
     /** A new ioredis client (RESP2), closed by stop(). */
     client (opts = {}) {
