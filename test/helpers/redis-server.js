@@ -297,8 +297,9 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel, 
       try {
         const info = await c.info('server')
         const field = (f) => (new RegExp(`^${f}:(.*)$`, 'm').exec(info) || [])[1]?.trim()
-        // Valkey 8 says server_name:valkey and valkey_version; its redis_version is the Redis
-        // version it is compatible with (7.2.4). Redis 7.0 has no server_name field.
+        // Where the servers differ: Valkey 8 and 9 say server_name:valkey and valkey_version;
+        // their redis_version is the Redis version they are compatible with (7.2.4). Redis 7.0
+        // and 8.0 have no server_name field.
         const name = field('server_name') || 'redis'
         return { name, version: field(`${name}_version`) || field('redis_version') }
       } finally {
