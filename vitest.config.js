@@ -11,6 +11,9 @@ module.exports = {
     pool: 'forks',
     // Under `npm run coverage`: the in-process tests' coverage is written (the file says why).
     setupFiles: ['test/helpers/take-coverage.js'],
+    // The run's closing lines say which servers were tested; CI=true fails where one present
+    // was not (the file says how).
+    globalSetup: ['test/helpers/servers-report.js'],
     testTimeout: 60_000,
     hookTimeout: 30_000,
     teardownTimeout: 30_000

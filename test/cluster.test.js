@@ -1,8 +1,8 @@
 'use strict'
 /* global describe, it, expect, beforeAll, afterAll */
 
-// Redis Cluster: loads into a local cluster of redis-server processes (and of valkey-server
-// processes where a Valkey binary is found: test/helpers/servers.js), with slots moved
+// Redis Cluster: loads into a local cluster of redis-server processes (of each server kind
+// found: Redis 7.0 and 8.0, Valkey 8.0 and 9.1, test/helpers/servers.js), with slots moved
 // and a master failed over during the load. Afterwards every key must be on the master
 // that owns its slot (checked with cluster-key-slot, ioredis' own implementation, not
 // pipeload's; it is installed as a dependency of ioredis) with its value, and the counts

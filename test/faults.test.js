@@ -4,7 +4,7 @@
 // Faults injected into real servers during a load: connections killed, the server
 // restarted, the server frozen. Afterwards the data must equal the input exactly and the
 // counts must be right; re-sent batches make delivery at-least-once (HSET is idempotent).
-// Run against redis-server and against valkey-server where one is found (test/helpers/servers.js).
+// Run against every server kind found: Redis 7.0 and 8.0, Valkey 8.0 and 9.1 (test/helpers/servers.js).
 const { startRedis, describeEachServer } = require('./helpers/redis-server')
 const { load } = require('..')
 

@@ -15,7 +15,8 @@ describe('test harness: private redis-server', () => {
     const c = srv.client()
     expect(await c.ping()).toBe('PONG')
     const info = await c.info('server')
-    expect(info).toMatch(/redis_version:7\./)
+    // Any version: which servers the suites run against is test/helpers/servers.js's business.
+    expect(info).toMatch(/^redis_version:\d+\.\d+\.\d+\r?$/m)
     expect(info).toContain(`tcp_port:${srv.port}`)
   })
 

@@ -3,7 +3,7 @@
 
 // Fidelity: what goes in comes back out of Redis byte for byte, for every input format.
 // Defined once, run per parsing mode (main thread, encode worker: test/fidelity.test.js,
-// test/fidelity-worker.test.js) and per server kind (redis-server, valkey-server where found).
+// test/fidelity-worker.test.js) and per server kind found (test/helpers/servers.js).
 // Expectations come from test/helpers/datasets.js (own serializers, not lib's readers),
 // checked against a private server started by the harness.
 

@@ -12,7 +12,7 @@ const tls = require('node:tls')
 const os = require('node:os')
 const path = require('node:path')
 const Redis = require('ioredis')
-const { findRedis, serverKinds, describeEachServer } = require('./servers')
+const { findRedis, serverKinds, describeEachServer, note } = require('./servers')
 
 const HOST = '127.0.0.1'
 const START_TIMEOUT_MS = 10_000
@@ -262,13 +262,14 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel, 
   }
 
   await boot()
+  note('ran', kind) // for the run's closing lines (./servers-report.js)
 
   const server = {
     host: HOST,
     get port () { return port },
     get url () { return `${tlsFiles ? 'rediss' : 'redis'}://${HOST}:${port}` },
     get proc () { return proc },
-    /** The server kind ({ name, bin, cli, version }) this server runs. */
+    /** The server kind ({ id, name, label, bin, cli, version }) this server runs. */
     kind,
     /** A new ioredis client (RESP2), closed by stop(). */
     client (opts = {}) {
@@ -296,8 +297,9 @@ async function startRedis ({ args = [], dir, password, tls: tlsFiles, sentinel, 
       try {
         const info = await c.info('server')
         const field = (f) => (new RegExp(`^${f}:(.*)$`, 'm').exec(info) || [])[1]?.trim()
-        // Valkey 8 says server_name:valkey and valkey_version; its redis_version is the Redis
-        // version it is compatible with (7.2.4). Redis 7.0 has no server_name field.
+        // Where the servers differ: Valkey 8 and 9 say server_name:valkey and valkey_version;
+        // their redis_version is the Redis version they are compatible with (7.2.4). Redis 7.0
+        // and 8.0 have no server_name field.
         const name = field('server_name') || 'redis'
         return { name, version: field(`${name}_version`) || field('redis_version') }
       } finally {

@@ -1,16 +1,28 @@
 'use strict'
 
-// Which server binaries the integration tests run against. Redis (`redis-server` on PATH) is
-// required; Valkey is optional: the fidelity, cluster and fault suites run once per kind found
-// here, and the Valkey run is skipped, with the reason in its title, where no Valkey binary is.
+// Which server binaries the integration tests run against. Four kinds, each looked up from an
+// environment variable, else a default:
 //
-// Valkey is looked up as:
-//   PIPELOAD_VALKEY_SERVER=/path/to/valkey-server  that binary (a bare name is looked up on PATH);
-//                                                   one that does not run is an error, not a skip,
-//                                                   so a typo cannot silently drop the Valkey runs
-//   PIPELOAD_VALKEY_SERVER=off                      no Valkey runs
-//   unset                                           ../shared/valkey/valkey-server next to the
-//                                                   repository root, skipped where it is absent
+//   id       variable                  default
+//   redis7   PIPELOAD_REDIS_SERVER     redis-server on PATH (Debian 12: Redis 7.0)
+//   redis8   PIPELOAD_REDIS8_SERVER    ../shared/redis8/redis-server beside the repository root
+//   valkey8  PIPELOAD_VALKEY_SERVER    ../shared/valkey/valkey-server
+//   valkey9  PIPELOAD_VALKEY9_SERVER   ../shared/valkey9/valkey-server
+//
+// For each:  VAR=/path/to/binary  that binary (a bare name is looked up on PATH); one that does
+//                                 not run, or runs as the other product (a valkey-server for a
+//                                 Redis kind), is an error, not a skip, so a typo cannot
+//                                 silently drop a server's runs
+//            VAR=off              that kind's runs are skipped
+//            unset                the default, skipped (with the reason) where it is absent
+//
+// The fidelity, cluster and fault suites run once per kind (serverKinds()); TLS, ACL and
+// Sentinel once per kind of NEWEST (Redis 7.0 as every other test, plus the newest Redis and
+// the newest Valkey). A kind not found is a skipped describe whose title says why. Every
+// other test starts the redis7 binary (REDIS in ./redis-server.js), `redis-server` on PATH
+// unless PIPELOAD_REDIS_SERVER names another; `off` leaves it the default for those tests.
+// ./servers-report.js says at the end of the run which kinds ran, and with CI=true fails the
+// run where a kind whose binary is present did not.
 //
 // No dependencies, so .ci/run can print what it found before `npm ci`:
 //   node test/helpers/servers.js
@@ -19,9 +31,23 @@ const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 
-const VALKEY_ENV = 'PIPELOAD_VALKEY_SERVER'
 const REPO_ROOT = path.resolve(__dirname, '..', '..')
-const DEFAULT_VALKEY = path.resolve(REPO_ROOT, '..', 'shared', 'valkey', 'valkey-server')
+const SHARED = path.resolve(REPO_ROOT, '..', 'shared')
+
+/** Every kind, oldest first within a product; `bin` is the default binary. */
+const KINDS = Object.freeze([
+  { id: 'redis7', product: 'Redis', env: 'PIPELOAD_REDIS_SERVER', bin: 'redis-server', cli: 'redis-cli' },
+  { id: 'redis8', product: 'Redis', env: 'PIPELOAD_REDIS8_SERVER', bin: path.join(SHARED, 'redis8', 'redis-server'), cli: 'redis-cli' },
+  { id: 'valkey8', product: 'Valkey', env: 'PIPELOAD_VALKEY_SERVER', bin: path.join(SHARED, 'valkey', 'valkey-server'), cli: 'valkey-cli' },
+  { id: 'valkey9', product: 'Valkey', env: 'PIPELOAD_VALKEY9_SERVER', bin: path.join(SHARED, 'valkey9', 'valkey-server'), cli: 'valkey-cli' }
+].map(Object.freeze))
+
+/** Redis 7.0 (as every other test), the newest Redis and the newest Valkey: TLS, ACL, Sentinel. */
+const NEWEST = Object.freeze(['redis7', 'redis8', 'valkey9'])
+
+// Kept for the tests and scripts that name them.
+const VALKEY_ENV = 'PIPELOAD_VALKEY_SERVER'
+const DEFAULT_VALKEY = KINDS[2].bin
 
 /** `<bin> --version` → { product: 'Redis' | 'Valkey', version }, or null when it does not run. */
 function versionOf (bin) {
@@ -52,70 +78,121 @@ function isExecutable (file) {
 }
 
 /**
- * Redis: always expected (the suite needs it); `version` is null where it does not run, and
- * the tests then fail when they start it, as they always did.
+ * One kind ({ id, product, env, bin: default, cli }) looked up in `env`. Returns a frozen
+ * server kind: { id, name: 'redis' | 'valkey' (what INFO server says), label, bin, cli,
+ * version, env, missing: the reason to skip, or null, present: whether a binary is there,
+ * `off` or not (with CI=true a present kind that does not run fails the run) }. Throws where
+ * the variable names a binary that is not a working server of that product.
  */
-function findRedis () {
-  const v = versionOf('redis-server')
-  return Object.freeze({ name: 'redis', bin: 'redis-server', cli: 'redis-cli', version: v && v.version, missing: null })
-}
-
-/**
- * Valkey from the environment or the default path. Returns a server kind; `missing` is the
- * reason to skip (null when found). Throws when the environment names a binary that is not a
- * working valkey-server.
- */
-function findValkey (env = process.env, defaultBin = DEFAULT_VALKEY) {
-  const kind = (fields) => Object.freeze({ name: 'valkey', cli: 'redis-cli', version: null, missing: null, ...fields })
-  const given = env[VALKEY_ENV]
+function findServer (spec, env = process.env) {
+  const name = spec.product.toLowerCase()
+  const kind = (fields) => Object.freeze({
+    id: spec.id, name, label: spec.id, env: spec.env, cli: 'redis-cli', version: null, missing: null, present: true, ...fields
+  })
+  const found = (bin, v) => kind({ bin, label: `${spec.product} ${v.version}`, cli: cliBeside(bin, spec.cli), version: v.version })
+  const isDefault = (v) => Boolean(v) && v.product === spec.product
+  const onPath = !spec.bin.includes('/')
+  const given = env[spec.env]
   if (given !== undefined && given.trim().toLowerCase() === 'off') {
-    return kind({ bin: null, missing: `${VALKEY_ENV}=off` })
+    return kind({ bin: null, missing: `${spec.env}=off`, present: onPath ? isDefault(versionOf(spec.bin)) : isExecutable(spec.bin) })
   }
   if (given !== undefined && given.trim() !== '') {
     const bin = given.includes('/') ? path.resolve(given) : given
     const v = versionOf(bin)
-    if (!v) throw new Error(`${VALKEY_ENV}=${given}: that does not run (\`${bin} --version\` failed); unset it to use ${defaultBin}, or set it to "off"`)
-    if (v.product !== 'Valkey') throw new Error(`${VALKEY_ENV}=${given} is not a valkey-server (\`--version\` says ${v.product} ${v.version})`)
-    return kind({ bin, cli: cliBeside(bin, 'valkey-cli'), version: v.version })
+    if (!v) throw new Error(`${spec.env}=${given}: that does not run (\`${bin} --version\` failed); unset it to use ${spec.bin}, or set it to "off"`)
+    if (v.product !== spec.product) throw new Error(`${spec.env}=${given} is not a ${name}-server (\`--version\` says ${v.product} ${v.version})`)
+    return found(bin, v)
   }
-  if (!isExecutable(defaultBin)) {
-    return kind({ bin: null, missing: `no valkey-server at ${defaultBin}; set ${VALKEY_ENV} to one` })
+  if (onPath) {
+    const v = versionOf(spec.bin)
+    if (!v) return kind({ bin: null, present: false, missing: `no ${spec.bin} on PATH; set ${spec.env} to one` })
+    if (v.product !== spec.product) return kind({ bin: null, present: false, missing: `${spec.bin} on PATH is ${v.product} ${v.version}, not ${spec.product}; set ${spec.env} to one` })
+    return found(spec.bin, v)
   }
-  const v = versionOf(defaultBin)
-  if (!v || v.product !== 'Valkey') {
-    return kind({ bin: null, missing: `${defaultBin} does not run as a valkey-server (${v ? `${v.product} ${v.version}` : '--version failed'})` })
+  if (!isExecutable(spec.bin)) {
+    return kind({ bin: null, present: false, missing: `no ${name}-server at ${spec.bin}; set ${spec.env} to one` })
   }
-  return kind({ bin: defaultBin, cli: cliBeside(defaultBin, 'valkey-cli'), version: v.version })
+  const v = versionOf(spec.bin)
+  if (!isDefault(v)) {
+    return kind({ bin: null, present: false, missing: `${spec.bin} does not run as a ${name}-server (${v ? `${v.product} ${v.version}` : '--version failed'})` })
+  }
+  return found(spec.bin, v)
 }
 
-let cached = null
-/** [redis, valkey]: every server kind the parametrised suites run against (looked up once). */
-function serverKinds () {
-  if (!cached) cached = Object.freeze([findRedis(), findValkey()])
-  return cached
+const specOf = (id) => KINDS.find(k => k.id === id)
+
+/**
+ * redis7 from PIPELOAD_REDIS_SERVER, else redis-server on PATH: the server of every test that
+ * is not run per kind. `off` skips only the per-kind runs, so here it means the default.
+ */
+function findRedis (env = process.env) {
+  const spec = specOf('redis7')
+  const off = (env[spec.env] || '').trim().toLowerCase() === 'off'
+  return findServer(spec, off ? {} : env)
+}
+
+/** valkey8 from PIPELOAD_VALKEY_SERVER (else defaultBin). */
+function findValkey (env = process.env, defaultBin = DEFAULT_VALKEY) {
+  return findServer({ ...specOf('valkey8'), bin: defaultBin }, env)
+}
+
+const cached = new Map()
+/**
+ * The server kinds of `ids` (default: all four), each looked up once per process; a lookup
+ * error (a variable naming a binary that does not work) is thrown here, so the test file
+ * that asks fails with it.
+ */
+function serverKinds (ids = KINDS.map(k => k.id)) {
+  return ids.map(id => {
+    if (!cached.has(id)) {
+      const spec = specOf(id)
+      if (!spec) throw new Error(`unknown server kind ${id}: one of ${KINDS.map(k => k.id).join(', ')}`)
+      cached.set(id, findServer(spec))
+    }
+    return cached.get(id)
+  })
 }
 
 /** One line per kind, for CI logs. */
 function describeKinds (kinds) {
   return kinds.map(k => k.missing
-    ? `${k.name}: not found (${k.missing}): its runs of the fidelity, cluster and fault tests are skipped`
-    : `${k.name} ${k.version || '(version unknown)'}: ${k.bin} (cli: ${k.cli})`).join('\n')
+    ? `${k.id}: not found (${k.missing}): its runs are skipped`
+    : `${k.id}: ${k.label}: ${k.bin} (cli: ${k.cli})`).join('\n')
 }
 
 /**
  * describe(title) once per server kind, `fn(kind)` defining its tests and hooks inside. A kind
- * whose binary is missing is a skipped describe whose title says why, and the reason is printed
- * once per file, so a run without Valkey passes and says what it left out.
+ * whose binary is missing is a skipped describe whose title says why. Each kind asked for is
+ * noted for ./servers-report.js (`want`), so the end of the run can tell which did not run.
  */
 function describeEachServer (title, fn, kinds = serverKinds()) {
   for (const kind of kinds) {
-    if (kind.missing) console.warn(`${title} [${kind.name}]: skipped: ${kind.missing}`)
-    const label = kind.missing ? `${title} [${kind.name}: skipped: ${kind.missing}]` : `${title} [${kind.name}]`
+    note('want', kind)
+    const label = kind.missing ? `${title} [${kind.id}: skipped: ${kind.missing}]` : `${title} [${kind.label}]`
     describe.skipIf(Boolean(kind.missing))(label, () => fn(kind)) // eslint-disable-line no-undef
   }
 }
 
-module.exports = { serverKinds, describeEachServer, findRedis, findValkey, describeKinds, VALKEY_ENV, DEFAULT_VALKEY, REPO_ROOT }
+/**
+ * Appends `event<TAB>id<TAB>present<TAB>test file` to the run's log (PIPELOAD_SERVERS_LOG, set
+ * by ./servers-report.js; nothing outside a vitest run). `ran` is noted when a server of that
+ * kind answered PING (./redis-server.js).
+ */
+const noted = new Set()
+function note (event, kind) {
+  const log = process.env.PIPELOAD_SERVERS_LOG
+  if (!log || !kind.id) return
+  const file = path.relative(REPO_ROOT, globalThis.expect?.getState?.().testPath || '')
+  const line = `${event}\t${kind.id}\t${kind.present ? 1 : 0}\t${file}\n`
+  if (noted.has(line)) return
+  noted.add(line)
+  fs.appendFileSync(log, line)
+}
+
+module.exports = {
+  KINDS, NEWEST, serverKinds, describeEachServer, findServer, findRedis, findValkey, describeKinds, note,
+  VALKEY_ENV, DEFAULT_VALKEY, REPO_ROOT
+}
 
 if (require.main === module) {
   try {
