@@ -3,7 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { DEFAULTS } = require('../run/options')
 const { tlsFromFlags } = require('../send/tls')
-const { urlHasPassword } = require('../send/connection')
+const { urlHasPassword, checkPort } = require('../send/connection')
 const { durationFlag } = require('./duration-flag')
 
 // The connection flags both commands take (redis-cli's names), and their reading into
@@ -77,13 +77,10 @@ function intFlag (name, value, min = 1) {
   return Number(value)
 }
 
-/** -p: a TCP port, 1 to 65535 (Node refuses others only when connecting, as a lost connection). */
+/** -p: a TCP port, 1 to 65535, checked as the library checks `port` (checkPort). */
 function portFlag (value) {
-  const n = /^\d+$/.test(String(value)) ? Number(value) : NaN
-  if (!(n >= 1 && n <= 65535)) {
-    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--port must be a port number from 1 to 65535, got "${value}"`, { option: '--port' })
-  }
-  return n
+  checkPort(value, '--port')
+  return Number(value)
 }
 
 module.exports = { collect, intFlag, portFlag, addConnectionOptions, connectionOptions, PASSWORD_WARNING }

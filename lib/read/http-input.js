@@ -5,6 +5,7 @@ const https = require('node:https')
 const { Readable } = require('node:stream')
 const { PipeloadError } = require('../errors')
 const { version } = require('../../package.json')
+const { splitUrl, userAndPassword } = require('./userinfo')
 
 // An http(s):// input: one GET, its body streamed into the reader like stdin (never saved
 // whole), gzip found by the reader's magic-byte check. The format comes from --format, the
@@ -33,19 +34,9 @@ function isUrl (s) {
   return typeof s === 'string' && /^https?:\/\//i.test(s)
 }
 
-/**
- * An http(s) URL split as a Redis URL is (lib/send/connection.js): the user-info is
- * everything between "//" and the last "@" before the query, so a password may hold a raw
- * "@", ":", "/" or "#" and none of it is ever taken for the host (and printed). An "@" in
- * the path must be written %40. Null for a string that is no http(s) URL.
- */
-function splitUrl (s) {
-  const m = /^https?:\/\//i.exec(s)
-  if (!m) return null
-  const body = s.slice(m[0].length)
-  const q = body.indexOf('?')
-  const at = (q < 0 ? body : body.slice(0, q)).lastIndexOf('@')
-  return at < 0 ? { scheme: m[0], userinfo: null, rest: body } : { scheme: m[0], userinfo: body.slice(0, at), rest: body.slice(at + 1) }
+/** An http(s) URL split at the last "@" before its query (./userinfo.js); null for any other string. */
+function httpParts (s) {
+  return /^https?:\/\//i.test(s) ? splitUrl(s, { beforeQuery: true }) : null
 }
 
 /**
@@ -54,14 +45,12 @@ function splitUrl (s) {
  * decode, is PIPELOAD_OPTION_INVALID (exit 2) showing the URL without them.
  */
 function parseInputUrl (s) {
-  const parts = splitUrl(s)
+  const parts = httpParts(s)
   let url = null
   try { url = parts && new URL(parts.scheme + parts.rest) } catch {}
   if (!url) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `input: not a valid URL: ${hiddenUrl(s)}`, { option: 'input' })
   if (!parts.userinfo) return { url, auth: null }
-  const colon = parts.userinfo.indexOf(':')
-  const user = colon < 0 ? parts.userinfo : parts.userinfo.slice(0, colon)
-  const pass = colon < 0 ? '' : parts.userinfo.slice(colon + 1)
+  const { user, pass } = userAndPassword(parts.userinfo)
   try {
     return { url, auth: 'Basic ' + Buffer.from(`${decodeURIComponent(user)}:${decodeURIComponent(pass)}`).toString('base64') }
   } catch {
@@ -74,11 +63,11 @@ function parseInputUrl (s) {
 /**
  * The URL as messages, progress and checkpoints show it: no user name or password (`***@`),
  * no query (it often carries a token or a signature: `?…`). A string is split at its last
- * "@" (splitUrl) before it is parsed.
+ * "@" (httpParts) before it is parsed.
  */
 function displayUrl (u) {
   if (!(u instanceof URL)) {
-    const parts = splitUrl(String(u))
+    const parts = httpParts(String(u))
     try {
       if (parts?.userinfo) return displayUrl(new URL(parts.scheme + parts.rest)).replace('//', '//***@')
       u = new URL(u)

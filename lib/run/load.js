@@ -15,7 +15,7 @@ const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, ch
 const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
 const { refuseOutputsOverInputs } = require('./same-file')
-const { formatFailure } = require('./reporter')
+const { formatFailure, count } = require('./reporter')
 const { InputSequence } = require('./sources')
 const { FileCounts, addAcked, totals } = require('./file-counts')
 const { shardOf } = require('../read/shard')
@@ -394,7 +394,7 @@ class Run {
       return new PipeloadError('PIPELOAD_RECORD_FAILED', `${formatFailure(f)} (stopped: on-error abort)`,
         { file: f.file, line: f.line, offset: f.offset, failure: f, alsoFailed: Math.max(0, this.errorCount() - 1) })
     }
-    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${this.o.maxErrors.toLocaleString('en-US')} record${this.o.maxErrors === 1 ? '' : 's'} failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
+    return new PipeloadError('PIPELOAD_TOO_MANY_ERRORS', `more than ${count(this.o.maxErrors, 'record')} failed (max-errors ${this.o.maxErrors}); the last: ${formatFailure(f)}`,
       { file: f.file, line: f.line, offset: f.offset, failure: f })
   }
 

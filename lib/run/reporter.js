@@ -102,7 +102,7 @@ function duplicatesLine (s) {
 function formatFileLine (f) {
   if (f.started === false) return `  ${f.input}: not started (the run stopped before it)`
   return `  ${f.input}: ${int(f.loaded)} of ${count(f.records, 'record')} loaded` +
-    (f.errors ? ` · ${int(f.errors)} error${f.errors === 1 ? '' : 's'}` : '') +
+    (f.errors ? ` · ${count(f.errors, 'error')}` : '') +
     (f.skipped ? ` · ${int(f.skipped)} skipped` : '')
 }
 

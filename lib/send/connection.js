@@ -6,6 +6,7 @@ const RedisParser = require('redis-parser')
 const { PipeloadError } = require('../errors')
 const { encodeCommand } = require('../encode/resp')
 const { normalizeTls, tlsConnectOptions, describeTlsError } = require('./tls')
+const { splitUrl, userAndPassword } = require('../read/userinfo')
 
 // ioredis (with its ~45 modules) takes ~50 ms to load: loaded by the first run that
 // connects, not by a dry run, --help, or a run that fails before connecting.
@@ -88,24 +89,9 @@ function checkPort (port, name) {
 const SENTINEL_URL = /^redis-sentinel:\/\//i
 const URL_FORMS = 'a URL such as redis://[user:password@]host:port[/db], rediss://… or redis-sentinel://…'
 
-/**
- * A URL's scheme ("redis://"), its user-info (everything between "//" and the last "@",
- * or null) and the rest. The last "@", not the first: a password may hold a raw "@", "/",
- * ":" or "#", and whatever it holds must never be taken for the host (and then printed).
- */
-function splitUrl (url) {
-  const m = /^([a-z][a-z0-9+.-]*:)?\/\//i.exec(url)
-  const head = m ? m[0] : ''
-  const body = url.slice(head.length)
-  const at = body.lastIndexOf('@')
-  return at < 0 ? { scheme: head, userinfo: null, rest: body } : { scheme: head, userinfo: body.slice(0, at), rest: body.slice(at + 1) }
-}
-
 /** "user:password" (%-encoded) → { username, password }; a bad %-escape is an option error. */
 function decodeUserinfo (url, userinfo) {
-  const colon = userinfo.indexOf(':')
-  const user = colon < 0 ? userinfo : userinfo.slice(0, colon)
-  const pass = colon < 0 ? '' : userinfo.slice(colon + 1)
+  const { user, pass } = userAndPassword(userinfo)
   try {
     const out = {}
     if (user) out.username = decodeURIComponent(user)
@@ -154,7 +140,7 @@ function parseUrl (url) {
 function urlHasPassword (url) {
   if (typeof url !== 'string') return false
   const { userinfo } = splitUrl(url)
-  return userinfo !== null && userinfo.includes(':') && userinfo.slice(userinfo.indexOf(':') + 1) !== ''
+  return userinfo !== null && userAndPassword(userinfo).pass !== ''
 }
 
 function urlError (url, expected) {
@@ -559,4 +545,4 @@ function handshake (conn, commands, o, step = { i: 0 }) {
   })
 }
 
-module.exports = { openControl, openData, dataEndpoint, connectData, refusedForGood, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions, urlHasPassword, bounded, ask, abortError, ioredis }
+module.exports = { openControl, openData, dataEndpoint, connectData, checkPort, refusedForGood, dataReconnector, DataConnection, redactUrl, describeTarget, scrub, ioredisOptions, urlHasPassword, bounded, ask, abortError, ioredis }
