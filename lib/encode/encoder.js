@@ -5,6 +5,7 @@ const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
 const { ELEMENT } = require('../read/json-value')
+const { IDLE, orIdle } = require('./idle')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
 // the same on the main thread and in the parse worker. A batch closes at `batchSize`
@@ -216,12 +217,8 @@ async function * encodeRecords (recordBatches, mapper, o, before = 0, free) {
   yield encoder.take() // the rest, and the final bytesRead even when no record is left
 }
 
-// How long the next record batch may take, while records wait encoded, before they go out.
-const IDLE_MS = 20
-const IDLE = Symbol('idle')
-
 /**
- * The batches of `source`, with IDLE in between where the next took over IDLE_MS while
+ * The batches of `source`, with IDLE in between where the next took over IDLE_MS (./idle.js) while
  * `waiting()` said something waits for it (once per wait: the next batch is then awaited).
  */
 async function * flaggingIdle (source, waiting) {
@@ -232,9 +229,7 @@ async function * flaggingIdle (source, waiting) {
       const next = it.next()
       let r
       if (waiting()) {
-        let timer
-        r = await Promise.race([next, new Promise(resolve => { timer = setTimeout(resolve, IDLE_MS, IDLE) })])
-        clearTimeout(timer)
+        r = await orIdle(next)
         if (r === IDLE) {
           yield IDLE
           r = await next

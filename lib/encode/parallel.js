@@ -12,6 +12,7 @@ const { workerOptions, giveBack } = require('./worker-batches')
 const { skipRecords, tooFew } = require('../read/skip')
 const { pieces } = require('../read/copy')
 const { reviveError } = require('./thread-errors')
+const { IDLE, orIdle } = require('./idle')
 
 // The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
 // chunks at record boundaries (lib/read/cut.js); n worker threads (chunk-worker.js) parse
@@ -42,11 +43,6 @@ const MAX_AUTO = 4
 // before its first chunk is parsed, about what this thread takes for the whole of 8 MiB
 // (120k rows of the 5-column CSV: 0.23 s for a dry run against 0.15 s for one row).
 const MIN_AUTO_BYTES = 8 * 1024 * 1024
-// An input that gives no bytes for this long has its whole records cut as a chunk, not
-// held until a full chunk has come (Parallel#nextBytes). A file's reads come far faster;
-// a pipe's writer that pauses this long is slower than the loader anyway.
-const IDLE_MS = 20
-const IDLE = Symbol('idle')
 // Pieces the sequential reader of a fallback is given: as large as a file read (lib/read/source.js).
 const FALLBACK_PIECE = 256 * 1024
 
@@ -289,10 +285,7 @@ class Parallel {
   async nextBytes () {
     const next = this.bytes.next()
     if (this.cutter === null || this.cutter.size === 0) return next
-    let timer
-    const idle = new Promise(resolve => { timer = setTimeout(resolve, IDLE_MS, IDLE) })
-    const first = await Promise.race([next, idle])
-    clearTimeout(timer)
+    const first = await orIdle(next)
     if (first !== IDLE) return first
     if (!this.stopped && this.cut - this.head < this.max) {
       const chunk = this.cutter.flush()
