@@ -7,7 +7,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { KINDS, NEWEST, findServer, findValkey, findRedis, describeKinds, serverKinds, VALKEY_ENV, DEFAULT_VALKEY, REPO_ROOT } = require('./helpers/servers')
+const { KINDS, NEWEST, findServer, findValkey, findRedis, describeKinds, serverKinds, chosenKinds, withChoice, VALKEY_ENV, DEFAULT_VALKEY, REPO_ROOT } = require('./helpers/servers')
 const serversReport = require('./helpers/servers-report')
 
 const spec = (id) => KINDS.find(k => k.id === id)
@@ -97,6 +97,26 @@ describe('server binaries for the tests: where each kind is looked for', () => {
   })
 })
 
+describe('PIPELOAD_SERVER_KINDS: the per-kind suites for some kinds only', () => {
+  const found = (id) => ({ id, bin: `/x/${id}`, missing: null, present: true })
+
+  it('unset or empty: every kind; a list: those; an unknown kind is an error', () => {
+    expect([...chosenKinds({})]).toEqual(['redis7', 'redis8', 'valkey8', 'valkey9'])
+    expect([...chosenKinds({ PIPELOAD_SERVER_KINDS: ' ' })]).toEqual(['redis7', 'redis8', 'valkey8', 'valkey9'])
+    expect([...chosenKinds({ PIPELOAD_SERVER_KINDS: 'redis7, valkey9' })]).toEqual(['redis7', 'valkey9'])
+    expect(() => chosenKinds({ PIPELOAD_SERVER_KINDS: 'redis7,valkey10' })).toThrow('PIPELOAD_SERVER_KINDS=redis7,valkey10: unknown kind valkey10; one of redis7, redis8, valkey8, valkey9')
+  })
+
+  it('a kind found but not chosen is skipped and marked left; a chosen or missing one is as found', () => {
+    const env = { PIPELOAD_SERVER_KINDS: 'redis7' }
+    expect(withChoice(found('redis8'), env)).toEqual({ id: 'redis8', bin: null, present: true, missing: 'not in PIPELOAD_SERVER_KINDS=redis7', left: true })
+    expect(withChoice(found('redis7'), env)).toEqual(found('redis7'))
+    const absent = { id: 'valkey9', bin: null, present: false, missing: 'no valkey-server at /x' }
+    expect(withChoice(absent, env)).toBe(absent)
+    expect(withChoice(found('valkey8'), {})).toEqual(found('valkey8'))
+  })
+})
+
 describe('the closing lines of a run (servers-report.js)', () => {
   const kind = (id, fields) => ({ id, label: id.replace(/\d$/, ' x'), present: true, missing: null, ...fields })
   const kinds = [kind('redis7'), kind('redis8'), kind('valkey8', { present: false, missing: 'no valkey-server at /x' }), kind('valkey9', { missing: 'PIPELOAD_VALKEY9_SERVER=off' })]
@@ -108,7 +128,7 @@ describe('the closing lines of a run (servers-report.js)', () => {
   it('say which kinds ran in which test files, and why the others did not', () => {
     const { text, failures } = serversReport.report(log, kinds)
     expect(text.split('\n')).toEqual([
-      'servers tested:',
+      `servers tested (Node ${process.version}):`,
       '  redis7   redis x       2 test files: fidelity, harness',
       '  redis8   redis x       1 test file: fidelity',
       '  valkey8  not tested: no valkey-server at /x',
@@ -122,6 +142,11 @@ describe('the closing lines of a run (servers-report.js)', () => {
     const notStarted = serversReport.report(log.replace('ran\tredis8\t1\ttest/fidelity.test.js', ''), kinds, { ci: true })
     expect(notStarted.failures).toContain('redis8: its binary is present but no test ran it')
     expect(notStarted.text).toContain('  redis8   not tested: found, but no test started it')
+    // A kind left to another pass by PIPELOAD_SERVER_KINDS is not a failure; its line says why.
+    const left = kinds.map(k => k.id === 'valkey9' ? { ...k, missing: 'not in PIPELOAD_SERVER_KINDS=redis7,redis8', left: true } : k)
+    const second = serversReport.report(log, left, { ci: true })
+    expect(second.failures).toEqual([])
+    expect(second.text).toContain('  valkey9  not tested: not in PIPELOAD_SERVER_KINDS=redis7,redis8')
     // A run whose files ask for no kind (the unit tests alone) fails nothing.
     expect(serversReport.report('ran\tredis7\t1\ttest/harness.test.js\n', kinds, { ci: true }).failures).toEqual([])
   })
@@ -137,7 +162,7 @@ describe('the closing lines of a run (servers-report.js)', () => {
       const present = serverKinds().find(k => !k.missing)
       fs.appendFileSync(process.env.PIPELOAD_SERVERS_LOG, `want\t${present.id}\t1\ttest/x.test.js\n`)
       teardown()
-      expect(printed.join('\n')).toMatch(new RegExp(`servers tested:[^]*${present.id} +not tested: found, but no test started it[^]*CI=true: a server binary that is present was not tested:\\n  ${present.id}: its binary is present`))
+      expect(printed.join('\n')).toMatch(new RegExp(`servers tested \\(Node [^)]+\\):[^]*${present.id} +not tested: found, but no test started it[^]*CI=true: a server binary that is present was not tested:\\n  ${present.id}: its binary is present`))
       expect(process.exitCode).toBe(1)
       expect(process.env.PIPELOAD_SERVERS_LOG).toBe(undefined)
     } finally {

@@ -3,7 +3,8 @@
 // vitest globalSetup: the closing lines of a run say which server kinds the tests ran against
 // (./servers.js), and with CI=true a kind whose binary is present, asked for by a test file of
 // the run and never started fails the run (a typo'd `off`, a skip that should not be, a suite
-// that stopped starting it). Test files write what they asked for and started to a log
+// that stopped starting it; a kind left to another pass by PIPELOAD_SERVER_KINDS is not one).
+// Test files write what they asked for and started to a log
 // (PIPELOAD_SERVERS_LOG, set here before the test processes are forked): ./servers.js note().
 
 const fs = require('node:fs')
@@ -32,13 +33,13 @@ function report (logText, kinds, { ci = false } = {}) {
     if (files.length) {
       return `  ${k.id.padEnd(8)} ${(k.label || k.id).padEnd(13)} ${files.length} test file${files.length === 1 ? '' : 's'}${files.length <= 10 ? `: ${files.join(', ')}` : ''}`
     }
-    if (ci && k.present && wanted.has(k.id)) {
+    if (ci && k.present && !k.left && wanted.has(k.id)) {
       failures.push(`${k.id}: its binary is present but no test ran it${k.missing ? ` (${k.missing})` : ''}`)
     }
     const why = k.missing || (wanted.has(k.id) ? 'found, but no test started it' : 'no test file of this run asked for it')
     return `  ${k.id.padEnd(8)} not tested: ${why}`
   })
-  return { text: ['servers tested:', ...lines].join('\n'), failures }
+  return { text: [`servers tested (Node ${process.version}):`, ...lines].join('\n'), failures }
 }
 
 /** globalSetup (vitest takes a CommonJS module's exports as its default): returns the teardown. */

@@ -16,6 +16,10 @@
 //            VAR=off              that kind's runs are skipped
 //            unset                the default, skipped (with the reason) where it is absent
 //
+// PIPELOAD_SERVER_KINDS=redis7,valkey9 runs the per-kind suites for those kinds only (unset:
+// all four); the others are skipped with that reason, and CI=true does not fail on them: it is
+// how .ci/run's second pass (Node 24) leaves the matrix to its first (README: Testing).
+//
 // The fidelity, cluster and fault suites run once per kind (serverKinds()); TLS, ACL and
 // Sentinel once per kind of NEWEST (Redis 7.0 as every other test, plus the newest Redis and
 // the newest Valkey). A kind not found is a skipped describe whose title says why. Every
@@ -147,16 +151,34 @@ function serverKinds (ids = KINDS.map(k => k.id)) {
     if (!cached.has(id)) {
       const spec = specOf(id)
       if (!spec) throw new Error(`unknown server kind ${id}: one of ${KINDS.map(k => k.id).join(', ')}`)
-      cached.set(id, findServer(spec))
+      cached.set(id, withChoice(findServer(spec)))
     }
     return cached.get(id)
   })
 }
 
+/**
+ * A kind found but not named by PIPELOAD_SERVER_KINDS: skipped with that reason and marked
+ * `left` (left to another pass, so CI=true does not count it as a present kind not run).
+ */
+function withChoice (kind, env = process.env) {
+  if (kind.missing || chosenKinds(env).has(kind.id)) return kind
+  return Object.freeze({ ...kind, bin: null, missing: `not in PIPELOAD_SERVER_KINDS=${env.PIPELOAD_SERVER_KINDS}`, left: true })
+}
+
+/** The kinds PIPELOAD_SERVER_KINDS names (all when unset); an unknown one is an error. */
+function chosenKinds (env = process.env) {
+  const list = (env.PIPELOAD_SERVER_KINDS || '').split(',').map(s => s.trim()).filter(Boolean)
+  if (!list.length) return new Set(KINDS.map(k => k.id))
+  const unknown = list.filter(id => !specOf(id))
+  if (unknown.length) throw new Error(`PIPELOAD_SERVER_KINDS=${env.PIPELOAD_SERVER_KINDS}: unknown kind ${unknown.join(', ')}; one of ${KINDS.map(k => k.id).join(', ')}`)
+  return new Set(list)
+}
+
 /** One line per kind, for CI logs. */
 function describeKinds (kinds) {
   return kinds.map(k => k.missing
-    ? `${k.id}: not found (${k.missing}): its runs are skipped`
+    ? `${k.id}: ${k.left ? 'left out' : 'not found'} (${k.missing}): its runs are skipped`
     : `${k.id}: ${k.label}: ${k.bin} (cli: ${k.cli})`).join('\n')
 }
 
@@ -190,7 +212,7 @@ function note (event, kind) {
 }
 
 module.exports = {
-  KINDS, NEWEST, serverKinds, describeEachServer, findServer, findRedis, findValkey, describeKinds, note,
+  KINDS, NEWEST, serverKinds, chosenKinds, withChoice, describeEachServer, findServer, findRedis, findValkey, describeKinds, note,
   VALKEY_ENV, DEFAULT_VALKEY, REPO_ROOT
 }
 
