@@ -151,6 +151,19 @@ describe('the sections after the options', () => {
     expectExitCodes(text)
   })
 
+  it('every help ends with where the manual is: docs/ of the package, holding the pages it names', async () => {
+    const root = path.resolve(__dirname, '..')
+    for (const args of [['--help'], ['import', '--help'], ['bench', '--help']]) {
+      const lines = (await help(args)).trimEnd().split('\n')
+      const [manual, overview] = lines.slice(-2)
+      const m = /^Manual: (\S+), one file per topic(?:; (.*))?$/.exec(manual)
+      expect(m, `${args.join(' ')}: ${manual}`).not.toBe(null)
+      expect(m[1]).toBe(path.join(root, 'docs') + path.sep)
+      for (const page of (m[2] || '').match(/[\w-]+\.md/g) || []) expect(fs.existsSync(path.join(m[1], page)), page).toBe(true)
+      expect(overview.trim()).toBe(`(the overview is ${path.join(root, 'README.md')})`)
+    }
+  })
+
   it('bench --help keeps its safety section and gains the environment', async () => {
     const text = await help(['bench', '--help'])
     expect(text).toMatch(/never runs\s+FLUSHDB or FLUSHALL/)

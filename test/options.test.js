@@ -46,7 +46,7 @@ describe('load options: workers, chunkSize', () => {
     expect(() => normalizeLoadOptions({ ...base, chunkSize: 0 })).toThrow(/chunkSize/)
   })
 
-  // What 'auto' decides, given the cores, the target and dry-run (README "Parallel parsing").
+  // What 'auto' decides, given the cores, the target and dry-run (docs/workers-and-shards.md "Parallel parsing").
   it.each([
     [1, true, false, 0], [2, true, false, 0], [2, false, true, 0],
     [4, false, false, 0], [16, false, false, 0], // one server: the server is the limit
@@ -104,10 +104,10 @@ describe('unknown option names', () => {
     expect(dtsProperties('BenchOptions').sort()).toEqual([...BENCH_OPTIONS].sort())
   })
 
-  it("the README's library options name every known option, and no other", () => {
-    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
-    const lib = readme.slice(readme.indexOf('## The library'))
-    const section = lib.slice(lib.indexOf('### Options'), lib.indexOf('### The summary'))
+  it("the manual's library options (docs/library.md) name every known option, and no other", () => {
+    const lib = fs.readFileSync(path.join(root, 'docs', 'library.md'), 'utf8')
+    const section = lib.slice(lib.indexOf('\n## Options\n'), lib.indexOf('\n## The summary\n'))
+    expect(section.length).toBeGreaterThan(1000)
     const named = new Set([...section.matchAll(/`(\w+)(?:\([^)]*\))?`/g)].map(m => m[1]))
     for (const name of LOAD_OPTIONS) expect(named.has(name), name).toBe(true)
     // The table's first column: option names only.
@@ -117,15 +117,15 @@ describe('unknown option names', () => {
 })
 
 describe('error codes', () => {
-  it("every code is in the README's errors table with its exit code, and in index.d.ts", () => {
+  it("every code is in the manual's errors table (docs/errors.md) with its exit code, and in index.d.ts", () => {
     const fs = require('node:fs')
     const path = require('node:path')
     const { CODES } = require('../lib/errors')
     const root = path.join(__dirname, '..')
-    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+    const errors = fs.readFileSync(path.join(root, 'docs', 'errors.md'), 'utf8')
     const dts = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
     for (const [code, exit] of Object.entries(CODES)) {
-      expect(readme, code).toContain(`| \`${code}\` | ${exit} |`)
+      expect(errors, code).toContain(`| \`${code}\` | ${exit} |`)
       expect(dts, code).toContain(`| '${code}'`)
     }
   })

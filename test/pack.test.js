@@ -50,7 +50,7 @@ afterAll(() => {
 
 describe('npm pack', () => {
   it('holds only the allow-listed files', () => {
-    const allowed = (p) => /^(bin|lib|examples)\//.test(p) ||
+    const allowed = (p) => /^(bin|lib|examples|docs)\//.test(p) ||
       ['index.d.ts', 'index.mjs', 'README.md', 'package.json', 'LICENSE'].includes(p)
     expect(packed.filter((p) => !allowed(p))).toEqual([])
     expect(packed.filter((p) => /^(test|bench|\.ci)\//.test(p))).toEqual([])
@@ -68,9 +68,16 @@ describe('npm pack', () => {
     expect(PKG.bugs.url).toBe(home + '/issues')
   })
 
-  it('holds every examples/ file the README names, so its commands run from an install', () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-    const named = [...new Set(readme.match(/\bexamples\/[\w./-]*\w/g))]
+  it('holds the manual, docs/: every page of it', () => {
+    const pages = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)
+    expect(pages.length).toBeGreaterThan(10)
+    expect(packed).toEqual(expect.arrayContaining(pages))
+  })
+
+  it('holds every examples/ file the README and docs/ name, so their commands run from an install', () => {
+    const pages = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+    const text = pages.map((p) => fs.readFileSync(path.join(ROOT, p), 'utf8')).join('\n')
+    const named = [...new Set(text.match(/\bexamples\/[\w./-]*\w/g))]
     expect(named).toEqual(expect.arrayContaining(['examples/data/cities.csv', 'examples/data/cities-semicolon.csv']))
     expect(packed).toEqual(expect.arrayContaining(named))
   })
@@ -100,6 +107,10 @@ describe('installed from the tarball into an empty folder', () => {
     const { stdout } = await sh('npx', ['--no-install', 'pipeload', '--help'], app)
     expect(stdout).toMatch(/Usage: pipeload/)
     expect(stdout).toMatch(/import \[options\] <input\.\.\.>/)
+    // It ends with the manual: the installed package's docs/, there to read.
+    const manual = /^Manual: (\S+), /m.exec(stdout)[1]
+    expect(manual).toBe(path.join(fs.realpathSync(app), 'node_modules', 'pipeload', 'docs') + path.sep)
+    expect(fs.existsSync(path.join(manual, 'options.md'))).toBe(true)
   }, TIMEOUT_MS)
 
   it('npx pipeload --version', async () => {

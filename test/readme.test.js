@@ -1,8 +1,11 @@
 'use strict'
 /* global describe, it, expect, beforeAll, afterAll */
 
-// Every shell example in README.md runs here, against a server of our own: `npx pipeload`
-// runs this checkout's bin, `redis-cli` talks to the test server, REDIS_URL points there.
+// Every shell example of the README and of the manual (docs/*.md, listed at run time, so a
+// new page's examples run without touching this file) runs here, against a server of our
+// own: `npx pipeload` runs this checkout's bin, `redis-cli` talks to the test server,
+// REDIS_URL points there. A ```sh block is a command block: its lines run; other blocks
+// (```console, ```text, ```bash with hosts and files of the reader's) are illustrations.
 const fs = require('node:fs')
 const path = require('node:path')
 const { execFile } = require('node:child_process')
@@ -13,6 +16,7 @@ const ROOT = path.join(__dirname, '..')
 const BIN = path.join(ROOT, 'bin', 'pipeload.js')
 const run = promisify(execFile)
 const DATA = path.join(ROOT, 'examples', 'data')
+const DOCS = path.join(ROOT, 'docs')
 
 /**
  * The example files read by the test itself (not by lib/read): a small RFC 4180 CSV
@@ -45,21 +49,24 @@ const asHash = rec => Object.fromEntries(Object.entries(rec).map(([k, v]) => [k,
 const cityHashes = records => records.map(c => [`city:${c.id}`, c])
 const hsetCalls = async redis => Number((await redis.info('commandstats')).match(/^cmdstat_hset:calls=(\d+),/m)?.[1] ?? 0)
 
+const hashes = pairs => ({
+  keys: pairs.map(([k]) => k),
+  async check (redis) {
+    for (const [k, v] of pairs) expect(await redis.hgetall(k), k).toEqual(v)
+  }
+})
+
 /**
- * What each README command must leave on the server, worked out from the example files:
+ * What each documented command must leave on the server, worked out from the example
+ * files: [pattern, expectation], the first pattern a command matches gives its expectation.
  * `keys` are deleted before it runs (so the check sees this command's writes, not an
  * earlier one's), then `check` reads them back. Bench commands must leave the keyspace as
- * they found it.
+ * they found it. Every pattern must match a documented command: an example dropped from
+ * the docs is noticed here, not lost.
  */
-function expectationsFor (command) {
-  const hashes = pairs => ({
-    keys: pairs.map(([k]) => k),
-    async check (redis) {
-      for (const [k, v] of pairs) expect(await redis.hgetall(k), k).toEqual(v)
-    }
-  })
-  if (/^npx pipeload bench/.test(command)) return { bench: true }
-  if (/--checkpoint \S+ --resume$/.test(command)) {
+const EXPECTATIONS = [
+  [/^npx pipeload bench/, () => ({ bench: true })],
+  [/--checkpoint \S+ --resume$/, () => {
     // The checkpoint of the run before counts every record: resuming sends nothing again.
     return {
       keys: [],
@@ -69,8 +76,8 @@ function expectationsFor (command) {
         await hashes(cityHashes(cities)).check(redis)
       }
     }
-  }
-  if (/--dry-run text/.test(command)) {
+  }],
+  [/--dry-run text/, () => {
     const keys = cities.map(c => `city:${c.id}`)
     return {
       keys,
@@ -79,8 +86,8 @@ function expectationsFor (command) {
         expect(stdout.split('\n').filter(l => l.startsWith('HSET city:'))).toHaveLength(cities.length)
       }
     }
-  }
-  if (/cities\.csv -c 'SET city:\{id\}:name \{name\}' -c 'SADD cities:\{country\} \{id\}' --ttl 3600$/.test(command)) {
+  }],
+  [/cities\.csv -c 'SET city:\{id\}:name \{name\}' -c 'SADD cities:\{country\} \{id\}' --ttl 3600$/, () => {
     const countries = [...new Set(cities.map(c => c.country))]
     return {
       keys: [...cities.map(c => `city:${c.id}:name`), ...countries.map(c => `cities:${c}`)],
@@ -96,27 +103,27 @@ function expectationsFor (command) {
         }
       }
     }
-  }
-  if (/-c 'SET city:\{0\}:pop \{3\}'$/.test(command)) {
+  }],
+  [/-c 'SET city:\{0\}:pop \{3\}'$/, () => {
     return {
       keys: cities.map(c => `city:${c.id}:pop`),
       async check (redis) {
         for (const c of cities) expect(await redis.get(`city:${c.id}:pop`)).toBe(c.population)
       }
     }
-  }
-  if (/--columns id,city,cc,pop,lat,lon,note -c 'SET city:\{id\}:cc \{cc\}'$/.test(command)) {
+  }],
+  [/--columns id,city,cc,pop,lat,lon,note -c 'SET city:\{id\}:cc \{cc\}'$/, () => {
     return {
       keys: cities.map(c => `city:${c.id}:cc`),
       async check (redis) {
         for (const c of cities) expect(await redis.get(`city:${c.id}:cc`)).toBe(c.country)
       }
     }
-  }
-  if (/cities\.tsv/.test(command)) return hashes(cityHashes(csvRecords('cities.tsv', '\t')))
-  if (/cities-semicolon\.csv/.test(command)) return hashes(cityHashes(csvRecords('cities-semicolon.csv', ';')))
-  if (/cities\.csv.* --key 'city:\{id\}'/.test(command)) return hashes(cityHashes(cities))
-  if (/users\.ndjson -c 'HSET user:\{id\} \*' -c 'SADD users \{id\}' --ttl 3600$/.test(command)) {
+  }],
+  [/cities\.tsv/, () => hashes(cityHashes(csvRecords('cities.tsv', '\t')))],
+  [/cities-semicolon\.csv/, () => hashes(cityHashes(csvRecords('cities-semicolon.csv', ';')))],
+  [/cities\.csv.* --key 'city:\{id\}'/, () => hashes(cityHashes(cities))],
+  [/users\.ndjson -c 'HSET user:\{id\} \*' -c 'SADD users \{id\}' --ttl 3600$/, () => {
     return {
       keys: [...users.map(u => `user:${u.id}`), 'users'],
       async check (redis) {
@@ -128,8 +135,8 @@ function expectationsFor (command) {
         expect((await redis.smembers('users')).sort()).toEqual(users.map(u => u.id).sort())
       }
     }
-  }
-  if (/users\.ndjson -c 'SADD user:\{id\}:tags \{tags\[\]\}' -c 'SET user:\{id\}:json \{\$\}'$/.test(command)) {
+  }],
+  [/users\.ndjson -c 'SADD user:\{id\}:tags \{tags\[\]\}' -c 'SET user:\{id\}:json \{\$\}'$/, () => {
     return {
       keys: users.flatMap(u => [`user:${u.id}:tags`, `user:${u.id}:json`]),
       async check (redis) {
@@ -139,28 +146,28 @@ function expectationsFor (command) {
         }
       }
     }
-  }
-  if (/cities\.csv -c 'HSET place:\{\$n\} name \{name\} from \{\$file\}'$/.test(command)) {
+  }],
+  [/cities\.csv -c 'HSET place:\{\$n\} name \{name\} from \{\$file\}'$/, () => {
     return {
       keys: cities.map((c, i) => `place:${i + 1}`),
       async check (redis) {
         for (const [i, c] of cities.entries()) expect(await redis.hgetall(`place:${i + 1}`)).toEqual({ name: c.name, from: 'examples/data/cities.csv' })
       }
     }
-  }
-  if (/countries\.json --json-path '\$\.features\[\*\]' -c 'SET country:\{id\}:capital \{capital\}'$/.test(command)) {
+  }],
+  [/countries\.json --json-path '\$\.features\[\*\]' -c 'SET country:\{id\}:capital \{capital\}'$/, () => {
     return {
       keys: countries.map(c => `country:${c.id}:capital`),
       async check (redis) {
         for (const c of countries) expect(await redis.get(`country:${c.id}:capital`)).toBe(c.capital)
       }
     }
-  }
-  if (/country-codes\.json -c 'HSET cc:\{\$key\} name \{name\} capital \{capital\}'$/.test(command)) {
+  }],
+  [/country-codes\.json -c 'HSET cc:\{\$key\} name \{name\} capital \{capital\}'$/, () => {
     const codes = JSON.parse(fs.readFileSync(path.join(DATA, 'country-codes.json'), 'utf8'))
     return hashes(Object.entries(codes).map(([code, c]) => [`cc:${code}`, { name: c.name, capital: c.capital }]))
-  }
-  if (/--map examples\/map\/big-cities\.cjs$/.test(command)) {
+  }],
+  [/--map examples\/map\/big-cities\.cjs$/, () => {
     const big = cities.filter(c => Number(c.population) >= 10_000_000)
     const countries = [...new Set(cities.map(c => c.country))]
     return {
@@ -178,8 +185,8 @@ function expectationsFor (command) {
         }
       }
     }
-  }
-  if (/-c 'HSET town:\{id\} name \{name\}' -c 'SADD towns:\{country\} \{id\}' --replace --ttl 1d --ttl-keys all$/.test(command)) {
+  }],
+  [/-c 'HSET town:\{id\} name \{name\}' -c 'SADD towns:\{country\} \{id\}' --replace --ttl 1d --ttl-keys all$/, () => {
     const countries = [...new Set(cities.map(c => c.country))]
     return {
       keys: [...cities.map(c => `town:${c.id}`), ...countries.map(c => `towns:${c}`)],
@@ -192,19 +199,35 @@ function expectationsFor (command) {
         }
       }
     }
-  }
-  if (/countries\.json --json-path features --key 'country:\{id\}'$/.test(command)) return hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))
-  return null
+  }],
+  [/countries\.json --json-path features --key 'country:\{id\}'$/, () => hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))]
+]
+
+/** The expectation of a documented command, or null when none knows it. */
+function expectationsFor (command) {
+  const found = EXPECTATIONS.find(([pattern]) => pattern.test(command))
+  return found ? found[1]() : null
 }
 
-/** The commands of every ```sh block, without comments and the commands tests cannot nest. */
-function readmeCommands () {
-  const text = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-  const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map(m => m[1])
-  return blocks.flatMap(b => b.split('\n'))
-    .map(l => l.trim())
-    .filter(l => l && !l.startsWith('#') && l !== 'npm test')
-    .map(l => l.replace(/^npm install && /, ''))
+/** README.md, then every docs/*.md in name order: the files whose examples run. */
+function documentFiles () {
+  const docs = fs.readdirSync(DOCS).filter(f => f.endsWith('.md')).sort().map(f => `docs/${f}`)
+  return ['README.md', ...docs]
+}
+
+/**
+ * The commands of every ```sh block of the documents, { file, command }, without comments
+ * and the commands tests cannot nest.
+ */
+function documentedCommands () {
+  return documentFiles().flatMap(file => {
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+    const blocks = [...text.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map(m => m[1])
+    return blocks.flatMap(b => b.split('\n'))
+      .map(l => l.trim())
+      .filter(l => l && !l.startsWith('#') && l !== 'npm test')
+      .map(l => ({ file, command: l.replace(/^npm install && /, '') }))
+  })
 }
 
 let server
@@ -212,12 +235,14 @@ let server
 beforeAll(async () => { server = await startRedis() })
 afterAll(async () => { await server?.stop() })
 
-describe('README examples', () => {
-  const commands = readmeCommands()
+describe('README and docs/ examples', () => {
+  const documented = documentedCommands()
+  const commands = documented.map(d => d.command)
 
-  it('has examples to run', () => {
+  it('has examples to run, the Quick start first, in the README and in docs/', () => {
     expect(commands.length).toBeGreaterThan(8)
-    expect(commands[0]).toMatch(/^npx pipeload import examples\/data\/cities\.csv/)
+    expect(documented[0]).toEqual({ file: 'README.md', command: "npx pipeload import examples/data/cities.csv --key 'city:{id}'" })
+    expect(documented.some(d => d.file.startsWith('docs/'))).toBe(true)
   })
 
   it('knows what every example must write', () => {
@@ -226,7 +251,11 @@ describe('README examples', () => {
     expect(cities.find(c => c.id === '4').note).toBe('Name has a "tilde"')
   })
 
-  it.each(commands)('%s', async (command) => {
+  it('has no expectation left without its example (an example dropped from the docs)', () => {
+    for (const [pattern] of EXPECTATIONS) expect(commands.some(c => pattern.test(c)), String(pattern)).toBe(true)
+  })
+
+  it.each(documented)('$file: $command', async ({ command }) => {
     const redis = server.client()
     const want = expectationsFor(command)
     if (want.keys?.length) await redis.del(...want.keys)

@@ -22,7 +22,8 @@ const MAX_PRINTED_FAILURES = 20
 // Errors whose JSON already went to stdout (a run stopped early: its summary with `error`).
 const jsonReported = new WeakSet()
 
-// The sections `--help` prints after the options (README "The CLI" says the same at length).
+// The sections `--help` prints after the options (docs/options.md and docs/templates.md say
+// the same at length).
 const TEMPLATE_HELP = `
 Templates (-c, --key): a Redis command whose arguments may name the record's fields
   {field}       the field "field": a CSV column, a JSON property
@@ -50,7 +51,7 @@ Environment:
   REDISCLI_AUTH   the password, as for redis-cli (-a or a password in -u wins)
   REDIS_PASSWORD  the password when REDISCLI_AUTH is not set
   PIPELOAD_SHARD  import's --shard i/n when it is not given, e.g. in a Kubernetes Indexed
-                  Job: the pod's completion index / completions (README: Shards)
+                  Job: the pod's completion index / completions (docs: workers-and-shards.md)
 `
 const EXIT_HELP = `
 Exit codes:
@@ -64,6 +65,18 @@ Exit codes:
   70       an internal error (a bug: please report it with the printed stack)
   130/143  interrupted by Ctrl-C / SIGTERM
 `
+
+// The manual: docs/ of this package, wherever it is installed (node_modules/pipeload/docs).
+const DOCS = path.resolve(__dirname, '..', '..', 'docs')
+const README = path.resolve(__dirname, '..', '..', 'README.md')
+
+/** The last lines of a help: where the manual is, and the page for this command. */
+function manualHelp (page) {
+  return `
+Manual: ${DOCS}${path.sep}, one file per topic${page ? `; ${page}` : ''}
+  (the overview is ${README})
+`
+}
 
 /** load() option names as the user typed them: batchSize -> --batch-size. */
 function flagName (option) {
@@ -131,7 +144,7 @@ Examples:
   pipeload import big.csv --key 'row:{id}' -b 10k --max-record-size 1MiB --timeout 90s
   parallel -j4 pipeload import big.csv --key 'row:{id}' --shard {}/4 ::: 0 1 2 3
   pipeload import big.csv.gz --key 'row:{id}' --workers 4 -u redis://cluster-node:7000
-${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}`)
+${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}${manualHelp('every option: options.md, templates: templates.md')}`)
   cmd.action(async (inputs, flags) => {
     io.exitCode = await runImport(inputs.length === 1 ? inputs[0] : inputs, flags, io)
   })
@@ -314,11 +327,11 @@ Examples:
   pipeload import --help                             every import option and the templates
 
 Connection flags are redis-cli's: -u URL, -h host, -p port, -a password, -n db, --tls.
-${ENV_HELP}${EXIT_HELP}`)
+${ENV_HELP}${EXIT_HELP}${manualHelp()}`)
   const settings = program.configureOutput()
   program.addCommand(importCommand(io).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   // bench's own text (lib/bench/cli.js) says what it writes; the environment is the import's.
-  program.addCommand(benchCommand(io).addHelpText('after', ENV_HELP).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
+  program.addCommand(benchCommand(io).addHelpText('after', ENV_HELP + manualHelp('the timing mode: timing.md')).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   return program
 }
 
