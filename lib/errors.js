@@ -3,7 +3,7 @@
 const path = require('node:path')
 
 /**
- * Exit codes of the CLI, one per kind of failure. Stable: documented in README.
+ * Exit codes of the CLI, one per kind of failure. Stable: documented in docs/errors.md.
  */
 const EXIT = Object.freeze({
   OK: 0,

@@ -1,7 +1,7 @@
 'use strict'
 /* global describe, it, expect, beforeAll, afterAll, afterEach, vi */ // vitest globals (see vitest.config.js)
 
-// `workers: 'auto'` as load() feeds it, for every rule of README "Parallel parsing"
+// `workers: 'auto'` as load() feeds it, for every rule of docs/workers-and-shards.md "Parallel parsing"
 // (lib/encode/parallel.js autoWorkers: 0 on 2 cores or fewer, for one server, a cluster of
 // one master, a file under 8 MiB; min(cores - 1, 4) for a cluster of several masters or a
 // dry run), read from the summary (`workers`) of real loads: the core count is stubbed, the

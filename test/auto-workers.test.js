@@ -3,7 +3,7 @@
 
 // `workers: 'auto'`, the default: what it decides on a machine with many cores (the core
 // count is stubbed; the CI machine has 2) for a dry run, one server, a cluster and a small
-// file, and that what it loads is what one thread loads. The rule is README "Parallel
+// file, and that what it loads is what one thread loads. The rule is docs/workers-and-shards.md "Parallel
 // parsing"; its table of cases is in options.test.js.
 
 const fs = require('node:fs')

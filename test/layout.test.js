@@ -1,7 +1,7 @@
 'use strict'
 /* global describe, it, expect */ // vitest globals (see vitest.config.js)
 
-// lib/ is laid out by pipeline stage (README "How it works"): each folder may use only the
+// lib/ is laid out by pipeline stage (docs/how-it-works.md): each folder may use only the
 // folders below it, so a record can be followed from argv to the socket reading downwards.
 const fs = require('node:fs')
 const path = require('node:path')

@@ -3,7 +3,7 @@
 
 // Replies that are not RESP, from a scripted server (plain TCP; a real Redis never sends
 // them). A malformed reply leaves the connection's reply stream out of step, so pipeload
-// drops the connection and handles it as a lost one (README, "Lost connections"): it
+// drops the connection and handles it as a lost one (docs/resume.md): it
 // reconnects and re-sends what was not acknowledged. A server that only ever answers with
 // malformed replies must not be reconnected to forever: the run ends within --retry-timeout
 // with exit 4, one message naming the server and the bad reply, the summary, no stack.

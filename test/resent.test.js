@@ -95,7 +95,7 @@ describe('which templates are safe to re-send', () => {
     const s = { input: 'a.csv', target: 't', records: 2, loaded: 2, commands: 2, errors: 0, durationMs: 1, batches: 1, reconnects: 1, resentBatches: 2, resentCommands: 1000 }
     expect(formatSummary({ ...s, notIdempotent: [], possibleDuplicates: false })).not.toMatch(/warning/)
     expect(formatSummary({ ...s, notIdempotent: ['RPUSH', 'INCR'], possibleDuplicates: true }).split('\n').at(-1))
-      .toBe('warning: 1,000 commands were re-sent after a lost connection and may have run twice: RPUSH, INCR are not idempotent (README "Re-sent commands")')
+      .toBe('warning: 1,000 commands were re-sent after a lost connection and may have run twice: RPUSH, INCR are not idempotent (docs/resume.md "Re-sent commands")')
     expect(formatSummary({ ...s, notIdempotent: null, possibleDuplicates: true })).toMatch(/may have run twice: the commands of map\(\) are not known to be idempotent/)
     expect(formatSummary({ ...s, notIdempotent: [], possibleDuplicates: false })).toMatch(/· 1 reconnect, 2 batches re-sent \(1,000 commands\)$/m)
     // A cluster node that died: its unanswered commands re-routed to the new owner, no reconnect.

@@ -42,8 +42,8 @@ describe('units', () => {
     expect(parseDuration('250', 't')).toBe(250) // a plain number is ms
   })
 
-  // Issue 22: the values README "Units" gives, written out here, not computed by the parser's table.
-  it('sizes: each unit is worth what README "Units" says (KB, MB, GB 1024-based as in redis.conf)', () => {
+  // Issue 22: the values docs/options.md "Units" gives, written out here, not computed by the parser's table.
+  it('sizes: each unit is worth what docs/options.md "Units" says (KB, MB, GB 1024-based as in redis.conf)', () => {
     const table = [
       ['1', 1], ['1b', 1], ['1048576', 1048576],
       ['1kb', 1024], ['1KB', 1024], ['1KiB', 1024], ['1kib', 1024], ['2.5KiB', 2560], ['512KiB', 524288],

@@ -777,7 +777,7 @@ function keyCommand ([name, key, ...rest]) {
 }
 
 /**
- * map() gets a CSV row with a header as an object of column → text, as the README's
+ * map() gets a CSV row with a header as an object of column → text, as docs/templates.md's
  * `r.id` reads it (a bare array would make `r.id` undefined and every key `k:undefined`);
  * without a header, the array. fromEntries defines own properties, so a column named
  * `__proto__` is a field like any other.

@@ -37,7 +37,7 @@ const YOUNG_GENERATION_MB = 16
 // 1.15 CPU-s over two workers), while this thread, routing to the cluster, spends ~0.5
 // CPU-s per million rows, start-up included: past 3 or 4 workers it, not the parsing, is
 // the limit, and each worker costs ~35 to 45 MB of RSS (3M rows, 3 masters: peak 338 MB
-// with 4 workers, 493 MB with 8, against the issue's 400 MB). README "Parallel parsing".
+// with 4 workers, 493 MB with 8, against the issue's 400 MB). docs/workers-and-shards.md "Parallel parsing".
 const MAX_AUTO = 4
 // Files smaller than this `auto` reads on this thread: starting a worker takes ~60-80 ms
 // before its first chunk is parsed, about what this thread takes for the whole of 8 MiB

@@ -4,7 +4,7 @@ const os = require('node:os')
 const { PipeloadError } = require('../errors')
 const { keyWord, altReading, parseTemplate } = require('../encode/template')
 
-/** Defaults for load(); see README "Choosing --batch-size and --window" for why these. */
+/** Defaults for load(); see docs/performance.md "Choosing --batch-size and --window" for why these. */
 const DEFAULTS = Object.freeze({
   header: true,
   batchSize: 5000,
@@ -34,7 +34,7 @@ const DEFAULTS = Object.freeze({
 
 // Every option name load() and bench() take. A name not listed is refused: a misspelled
 // option (`batchsize`, `tll`) would otherwise be ignored without a word. index.d.ts and
-// the README list the same names (test/options.test.js checks).
+// docs/library.md list the same names (test/options.test.js checks).
 const CONNECTION_OPTIONS = Object.freeze(['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName',
   'sentinelUsername', 'sentinelPassword', 'redis', 'connectTimeout', 'timeout', 'retryTimeout', 'onReconnect'])
 const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'name', 'header', 'columns', 'delimiter', 'relaxQuotes', 'jsonPath', 'key',

@@ -95,7 +95,7 @@ function duplicatesLine (s) {
   const what = s.notIdempotent === null
     ? 'the commands of map() are not known to be idempotent'
     : `${s.notIdempotent.join(', ')} ${s.notIdempotent.length === 1 ? 'is' : 'are'} not idempotent`
-  return `warning: ${count(s.resentCommands, 'command')} ${s.resentCommands === 1 ? 'was' : 'were'} re-sent after a lost connection and may have run twice: ${what} (README "Re-sent commands")`
+  return `warning: ${count(s.resentCommands, 'command')} ${s.resentCommands === 1 ? 'was' : 'were'} re-sent after a lost connection and may have run twice: ${what} (docs/resume.md "Re-sent commands")`
 }
 
 /** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */

@@ -18,7 +18,7 @@
 //
 // PIPELOAD_SERVER_KINDS=redis7,valkey9 runs the per-kind suites for those kinds only (unset:
 // all four); the others are skipped with that reason, and CI=true does not fail on them: it is
-// how .ci/run's second pass (Node 24) leaves the matrix to its first (README: Testing).
+// how .ci/run's second pass (Node 24) leaves the matrix to its first (docs/testing.md).
 //
 // The fidelity, cluster and fault suites run once per kind (serverKinds()); TLS, ACL and
 // Sentinel once per kind of NEWEST (Redis 7.0 as every other test, plus the newest Redis and
