@@ -1,7 +1,7 @@
 'use strict'
 
 const fs = require('node:fs')
-const { openParquetFile } = require('./parquet')
+const { openParquetFile, ParquetFile } = require('./parquet')
 
 // A described Parquet input (lib/read/input.js) opened as the reader batches the encoder takes:
 // the footer read, the templates' columns checked against the schema (before anything is
@@ -27,7 +27,8 @@ function isParquetFile (path) {
  * @returns {Promise<{ batches: AsyncIterable<object>, shape: { file }, empty: false, resumeShape: () => object }>}
  */
 async function openParquetRecords (desc, o) {
-  const pf = await openParquetFile(desc.name, desc.path)
+  // A URL: its buffer reads by Range requests (opened by lib/read/http-input.js's openUrl).
+  const pf = desc.buffer ? await ParquetFile.open({ name: desc.name, buffer: desc.buffer }) : await openParquetFile(desc.name, desc.path)
   let columns
   try {
     // map() gets the whole record; templates their columns only.
