@@ -103,6 +103,16 @@ describe('failed rows', () => {
     expect(failures[0]).toMatchObject({ file, line: 4, rowGroup: 0, code: 'PIPELOAD_FIELD_MISSING' })
     expect(failures.find(f => f.line > 2 * GROUP)).toMatchObject({ rowGroup: 2 })
   })
+
+  it('an error reply names the row and its row group too', async () => {
+    await redis.set('wt:20000', 'a string') // HSET on it: WRONGTYPE
+    const failures = []
+    const res = await runCli(['import', file, '-u', server.url, '-c', 'HSET wt:{id} id {id}', '--on-error', 'skip'])
+    expect(res.code).toBe(1)
+    expect(res.stderr).toContain(`${file}:20001: (row group 1) WRONGTYPE`)
+    await load({ input: file, url: server.url, command: 'HSET wt:{id} id {id}', onError: 'skip', onFailure: f => failures.push(f) })
+    expect(failures).toEqual([expect.objectContaining({ line: 20001, rowGroup: 1, source: 'reply' })])
+  })
 })
 
 describe('a Parquet file at a URL', () => {
