@@ -59,8 +59,9 @@ describe('codecs, page versions, pages and encodings', () => {
   }
 
   // Arrow's writer: data pages v2 (LZ4_RAW) and v1 (snappy), 1-13 pages per column chunk,
-  // DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, BYTE_STREAM_SPLIT and dictionary encodings,
-  // INT96 timestamps, 64-bit extremes, a decimal in FIXED_LEN_BYTE_ARRAY, lists with nulls.
+  // DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT and
+  // dictionary encodings, INT96 timestamps, FLOAT16, 64-bit extremes, a decimal in
+  // FIXED_LEN_BYTE_ARRAY, lists with nulls.
   const expected = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'arrow.expected.json'), 'utf8'))
   for (const name of ['arrow-v1', 'arrow-v2']) {
     it(`${name}.parquet (Arrow C++): HSET * gives the texts Python made for it`, async () => {
