@@ -8,6 +8,7 @@
 const { prng } = require('./helpers/prng')
 const { shortestFloat32 } = require('./helpers/parquet')
 const { float32Value, decimalText, dateText, timestampText, timeText, int96Text, bytesToBigInt, leafValue } = require('../lib/read/parquet-values')
+const { joinChunks } = require('../lib/read/parquet')
 
 const r = prng(2024)
 const MAX_DAYS = 100000000 // JS Date's range: ±1e8 days around 1970
@@ -82,5 +83,14 @@ describe('Parquet values as text', () => {
     expect(leafValue({ type: 'DOUBLE' })(-0).text).toBe('-0')
     const blob = new Uint8Array([0xff, 0x00, 0xc3])
     expect(leafValue({ type: 'BYTE_ARRAY' })(blob)).toEqual(Buffer.from([0xff, 0x00, 0xc3]))
+  })
+
+  it('a column given in several chunks, in any order, is one array in row order', () => {
+    // hyparquet 1.31 appends a chunk's pages into one array (no Parquet file written here gave
+    // several), but its onChunk may call several times per column: the join must not rely on one.
+    const parts = [{ rowStart: 105, columnData: [5, 6] }, { rowStart: 100, columnData: new Int32Array([0, 1, 2]) }, { rowStart: 103, columnData: [3, 4] }]
+    expect(joinChunks(parts, 7)).toEqual([0, 1, 2, 3, 4, 5, 6])
+    const one = [7, 8]
+    expect(joinChunks([{ rowStart: 0, columnData: one }], 2)).toBe(one)
   })
 })

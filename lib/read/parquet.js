@@ -285,4 +285,4 @@ async function openParquetFile (name, path) {
   }
 }
 
-module.exports = { ParquetFile, openParquetFile, DEFAULT_BATCH }
+module.exports = { ParquetFile, openParquetFile, joinChunks, DEFAULT_BATCH }
