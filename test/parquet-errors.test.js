@@ -12,6 +12,8 @@ const { useHttpServer } = require('./helpers/http-server')
 const { runCli } = require('./helpers/run-cli')
 const { writeQuery, chunksOf } = require('./helpers/parquet')
 const { load } = require('..')
+const { ParquetFile } = require('../lib/read/parquet')
+const { fileBuffer } = require('../lib/read/parquet-file')
 
 let server
 let redis
@@ -61,6 +63,25 @@ describe('a file that cannot be read', () => {
     expect(res.stderr).toMatch(/bad\.parquet: row group 1 \(rows 10241-20480\), column "payload": cannot be read: /)
     expect(res.stderr).not.toMatch(/\n\s+at /)
     expect(await count('bad:')).toBe(GROUP)
+  })
+})
+
+describe('a codec it cannot read, a chunk not where the footer says', () => {
+  // No writer here writes LZO: the footer as read is changed in memory, so the reader meets it
+  // where a file written so would have it.
+  it('name the file, the row group and the column, and why; other row groups still read', async () => {
+    const pf = await ParquetFile.open({ name: 'data.parquet', buffer: await fileBuffer(file) })
+    try {
+      pf.readable.row_groups[1].columns[1].meta_data.codec = 'LZO'
+      await expect(pf.readGroup(1, ['id', 'v', 'payload'])).rejects.toThrow('data.parquet: row group 1 (rows 10241-20480), column "v": cannot be read: unsupported compression codec: LZO')
+      await expect(pf.readGroup(0, ['id', 'v'])).resolves.toMatchObject({ rows: GROUP })
+      const meta = pf.readable.row_groups[2].columns[2].meta_data
+      pf.readable.row_groups[2].columns[2].meta_data = { ...meta, data_page_offset: meta.data_page_offset + 3n }
+      const err = await pf.readGroup(2, ['payload']).catch(e => e)
+      expect(err).toMatchObject({ code: 'PIPELOAD_INPUT_INVALID', rowGroup: 2, column: 'payload', line: 2 * GROUP + 1 })
+    } finally {
+      await pf.close()
+    }
   })
 })
 
