@@ -13,7 +13,7 @@ const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { prng } = require('./helpers/prng')
 const { writeRows, writeQuery, chunksOf, sql } = require('./helpers/parquet')
-const { load } = require('..')
+const { load, JsonNumber } = require('..')
 const { ParquetFile } = require('../lib/read/parquet')
 const { fileBuffer } = require('../lib/read/parquet-file')
 
@@ -153,6 +153,16 @@ describe('templates over Parquet rows', () => {
       expect(await redis.getBuffer(`e:${i}`)).toEqual(Buffer.from(new Float32Array([i + 0.5, -0, 1e-45, 0.1]).buffer))
       expect(await redis.getBuffer(`x:${i}`)).toEqual(Buffer.from(new Float32Array([0.1, i]).buffer))
     }
+  })
+
+  it('--map gets the row as values: numbers, JsonNumbers for decimals, strings, arrays, objects, null', async () => {
+    const seen = []
+    await load({ input: file, dryRun: 'text', output: fs.createWriteStream('/dev/null'), map: rec => { if (rec.id === 4 || rec.id === 5) seen.push(rec); return [] } })
+    expect(seen.map(r => ({ ...Object.fromEntries(Object.entries(r)), score: String(r.score) }))).toEqual([
+      { id: 4, 'Hourly Wage ($)': 'u4', score: '5.00', big: 4000000028, emb: [4.5, -0, 1e-45, 0.1], fixed: [0.1, 4], st: { a: 4, b: { c: 'x4' } }, maybe: null },
+      { id: 5, 'Hourly Wage ($)': 'u5', score: '6.25', big: 5000000035, emb: [5.5, -0, 1e-45, 0.1], fixed: [0.1, 5], st: { a: 5, b: { c: 'x5' } }, maybe: 5 }
+    ].map(r => ({ ...r, emb: r.emb.map(x => Object.is(x, -0) ? expect.objectContaining({ text: '-0' }) : x) })))
+    expect(seen[0].score).toBeInstanceOf(JsonNumber)
   })
 
   it('{st.b.c} reads a struct field; a field the struct lacks is refused, naming its fields', async () => {

@@ -97,7 +97,10 @@ async function openRecords (desc, o, start = null) {
   if (desc.kind === 'records') {
     return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
-  if (desc.format === 'parquet') return openParquetRecords(desc, o)
+  if (desc.format === 'parquet') {
+    if (o.columns) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is parquet, whose columns are named in the file`, { option: 'columns', file: desc.name })
+    return openParquetRecords(desc, o)
+  }
   const options = {
     format: desc.format,
     header: o.header,
