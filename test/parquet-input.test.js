@@ -97,6 +97,19 @@ describe('only the columns the templates use are read', () => {
     return { ranges: ranges.slice(footer), rows }
   }
 
+  it('progress counts through the file by row groups, to its size, though unused columns are not read', async () => {
+    const seen = []
+    await load({ input: file, dryRun: 'resp', output: fs.createWriteStream('/dev/null'), command: 'SET p:{id} {name}', batchSize: 1000, progressInterval: 1, onProgress: p => seen.push([p.bytesRead, p.totalBytes]) })
+    const size = fs.statSync(file).size
+    expect(seen.length).toBeGreaterThan(3)
+    expect(seen.every(([, total]) => total === size)).toBe(true)
+    expect(seen.map(([b]) => b)).toEqual(seen.map(([b]) => b).sort((a, b) => a - b))
+    expect(seen.at(-1)[0]).toBe(size)
+    const chunks = await chunksOf(file)
+    const firstGroupEnd = Math.max(...chunks.filter(c => c.rowGroup === 0).map(c => c.end))
+    expect(seen.some(([b]) => b > 0 && b <= firstGroupEnd)).toBe(true) // within the first row group
+  })
+
   it('no byte of an unused column chunk is fetched (chunk ranges from DuckDB\'s parquet_metadata)', async () => {
     const chunks = await chunksOf(file)
     const { ranges, rows } = await rangesRead(['id', 'name'])

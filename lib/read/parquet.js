@@ -9,7 +9,8 @@ const { fileBuffer } = require('./parquet-file')
 //   const pf = await ParquetFile.open({ name, buffer })   // buffer: an AsyncBuffer (parquet-file.js:
 //                                                           // fileBuffer(path), parquet-http.js: urlBuffer(url))
 //   pf.columns          top-level column names, schema order
-//   pf.rowGroups        [{ index, rows, firstRow }]: firstRow 0-based over the file
+//   pf.rowGroups        [{ index, rows, firstRow, bytesEnd }]: firstRow 0-based over the file, bytesEnd
+//                       where its column chunks end in the file
 //   pf.rows             rows in the file
 //   pf.projection(used) the top-level columns a run reads, from the templates' fields (templateFields
 //                       in encode/template.js; null = every column); throws PIPELOAD_TEMPLATE_INVALID
@@ -17,9 +18,12 @@ const { fileBuffer } = require('./parquet-file')
 //   await pf.readGroup(g, columns)  -> { rows, columns, values: arrays of record values, one per column }
 //   pf.records(g, read, start, end) -> record objects of rows [start, end) of readGroup(g)'s result
 //   pf.batches(columns, { fromGroup, toGroup, batchRecords }) -> async iterable of reader batches
-//                       { records, lines, offsets: null, bytesRead }, lines = 1-based row numbers over the
-//                       file; a batch never spans two row groups; each record carries its row group
-//                       under ROW_GROUP (a symbol: no field), for failures
+//                       { records, lines, offsets: null, bytesRead }: lines = 1-based row numbers over
+//                       the file; bytesRead = how far through the file that is (position(g, row), not
+//                       the bytes fetched: unused columns are never read); a batch never spans two row
+//                       groups; each record carries its row group under ROW_GROUP (a symbol: no field),
+//                       for failures
+//   await pf.close()    closes the file (a URL: nothing to close)
 //
 // Only the projected columns' chunks are fetched and decompressed (hyparquet reads by byte ranges).
 // A row group is the unit: it is read whole (its projected columns), converted column by column
@@ -80,9 +84,11 @@ class ParquetFile {
     this.columns = this.tree.children.map(c => c.element.name)
     this.nodes = new Map(this.tree.children.map(c => [c.element.name, c]))
     let first = 0
+    let bytesEnd = 4 // after the magic bytes
     this.rowGroups = metadata.row_groups.map((g, index) => {
       const rows = Number(g.num_rows)
-      const group = { index, rows, firstRow: first }
+      bytesEnd = Math.max(bytesEnd, ...g.columns.map(chunkEnd))
+      const group = { index, rows, firstRow: first, bytesEnd }
       first += rows
       return group
     })
@@ -244,14 +250,33 @@ class ParquetFile {
         const end = Math.min(group.rows, start + batchRecords)
         const lines = new Array(end - start)
         for (let i = 0; i < lines.length; i++) lines[i] = first + start + i + 1
-        yield { records: this.records(g, group, start, end), lines, offsets: null, bytesRead: this.buffer.bytesRead ?? 0 }
+        yield { records: this.records(g, group, start, end), lines, offsets: null, bytesRead: this.position(g, end) }
       }
     }
+  }
+
+  /**
+   * How far through the file row `end` of row group `g` is, in bytes, for the progress line:
+   * the group's share of the file by its rows; the whole file after the last row. (The bytes
+   * fetched would not do: the columns not used are never read.)
+   */
+  position (g, end) {
+    const group = this.rowGroups[g]
+    if (g === this.rowGroups.length - 1 && end === group.rows) return this.buffer.byteLength
+    const before = g === 0 ? 4 : this.rowGroups[g - 1].bytesEnd
+    return Math.round(before + (group.bytesEnd - before) * end / group.rows)
   }
 
   async close () {
     if (typeof this.buffer.close === 'function') await this.buffer.close()
   }
+}
+
+/** Where a column chunk's bytes end in the file (its dictionary page, if any, comes first). */
+function chunkEnd (chunk) {
+  const m = chunk.meta_data
+  if (!m) return 0
+  return Number(m.dictionary_page_offset ?? m.data_page_offset) + Number(m.total_compressed_size)
 }
 
 function isLeaf (node) {
