@@ -25,7 +25,7 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
   try {
     source = await parseWhere(input, o, skip, before, cluster, masters, pool)
   } catch (err) {
-    if (input.http) input.stream.destroy() // the response body is not read
+    if (input.http) input.stream?.destroy() // the response body is not read
     throw err
   }
   return {
@@ -37,7 +37,7 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
       try {
         await source.close()
       } finally {
-        if (input.http) input.stream.destroy() // a run stopped early must not keep the download open
+        if (input.http) input.stream?.destroy() // a run stopped early must not keep the download open
       }
     }
   }
@@ -102,7 +102,7 @@ class InputSequence {
       try {
         this.run.opened(i, input, skip)
       } catch (err) {
-        input.stream.destroy() // not the response the checkpoint was written for: not read
+        input.stream?.destroy() // not the response the checkpoint was written for: not read
         throw err
       }
     }
