@@ -75,7 +75,7 @@ function importCommand (io) {
     .description('stream CSV, TSV, JSON or NDJSON files or URLs (or - for stdin) into Redis as pipelined commands')
     .argument('<input...>', 'files to load, one after another: paths, patterns (\'parts/*.csv\', expanded by pipeload too), - for stdin, http(s):// URLs (streamed; gzip is detected)')
     .helpOption('--help', 'display help for import (so does -h without a host)')
-    .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension; for a URL, its path or Content-Type)').choices(['csv', 'tsv', 'json', 'ndjson']))
+    .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension; for a URL, its path or Content-Type)').choices(['csv', 'tsv', 'json', 'ndjson', 'parquet']))
     .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
     .option('--columns <names>', 'CSV/TSV column names, comma-separated: name a --no-header file\'s columns, or rename the header\'s (e.g. duplicated names)')
     .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')

@@ -5,6 +5,7 @@ const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
 const { ELEMENT } = require('../read/json-value')
+const { ROW_GROUP } = require('../read/parquet-values')
 const { IDLE, orIdle } = require('./idle')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
@@ -116,6 +117,8 @@ class BatchEncoder {
     const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
     const element = elementOf(rec)
     if (element !== undefined) f.element = element
+    const rowGroup = rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
+    if (rowGroup !== undefined) f.rowGroup = rowGroup // a Parquet row's: line is its row number
     if (err.code === 'ERR_STRING_TOO_LONG') { // V8, making a field's text for a template or a dry run
       f.code = 'PIPELOAD_RECORD_TOO_LARGE'
       f.message = "a value of this record is longer than a JavaScript string can be (V8's limit), whatever --max-record-size allows"

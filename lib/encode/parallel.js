@@ -62,7 +62,7 @@ function maxChunks (n) {
  * by byte range of a file and a URL resumed by a Range request are cut from their start.
  */
 function parallelEligible (desc, o) {
-  return desc.kind === 'bytes' && desc.format !== 'json' && !o.map && (!desc.shard || desc.shard.mode === 'range')
+  return desc.kind === 'bytes' && desc.format !== 'json' && desc.format !== 'parquet' && !o.map && (!desc.shard || desc.shard.mode === 'range')
 }
 
 /**

@@ -149,4 +149,30 @@ function keyWord (key) {
   return text.includes("'") ? `"${text.replace(/["\\]/g, '\\$&')}"` : `'${text}'`
 }
 
-module.exports = { parseTemplate, keyWord, altReading, LITERAL, FIELD }
+/**
+ * The fields the templates use, for an input that reads only those (Parquet's columns):
+ * `all` when a record is used whole (`*`, `{$}`), and each {…} part as `{ name, alt, forced,
+ * optional, template }`; `optional`: {$n}, {$line}, {$file}, {$}, which read a field of that
+ * name only where the input has one.
+ * @returns {{ all: boolean, fields: Array<{ name: string, alt: object|null, forced: boolean, optional: boolean, template: string }> }}
+ */
+function templateFields (templates) {
+  let all = false
+  const fields = []
+  for (const t of templates) {
+    for (const word of parseTemplate(t).words) {
+      if (word.star) { all = true; continue }
+      for (const p of word.parts) {
+        if (p.type !== FIELD) continue
+        const meta = p.alt && p.alt.kind === 'meta'
+        if (meta && p.alt.which === 'record') all = true
+        if (meta && p.forced) continue
+        // {$n} and the like read a field of that name where the input has one, else need none.
+        fields.push({ name: p.name, alt: p.alt || null, forced: Boolean(p.forced), optional: Boolean(meta), template: t })
+      }
+    }
+  }
+  return { all, fields }
+}
+
+module.exports = { parseTemplate, keyWord, altReading, templateFields, LITERAL, FIELD }

@@ -20,7 +20,7 @@ function workerOptions (o) {
 
 /** Can this input be encoded in a worker? Files and byte streams with templates can. */
 function workerEligible (desc, o) {
-  return desc.kind === 'bytes' && !o.map
+  return desc.kind === 'bytes' && desc.format !== 'parquet' && !o.map
 }
 
 /**

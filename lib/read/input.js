@@ -7,6 +7,7 @@ const { openReader, detectFormat } = require('./reader')
 const { isUrl, displayUrl, parseInputUrl } = require('./http-input')
 const { isInputList, isPattern, expandInputs } = require('./inputs')
 const { openShardReader } = require('./shard')
+const { openParquetRecords, isParquetFile } = require('./parquet-input')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
 // describeInput() says what it is without reading it (cheap, and the description of a file
@@ -57,9 +58,10 @@ function describeFile (path, o) {
     const why = err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.message
     throw new PipeloadError('PIPELOAD_INPUT_NOT_FOUND', `cannot read ${path}: ${why}`, { file: path })
   }
-  const format = o.format || detectFormat(path)
+  // A name that says nothing: a Parquet file is still known by its magic bytes (`PAR1` at both ends).
+  const format = o.format || detectFormat(path) || (size !== undefined && isParquetFile(path) ? 'parquet' : null)
   if (!format) {
-    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson`, { file: path })
+    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson|parquet`, { file: path })
   }
   return { kind: 'bytes', name: o.name || path, format, path, size }
 }
@@ -77,6 +79,11 @@ function describeStream (stream, name, o) {
   if (!o.format) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `the format of ${name} must be given: --format csv|tsv|json|ndjson`, { file: name })
   }
+  if (o.format === 'parquet') {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID',
+      `${name}: Parquet cannot be read from ${name === '<stdin>' ? 'stdin' : 'a stream'}: a Parquet file is read from its end (the footer holds the schema and where each column is), which a stream cannot seek to. Save it to a file, or give its http(s) URL (read by Range requests)`,
+      { option: 'input', file: name })
+  }
   return { kind: 'bytes', name, format: o.format, stream }
 }
 
@@ -90,6 +97,7 @@ async function openRecords (desc, o, start = null) {
   if (desc.kind === 'records') {
     return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
+  if (desc.format === 'parquet') return openParquetRecords(desc, o)
   const options = {
     format: desc.format,
     header: o.header,

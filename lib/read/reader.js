@@ -36,14 +36,16 @@ const EXTENSIONS = Object.freeze({
   tsv: 'tsv',
   json: 'json',
   ndjson: 'ndjson',
-  jsonl: 'ndjson'
+  jsonl: 'ndjson',
+  parquet: 'parquet',
+  pq: 'parquet'
 })
 
 /**
  * The format a file name implies, from its extension (a trailing `.gz` is ignored),
  * or null when it implies none.
  * @param {string} name
- * @returns {'csv'|'tsv'|'json'|'ndjson'|null}
+ * @returns {'csv'|'tsv'|'json'|'ndjson'|'parquet'|null}
  */
 function detectFormat (name) {
   const match = /\.([a-z0-9]+)(?:\.gz)?$/i.exec(String(name))

@@ -369,6 +369,7 @@ class Run {
     delete failure.raw // kept out of the summary: it can be large
     if (failure.offset === undefined) delete failure.offset
     if (failure.element === undefined) delete failure.element
+    if (failure.rowGroup === undefined) delete failure.rowGroup
     if (this.failures.length < this.o.maxFailures) this.failures.push(failure)
     this.files[batch?.fileIndex ?? this.current].errors++
     if (this.rejects) {
@@ -427,7 +428,7 @@ class Run {
         if (this.rejects) this.track(batch)
         for (const f of batch.failures) {
           this.mapFailures++
-          this.fail({ file: batch.file, line: f.line, offset: f.offset ?? undefined, element: f.element, code: f.code, message: f.message, source: 'input', raw: f.raw }, batch)
+          this.fail({ file: batch.file, line: f.line, offset: f.offset ?? undefined, element: f.element, rowGroup: f.rowGroup, code: f.code, message: f.message, source: 'input', raw: f.raw }, batch)
         }
         await sink.send(batch)
         if (batch.stop) { // abort: the failed record and all after it are not sent

@@ -2,7 +2,7 @@
 
 const os = require('node:os')
 const { PipeloadError } = require('../errors')
-const { keyWord, altReading, parseTemplate } = require('../encode/template')
+const { keyWord, altReading, parseTemplate, templateFields } = require('../encode/template')
 
 /** Defaults for load(); see README "Choosing --batch-size and --window" for why these. */
 const DEFAULTS = Object.freeze({
@@ -42,7 +42,7 @@ const LOAD_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'input', 'format', 'n
   'output', 'onProgress', 'onFailure', 'progressInterval', 'signal', 'onError', 'maxErrors', 'maxFailures', 'rejects',
   'checkpoint', 'resume', 'onResume', 'vector', 'shard'])
 
-const FORMATS = ['csv', 'tsv', 'json', 'ndjson']
+const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'parquet']
 const DRY_RUN = ['resp', 'text']
 
 function invalid (name, expected, got) {
@@ -348,6 +348,8 @@ function normalizeLoadOptions (o = {}) {
     relaxQuotes: relaxQuotesOf(o),
     templates,
     map,
+    // What the templates read (a Parquet input reads those columns only); null: everything (map()).
+    fieldsUsed: templates ? templateFields(templates) : null,
     ttl: ttlOf(o),
     vectors: vectorsOf(o),
     ttlKeys: ttlKeysOf(o),

@@ -114,6 +114,7 @@ function formatFailure (f) {
   const msg = String(f.message)
   const prefix = where(f.file, f.line) + ': '
   if (msg.startsWith(prefix)) return msg
+  if (f.rowGroup != null) return `${prefix}(row group ${f.rowGroup}) ${msg}`
   return f.element != null ? `${prefix}element [${f.element}] (byte ${f.offset}): ${msg}` : prefix + msg
 }
 

@@ -1,0 +1,283 @@
+'use strict'
+
+const { JsonNumber } = require('./json-number')
+
+// Parquet values as the record values the mapper writes, one rule per physical and logical
+// type (docs/parquet.md has the table). Nothing is rounded: hyparquet's own conversions are
+// switched off for every leaf but strings (see strippedSchema in parquet.js), so the values
+// arrive here as the file stores them (INT64 as BigInt, DECIMAL as its unscaled integer,
+// timestamps as counts of their unit) and are turned into text here.
+//
+// A value is a JS number where its text is String(number) (int32, doubles, float32 as the
+// double of its shortest text), a JsonNumber where the text is no JS number's (64-bit integers
+// past 2^53, decimals, -0): written as its text, as a number in {$}; a string for text types,
+// a Buffer for bytes, a boolean, null for null. Columns are converted a whole row group's
+// column at a time (convertColumn); nested values (structs, lists) element by element.
+
+const DAY = 86400
+
+/** A Parquet record's row group (a symbol property: not a field, not in `*` or {$}), named in failures. */
+const ROW_GROUP = Symbol('pipeload row group')
+
+/** The shortest decimal text whose float32 is `x`, as the double that prints it; -0 as "-0". */
+function float32Value (x) {
+  if (x === 0) return Object.is(x, -0) ? NEGATIVE_ZERO : 0
+  if (!Number.isFinite(x)) return x
+  // The shortest precision that reads back: p digits reading back means p + 1 do too.
+  let lo = 1
+  let hi = 9
+  while (lo < hi) {
+    const p = (lo + hi) >> 1
+    if (Math.fround(Number(x.toPrecision(p))) === x) hi = p
+    else lo = p + 1
+  }
+  return Number(x.toPrecision(lo))
+}
+
+const NEGATIVE_ZERO = new JsonNumber('-0')
+
+function doubleValue (x) {
+  return x === 0 && Object.is(x, -0) ? NEGATIVE_ZERO : x
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
+
+/** A 64-bit integer: a JS number when it is one exactly, else its digits. */
+function int64Value (v) {
+  return v <= MAX_SAFE && v >= -MAX_SAFE ? Number(v) : new JsonNumber(v.toString())
+}
+
+/** Big-endian two's complement bytes (DECIMAL in FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY) as a BigInt. */
+function bytesToBigInt (bytes) {
+  if (bytes.length === 0) return 0n
+  let v = 0n
+  for (let i = 0; i < bytes.length; i++) v = (v << 8n) | BigInt(bytes[i])
+  return bytes[0] & 0x80 ? v - (1n << BigInt(bytes.length * 8)) : v
+}
+
+/** An unscaled decimal integer with `scale` digits after the point, as its text: -5, 2 → "-0.05". */
+function decimalText (unscaled, scale) {
+  let digits = unscaled.toString()
+  if (scale <= 0) return scale === 0 || digits === '0' ? digits : digits + '0'.repeat(-scale)
+  const negative = digits[0] === '-'
+  if (negative) digits = digits.slice(1)
+  if (digits.length <= scale) digits = '0'.repeat(scale - digits.length + 1) + digits
+  const point = digits.length - scale
+  return (negative ? '-' : '') + digits.slice(0, point) + '.' + digits.slice(point)
+}
+
+function pad (n, width) {
+  const s = String(n)
+  return s.length >= width ? s : '0'.repeat(width - s.length) + s
+}
+
+/** Days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian; years past 9999 or before 0 as ±YYYYYY). */
+function dateText (days) {
+  // Howard Hinnant's civil_from_days.
+  const z = days + 719468
+  const era = Math.floor(z / 146097)
+  const doe = z - era * 146097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const m = mp < 10 ? mp + 3 : mp - 9
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+  const year = y >= 0 && y <= 9999 ? pad(y, 4) : (y < 0 ? '-' : '+') + pad(Math.abs(y), 6)
+  return `${year}-${pad(m, 2)}-${pad(d, 2)}`
+}
+
+/** Seconds since midnight and a fraction of `digits` digits as HH:MM:SS[.fff…]. */
+function clockText (secs, frac, digits) {
+  const h = Math.floor(secs / 3600)
+  const m = Math.floor(secs / 60) % 60
+  const s = secs % 60
+  const base = `${pad(h, 2)}:${pad(m, 2)}:${pad(s, 2)}`
+  return digits === 0 ? base : base + '.' + pad(frac, digits)
+}
+
+const UNITS = Object.freeze({ MILLIS: 1000, MICROS: 1000000, NANOS: 1000000000 })
+const DIGITS = Object.freeze({ MILLIS: 3, MICROS: 6, NANOS: 9 })
+
+/** A count of `unit`s into whole seconds (floored) and the units past them. */
+function splitUnits (v, perSecond) {
+  const n = Number(v)
+  if (Number.isSafeInteger(n)) {
+    const secs = Math.floor(n / perSecond)
+    return [secs, n - secs * perSecond]
+  }
+  const big = BigInt(v)
+  const per = BigInt(perSecond)
+  let secs = big / per
+  let frac = big - secs * per
+  if (frac < 0n) { secs -= 1n; frac += per }
+  return [Number(secs), Number(frac)]
+}
+
+/** A timestamp as ISO 8601 with the unit's digits; `Z` for an instant (adjusted to UTC). */
+function timestampText (v, unit, utc) {
+  const [secs, frac] = splitUnits(v, UNITS[unit])
+  const days = Math.floor(secs / DAY)
+  return `${dateText(days)}T${clockText(secs - days * DAY, frac, DIGITS[unit])}${utc ? 'Z' : ''}`
+}
+
+function timeText (v, unit, utc) {
+  const [secs, frac] = splitUnits(v, UNITS[unit])
+  return clockText(secs, frac, DIGITS[unit]) + (utc ? 'Z' : '')
+}
+
+/**
+ * INT96 (legacy Impala/Spark timestamps, instants): hyparquet gives nanoseconds since the
+ * epoch (its timestampFromNanoseconds parser is the identity here, see RAW_PARSERS).
+ */
+function int96Text (nanos) {
+  return timestampText(nanos, 'NANOS', true)
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+
+function uuidText (b) {
+  let s = ''
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) s += '-'
+    s += HEX[b[i]]
+  }
+  return s
+}
+
+/** INTERVAL (months, days, milliseconds, each a little-endian uint32) as an ISO 8601 duration. */
+function intervalText (b) {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+  const months = view.getUint32(0, true)
+  const days = view.getUint32(4, true)
+  const ms = view.getUint32(8, true)
+  const secs = ms % 1000 === 0 ? String(ms / 1000) : decimalText(BigInt(ms), 3).replace(/0+$/, '')
+  return `P${months}M${days}DT${secs}S`
+}
+
+function bufferOf (b) {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength)
+}
+
+const utf8 = new TextDecoder()
+
+/**
+ * The function turning one stored value of a leaf into its record value, from the leaf's
+ * original schema element (physical type, converted and logical type). null stays null.
+ */
+function leafValue (element) {
+  const { type, converted_type: ctype } = element
+  const ltype = element.logical_type || {}
+  if (ctype === 'DECIMAL' || ltype.type === 'DECIMAL') {
+    const scale = element.scale ?? ltype.scale ?? 0
+    if (type === 'INT32' || type === 'INT64') return v => new JsonNumber(decimalText(BigInt(v), scale))
+    return v => new JsonNumber(decimalText(bytesToBigInt(v), scale))
+  }
+  if (ctype === 'DATE' || ltype.type === 'DATE') return dateText
+  if (ltype.type === 'TIMESTAMP') {
+    const { unit, isAdjustedToUTC } = ltype
+    return v => timestampText(v, unit, isAdjustedToUTC)
+  }
+  // The converted types alone: instants in UTC, as the format says.
+  if (ctype === 'TIMESTAMP_MILLIS') return v => timestampText(v, 'MILLIS', true)
+  if (ctype === 'TIMESTAMP_MICROS') return v => timestampText(v, 'MICROS', true)
+  if (ltype.type === 'TIME') {
+    const { unit, isAdjustedToUTC } = ltype
+    return v => timeText(v, unit, isAdjustedToUTC)
+  }
+  if (ctype === 'TIME_MILLIS') return v => timeText(v, 'MILLIS', true)
+  if (ctype === 'TIME_MICROS') return v => timeText(v, 'MICROS', true)
+  if (ltype.type === 'UUID') return uuidText
+  if (ctype === 'INTERVAL') return intervalText
+  if (ctype === 'JSON' || ltype.type === 'JSON' || ctype === 'ENUM' || ltype.type === 'ENUM') return v => utf8.decode(v)
+  if (ctype === 'UTF8' || ltype.type === 'STRING') return v => v // decoded by hyparquet, a dictionary's once
+  if (ltype.type === 'FLOAT16') return doubleValue // hyparquet's number is the half's exact value
+  switch (type) {
+    case 'BOOLEAN': return v => v
+    case 'INT32':
+      if (ctype === 'UINT_32' || (ltype.type === 'INTEGER' && ltype.bitWidth === 32 && !ltype.isSigned)) return v => v >>> 0
+      return v => v
+    case 'INT64':
+      if (ctype === 'UINT_64' || (ltype.type === 'INTEGER' && !ltype.isSigned)) return v => int64Value(BigInt.asUintN(64, v))
+      return int64Value
+    case 'INT96': return int96Text
+    case 'FLOAT': return float32Value
+    case 'DOUBLE': return doubleValue
+    default: return bufferOf // BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY: bytes as they are
+  }
+}
+
+/** The schema elements' annotations hyparquet must keep: strings, which it decodes (a dictionary once). */
+function keepsAnnotation (element) {
+  const l = element.logical_type
+  return element.converted_type === 'UTF8' || (l && l.type === 'STRING') || (l && l.type === 'FLOAT16')
+}
+
+/**
+ * The function turning a top-level column's assembled value into its record value, from its
+ * schema tree node (hyparquet's parquetSchema): a leaf, a list (an array), a map (an object,
+ * as hyparquet assembles it) or a struct (an object of its fields).
+ */
+function nodeValue (node) {
+  if (node.children.length === 0) {
+    const leaf = leafValue(node.element)
+    return v => v == null ? null : leaf(v)
+  }
+  const ctype = node.element.converted_type
+  const ltype = node.element.logical_type && node.element.logical_type.type
+  if (ctype === 'LIST' || ltype === 'LIST') {
+    const item = nodeValue(listElement(node))
+    return v => v == null ? null : v.map(item)
+  }
+  if (ctype === 'MAP' || ctype === 'MAP_KEY_VALUE' || ltype === 'MAP') {
+    const entry = node.children[0]
+    const value = entry.children.length > 1 ? nodeValue(entry.children[1]) : v => v
+    return v => {
+      if (v == null) return null
+      const out = {}
+      for (const k of Object.keys(v)) out[k] = value(v[k])
+      return out
+    }
+  }
+  const fields = node.children.map(c => [c.element.name, nodeValue(c)])
+  return v => {
+    if (v == null) return null
+    const out = {}
+    for (const [name, value] of fields) out[name] = value(v[name])
+    return out
+  }
+}
+
+/**
+ * A LIST's element node: list.element in the standard 3-level layout; in the older 2-level
+ * ones, the repeated field itself (a leaf, or a group named "array" or "<name>_tuple", or of
+ * several fields: a struct).
+ */
+function listElement (node) {
+  const repeated = node.children[0]
+  const legacy = repeated.children.length !== 1 || repeated.element.name === 'array' || repeated.element.name === `${node.element.name}_tuple`
+  return legacy ? repeated : repeated.children[0]
+}
+
+/** A column's values (a row group's, as hyparquet gives them) converted into a new array. */
+function convertColumn (data, value) {
+  const n = data.length
+  const out = new Array(n)
+  for (let i = 0; i < n; i++) out[i] = value(data[i])
+  return out
+}
+
+module.exports = {
+  ROW_GROUP,
+  leafValue,
+  nodeValue,
+  keepsAnnotation,
+  convertColumn,
+  float32Value,
+  decimalText,
+  dateText,
+  timestampText,
+  timeText,
+  int96Text,
+  bytesToBigInt
+}

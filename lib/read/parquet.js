@@ -1,0 +1,284 @@
+'use strict'
+
+const { PipeloadError } = require('../errors')
+const { nodeValue, keepsAnnotation, convertColumn, ROW_GROUP } = require('./parquet-values')
+const { fileBuffer } = require('./parquet-file')
+
+// Parquet input, by row groups. The interface, for resume, shards and workers:
+//
+//   const pf = await ParquetFile.open({ name, buffer })   // buffer: an AsyncBuffer (parquet-file.js:
+//                                                           // fileBuffer(path), parquet-http.js: urlBuffer(url))
+//   pf.columns          top-level column names, schema order
+//   pf.rowGroups        [{ index, rows, firstRow }]: firstRow 0-based over the file
+//   pf.rows             rows in the file
+//   pf.projection(used) the top-level columns a run reads, from the templates' fields (templateFields
+//                       in encode/template.js; null = every column); throws PIPELOAD_TEMPLATE_INVALID
+//                       for a field that is no column
+//   await pf.readGroup(g, columns)  -> { rows, columns, values: arrays of record values, one per column }
+//   pf.records(g, read, start, end) -> record objects of rows [start, end) of readGroup(g)'s result
+//   pf.batches(columns, { fromGroup, toGroup, batchRecords }) -> async iterable of reader batches
+//                       { records, lines, offsets: null, bytesRead }, lines = 1-based row numbers over the
+//                       file; a batch never spans two row groups; each record carries its row group
+//                       under ROW_GROUP (a symbol: no field), for failures
+//
+// Only the projected columns' chunks are fetched and decompressed (hyparquet reads by byte ranges).
+// A row group is the unit: it is read whole (its projected columns), converted column by column
+// (parquet-values.js), then cut into records.
+
+const DEFAULT_BATCH = 512
+
+let hyparquet = null
+let compressors = null
+
+/** hyparquet and its decompressors, loaded when a Parquet input is first opened (not at start-up). */
+function lib () {
+  if (hyparquet === null) {
+    hyparquet = require('hyparquet')
+    compressors = require('hyparquet-compressors').compressors
+  }
+  return hyparquet
+}
+
+// hyparquet's parsers, as the identity: INT96 arrives as nanoseconds since the epoch (the only
+// leaf it still converts once annotations are stripped), turned into text in parquet-values.js.
+const RAW_PARSERS = Object.freeze({
+  timestampFromMilliseconds: v => v,
+  timestampFromMicroseconds: v => v,
+  timestampFromNanoseconds: v => v,
+  dateFromDays: v => v,
+  stringFromBytes: v => v == null ? v : TEXT.decode(v),
+  jsonFromBytes: v => v,
+  geometryFromBytes: v => v,
+  geographyFromBytes: v => v,
+  uuidFromBytes: v => v
+})
+const TEXT = new TextDecoder()
+
+/** The file's metadata with the leaves' annotations removed but strings': hyparquet then gives stored values. */
+function strippedMetadata (metadata) {
+  const schema = metadata.schema.map(e => e.num_children || keepsAnnotation(e) ? e : { ...e, converted_type: undefined, logical_type: undefined })
+  return { ...metadata, schema }
+}
+
+function reasonOf (err) {
+  const msg = err && err.message ? err.message : String(err)
+  return msg.replace(/^parquet /, '')
+}
+
+class ParquetFile {
+  constructor (name, buffer, metadata) {
+    const { parquetSchema } = lib()
+    this.name = name
+    this.buffer = buffer
+    this.metadata = metadata
+    this.readable = strippedMetadata(metadata)
+    this.tree = parquetSchema(metadata)
+    this.columns = this.tree.children.map(c => c.element.name)
+    this.nodes = new Map(this.tree.children.map(c => [c.element.name, c]))
+    let first = 0
+    this.rowGroups = metadata.row_groups.map((g, index) => {
+      const rows = Number(g.num_rows)
+      const group = { index, rows, firstRow: first }
+      first += rows
+      return group
+    })
+    this.rows = first
+    this.values = new Map() // column -> its converter, made once
+  }
+
+  /**
+   * Opens a file's footer: its schema and row groups. `buffer` is an AsyncBuffer
+   * ({ byteLength, slice(start, end) -> Promise<ArrayBuffer> }).
+   * @returns {Promise<ParquetFile>}
+   */
+  static async open ({ name, buffer }) {
+    const { parquetMetadataAsync } = lib()
+    let metadata
+    try {
+      if (buffer.byteLength < 12) throw new Error(`it is ${buffer.byteLength} bytes long, shorter than any Parquet file`)
+      metadata = await parquetMetadataAsync(buffer)
+    } catch (err) {
+      if (err instanceof PipeloadError) throw err
+      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}: cannot read the Parquet footer (a Parquet file is read from its end): ${reasonOf(err)}`, { file: name, cause: err })
+    }
+    return new ParquetFile(name, buffer, metadata)
+  }
+
+  /**
+   * The top-level columns that the templates' fields (encode/template.js templateFields) read,
+   * in schema order; every column for `used` null or `used.all`. A field that is no column
+   * (nor a field of a struct column) is PIPELOAD_TEMPLATE_INVALID, before anything is read.
+   */
+  projection (used) {
+    if (!used || used.all) return this.columns.slice()
+    const wanted = new Set()
+    for (const f of used.fields) {
+      const col = (!f.forced && this.resolve(f.name)) || (f.alt && f.alt.kind !== 'meta' ? this.resolve(f.alt.name) : null)
+      if (col) wanted.add(col)
+      else if (!f.optional) throw this.notAColumn(f)
+    }
+    return this.columns.filter(c => wanted.has(c))
+  }
+
+  /** The top-level column a field name reads: the column of that name, or the first part of a.b.c through struct fields. */
+  resolve (name) {
+    if (this.nodes.has(name)) return name
+    const path = name.split('.')
+    let node = this.nodes.get(path[0])
+    if (!node) return null
+    for (let i = 1; i < path.length; i++) {
+      if (!isStruct(node)) return isLeaf(node) ? null : path[0] // a list or map: its elements are the record's to walk
+      node = node.children.find(c => c.element.name === path[i])
+      if (!node) return null
+    }
+    return path[0]
+  }
+
+  notAColumn (f) {
+    const name = f.alt && f.alt.kind !== 'meta' && !this.resolve(f.name) ? f.alt.name : f.name
+    const top = this.nodes.get(name.split('.')[0])
+    const known = top && isStruct(top) && name.includes('.')
+      ? `the fields of ${top.element.name} are: ${top.children.map(c => c.element.name).join(', ')}`
+      : `columns are: ${this.columns.join(', ')}`
+    return new PipeloadError('PIPELOAD_TEMPLATE_INVALID',
+      `template "${f.template}" uses {${name}}, which is not a column of ${this.name} (${known})`,
+      { template: f.template, field: name, file: this.name })
+  }
+
+  valueOf (column) {
+    let v = this.values.get(column)
+    if (v === undefined) {
+      v = nodeValue(this.nodes.get(column))
+      this.values.set(column, v)
+    }
+    return v
+  }
+
+  /**
+   * Row group `g`'s `columns` (top-level names), read, decompressed and converted.
+   * @returns {Promise<{ rows: number, columns: string[], values: any[][] }>}
+   */
+  async readGroup (g, columns) {
+    const group = this.rowGroups[g]
+    let raw
+    try {
+      raw = await this.readRaw(group, columns)
+    } catch (err) {
+      throw await this.groupError(group, columns, err)
+    }
+    const values = columns.map((c, i) => convertColumn(raw[i], this.valueOf(c)))
+    return { rows: group.rows, columns, values }
+  }
+
+  /** The stored values of a row group's columns, each one array in row order. */
+  async readRaw (group, columns) {
+    const { parquetRead } = lib()
+    const parts = columns.map(() => [])
+    const at = new Map(columns.map((c, i) => [c, i]))
+    if (columns.length === 0 || group.rows === 0) return columns.map(() => new Array(group.rows).fill(null))
+    await parquetRead({
+      file: this.buffer,
+      metadata: this.readable,
+      columns,
+      rowStart: group.firstRow,
+      rowEnd: group.firstRow + group.rows,
+      compressors,
+      utf8: false,
+      parsers: RAW_PARSERS,
+      onChunk: ({ columnName, columnData, rowStart }) => parts[at.get(columnName)].push({ rowStart, columnData })
+    })
+    return parts.map(p => joinChunks(p, group.rows))
+  }
+
+  /** A row group that could not be read: which column, read alone, fails. */
+  async groupError (group, columns, err) {
+    if (err instanceof PipeloadError) return err
+    let column = null
+    let reason = reasonOf(err)
+    if (columns.length > 1) {
+      for (const c of columns) {
+        try {
+          await this.readRaw(group, [c])
+        } catch (e) {
+          column = c
+          reason = reasonOf(e)
+          break
+        }
+      }
+    } else {
+      column = columns[0]
+    }
+    const rows = `rows ${group.firstRow + 1}-${group.firstRow + group.rows}`
+    return new PipeloadError('PIPELOAD_INPUT_INVALID',
+      `${this.name}: row group ${group.index} (${rows})${column === null ? '' : `, column "${column}"`}: cannot be read: ${reason}`,
+      { file: this.name, line: group.firstRow + 1, rowGroup: group.index, column, cause: err })
+  }
+
+  /** Rows [start, end) of a read row group as record objects: column -> value, null for null. */
+  records (g, group, start, end) {
+    const { columns, values } = group
+    const n = columns.length
+    const out = new Array(end - start)
+    for (let r = start; r < end; r++) {
+      const rec = {}
+      for (let c = 0; c < n; c++) rec[columns[c]] = values[c][r]
+      rec[ROW_GROUP] = g
+      out[r - start] = rec
+    }
+    return out
+  }
+
+  /**
+   * Reader batches of `columns`, row groups [fromGroup, toGroup), each cut into batches of
+   * `batchRecords`: { records, lines (1-based rows over the file), offsets: null, bytesRead }.
+   */
+  async * batches (columns, { fromGroup = 0, toGroup = this.rowGroups.length, batchRecords = DEFAULT_BATCH } = {}) {
+    for (let g = fromGroup; g < toGroup; g++) {
+      const group = await this.readGroup(g, columns)
+      const first = this.rowGroups[g].firstRow
+      for (let start = 0; start < group.rows; start += batchRecords) {
+        const end = Math.min(group.rows, start + batchRecords)
+        const lines = new Array(end - start)
+        for (let i = 0; i < lines.length; i++) lines[i] = first + start + i + 1
+        yield { records: this.records(g, group, start, end), lines, offsets: null, bytesRead: this.buffer.bytesRead ?? 0 }
+      }
+    }
+  }
+
+  async close () {
+    if (typeof this.buffer.close === 'function') await this.buffer.close()
+  }
+}
+
+function isLeaf (node) {
+  return node.children.length === 0
+}
+
+function isStruct (node) {
+  const e = node.element
+  const l = e.logical_type && e.logical_type.type
+  return node.children.length > 0 && !['LIST', 'MAP', 'MAP_KEY_VALUE'].includes(e.converted_type) && l !== 'LIST' && l !== 'MAP'
+}
+
+/** A column's chunks (hyparquet gives one per page or group) as one array of `rows` values in row order. */
+function joinChunks (parts, rows) {
+  if (parts.length === 1 && parts[0].columnData.length === rows) return parts[0].columnData
+  parts.sort((a, b) => a.rowStart - b.rowStart)
+  const out = new Array(rows)
+  let i = 0
+  for (const { columnData } of parts) for (let j = 0; j < columnData.length; j++) out[i++] = columnData[j]
+  return out
+}
+
+/** Opens a Parquet file on disk. */
+async function openParquetFile (name, path) {
+  const buffer = await fileBuffer(path, name)
+  try {
+    return await ParquetFile.open({ name, buffer })
+  } catch (err) {
+    await buffer.close()
+    throw err
+  }
+}
+
+module.exports = { ParquetFile, openParquetFile, DEFAULT_BATCH }
