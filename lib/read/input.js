@@ -93,11 +93,11 @@ function describeStream (stream, name, o) {
  * parse's sequential fallback; a --resume of a URL by a Range request).
  * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean, resumeShape?: () => object }>}
  */
-async function openRecords (desc, o, start = null) {
+async function openRecords (desc, o, start = null, skip = 0) {
   if (desc.kind === 'records') {
     return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
-  if (desc.format === 'parquet') return openParquetRecords(desc, o)
+  if (desc.format === 'parquet') return openParquetRecords(desc, o, skip) // its first `skip` rows' row groups are not read
   const options = {
     format: desc.format,
     header: o.header,

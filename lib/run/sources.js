@@ -58,9 +58,10 @@ async function parseWhere (input, o, skip, before, cluster, masters, pool) {
 
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
 async function encodeInThread (input, o, skip, before) {
-  const src = await openRecords(input, o)
+  const src = await openRecords(input, o, null, skip)
   const mapper = src.empty ? null : mapperFor(o, src.shape)
-  const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, before)
+  const left = skip - (src.skipped ?? 0) // a Parquet input starts at the row itself
+  const batches = encodeRecords(left ? skipRecords(src.batches, left, o.checkpoint) : src.batches, mapper, o, before)
   return {
     batches,
     resumeShape: src.resumeShape,
