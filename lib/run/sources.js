@@ -4,6 +4,7 @@ const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
 const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
 const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = require('../encode/parallel')
+const { openParquetParallel } = require('../encode/parquet-parallel')
 const { mapperFor } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
 const { skipRecords } = require('../read/skip')
@@ -51,6 +52,8 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
  */
 async function parseWhere (input, o, skip, before, cluster, masters, pool) {
   const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
+  // Parquet: n workers (1 too) read and encode row groups side by side (encode/parquet-parallel.js).
+  if (input.format === 'parquet' && n > 0 && !o.map) return { ...await openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
   if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
   if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before), workers: 1 }
   return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
