@@ -1,0 +1,121 @@
+'use strict'
+/* global describe, it, expect, beforeAll */
+
+// --resume of a Parquet input after the loader is SIGKILLed mid-load (issue 24 item 4): the
+// resumed run starts at the row group holding the first unacknowledged row, and reads none of
+// the row groups before it. Proof without looking inside: between the runs, every byte of those
+// row groups' column chunks (where DuckDB, which wrote the file, says they are) is overwritten
+// with garbage, keeping the file's size and modification time (the checkpoint's identity); a
+// run that decoded any of them would fail, and a whole read of the damaged file does. Each
+// row is an INCR of its own counter, so the counters show how often it was sent: those the
+// checkpoint counts exactly once, the rest once or twice (at-least-once after the checkpoint).
+const fs = require('node:fs')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { useServer } = require('./helpers/redis-server')
+const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
+const { recordCounts } = require('./helpers/counters')
+const { waitFor } = require('./helpers/wait')
+const { writeParquet, rowGroups } = require('./helpers/duckdb')
+
+const ROWS = 200_000
+const GROUP = 8192
+// A whole number of seconds: set again after the damage, to the millisecond (utimes loses
+// the sub-millisecond part of a real mtime, and the checkpoint compares mtimeMs exactly).
+const MTIME = 1_700_000_000
+
+let server
+let redis
+let dir
+
+useServer('pipeload-parquet-resume-', s => { server = s.srv; redis = s.redis; dir = s.tmp })
+
+/** A fresh copy of the fixture for one case (each case damages its own). */
+let fixture
+beforeAll(async () => {
+  fixture = path.join(dir, 'rows.parquet')
+  await writeParquet(fixture, `SELECT i::BIGINT AS id, 'v' || i AS v, (i * 7919 % 10007) / 8.0 AS score FROM range(${ROWS}) t(i)`, { rowGroupSize: GROUP })
+})
+
+function copyFixture (name) {
+  const file = path.join(dir, name)
+  fs.copyFileSync(fixture, file)
+  fs.utimesSync(file, MTIME, MTIME)
+  return file
+}
+
+function start (file, args) {
+  const child = spawn(process.execPath, [BIN, 'import', file, '-u', server.url, ...args], { env: BASE_ENV, stdio: ['ignore', 'pipe', 'pipe'] })
+  child.out = ''
+  child.err = ''
+  child.stdout.on('data', d => { child.out += d })
+  child.stderr.on('data', d => { child.err += d })
+  child.done = new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal })))
+  return child
+}
+
+function checkpointRecords (file) {
+  try { return JSON.parse(fs.readFileSync(file, 'utf8')).records } catch { return 0 }
+}
+
+/** Overwrite row groups [0, to) of `file` (byte spans from DuckDB) with garbage; size and mtime kept. */
+function damage (file, groups, to) {
+  const fd = fs.openSync(file, 'r+')
+  try {
+    for (const g of groups.slice(0, to)) fs.writeSync(fd, Buffer.alloc(g.end - g.start, 0xa7), 0, g.end - g.start, g.start)
+  } finally {
+    fs.closeSync(fd)
+  }
+  fs.utimesSync(file, MTIME, MTIME)
+}
+
+describe('Parquet: SIGKILL, then --resume from the row group of the first unacknowledged row', () => {
+  const cases = [
+    ['on this thread', [], []],
+    ['in parse workers (--workers 2), resumed with --workers 3', ['--workers', '2'], ['--workers', '3']]
+  ]
+  for (const [where, loadWith, resumeWith] of cases) {
+    it(`${where}: the row groups before it are not read; every row loaded, those checkpointed exactly once`, async () => {
+      const name = `k${loadWith.length}`
+      const file = copyFixture(`${name}.parquet`)
+      const cp = path.join(dir, `${name}.checkpoint`)
+      const prefix = `${name}:`
+      const args = ['-c', `INCR ${prefix}{id}`, '--checkpoint', cp, '--batch-size', '200', '--window', '1', '--json']
+      const first = start(file, [...args, ...loadWith])
+      // Past three row groups: the resumed run has whole groups before its first to leave out.
+      await waitFor('a checkpoint past three row groups', () => checkpointRecords(cp) > 3 * GROUP, 60_000)
+      first.kill('SIGKILL')
+      expect((await first.done).signal).toBe('SIGKILL')
+      const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
+      expect(saved.complete).toBe(false)
+      expect(saved.records).toBeLessThan(ROWS) // killed before the end: something is left to resume
+
+      // The row group holding row saved.records (0-based), from DuckDB's footer.
+      const groups = await rowGroups(file)
+      expect(groups.length).toBeGreaterThan(10)
+      let at = 0
+      let g0 = 0
+      while (at + groups[g0].rows <= saved.records) at += groups[g0++].rows
+      expect(g0).toBeGreaterThanOrEqual(3)
+      damage(file, groups, g0)
+      // The damage is seen by whatever reads those groups.
+      const whole = await runCli(['import', file, '-c', 'INCR x:{id}', '--dry-run', 'resp'])
+      expect(whole.code).not.toBe(0)
+      expect(whole.stderr).toMatch(/row group 0\b/)
+
+      const before = await recordCounts(redis, prefix, ROWS)
+      for (let i = 0; i < saved.records; i++) if (before[i] !== 1) expect.fail(`row ${i} ran ${before[i]} times before the resume`)
+
+      const second = start(file, [...args, '--resume', ...resumeWith])
+      const { code } = await second.done
+      expect(second.err).toBe('')
+      expect(code).toBe(0)
+      expect(JSON.parse(second.out)).toMatchObject({ resumedFrom: saved.records, records: ROWS, loaded: ROWS, errors: 0 })
+      const after = await recordCounts(redis, prefix, ROWS)
+      for (let i = 0; i < ROWS; i++) {
+        const ok = i < saved.records ? after[i] === 1 : after[i] === 1 || after[i] === 2
+        if (!ok) expect.fail(`row ${i} ran ${after[i]} times (checkpoint at ${saved.records})`)
+      }
+    }, 120_000)
+  }
+})
