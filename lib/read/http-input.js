@@ -6,6 +6,7 @@ const { Readable } = require('node:stream')
 const { PipeloadError } = require('../errors')
 const { version } = require('../../package.json')
 const { splitUrl, userAndPassword } = require('./userinfo')
+const { urlBuffer } = require('./parquet-http')
 
 // An http(s):// input: one GET, its body streamed into the reader like stdin (never saved
 // whole), gzip found by the reader's magic-byte check. The format comes from --format, the
@@ -26,7 +27,10 @@ const CONTENT_TYPES = Object.freeze({
   'application/ndjson': 'ndjson',
   'application/jsonl': 'ndjson',
   'application/x-jsonlines': 'ndjson',
-  'application/jsonlines': 'ndjson'
+  'application/jsonlines': 'ndjson',
+  'application/vnd.apache.parquet': 'parquet',
+  'application/x-parquet': 'parquet',
+  'application/parquet': 'parquet'
 })
 
 /** Whether a string input names an http(s) URL rather than a file. */
@@ -131,6 +135,8 @@ function get (url, headers, timeoutMs, signal, shown) {
  * @param {{ offset: number, ifRange: string, checkpoint: string }|null} [range]
  */
 async function openUrl (input, o, range = null) {
+  // Parquet is read by byte ranges, from its footer: no GET of the whole body (parquet-http.js).
+  if (input.format === 'parquet') return openParquetUrl(input, o)
   const given = parseInputUrl(input.url)
   const auth = given.auth
   let url = given.url
@@ -180,7 +186,12 @@ async function openUrl (input, o, range = null) {
   if (!format) {
     res.destroy()
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN',
-      `cannot tell the format of ${shown} from its path or its Content-Type (${type || 'none'}): use --format csv|tsv|json|ndjson`, { file: shown })
+      `cannot tell the format of ${shown} from its path or its Content-Type (${type || 'none'}): use --format csv|tsv|json|ndjson|parquet`, { file: shown })
+  }
+  if (format === 'parquet') { // known from the Content-Type only: read by ranges instead
+    res.destroy()
+    input.format = format
+    return openParquetUrl(input, o)
   }
   const length = Number(res.headers['content-length'])
   const bodySize = Number.isSafeInteger(length) && length >= 0 ? length : undefined
@@ -198,6 +209,21 @@ async function openUrl (input, o, range = null) {
     lastModified: res.headers['last-modified'] ?? (part ? range.lastModified : null) ?? null,
     size: input.size ?? null
   }
+  return input
+}
+
+/**
+ * A Parquet URL: its size and identity from a first Range request; `input.buffer` then reads
+ * the byte ranges the reader asks for (no `stream`: nothing is downloaded whole).
+ */
+async function openParquetUrl (input, o) {
+  const buffer = await urlBuffer(input, o, { get, parseInputUrl, userAgent: `pipeload/${version}` })
+  input.kind = 'bytes'
+  input.buffer = buffer
+  input.size = buffer.byteLength
+  input.range = null
+  input.stream = null
+  input.http = buffer.identity
   return input
 }
 

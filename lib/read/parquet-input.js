@@ -1,7 +1,7 @@
 'use strict'
 
 const fs = require('node:fs')
-const { openParquetFile } = require('./parquet')
+const { openParquetFile, ParquetFile } = require('./parquet')
 const { groupShare, startAfter } = require('./row-groups')
 const { skipRecords, tooFew } = require('./skip')
 
@@ -27,13 +27,14 @@ function isParquetFile (path) {
 
 /**
  * The row groups a run reads of the file, [from, to), and the rows to drop from the first:
- * its --shard share (desc.shard: parquetShare's plan) or every group, less the first `skip`
+ * its --shard share (desc.shard, { mode: 'groups', index, count }: a contiguous run of row
+ * groups, lib/read/row-groups.js groupShare says why) or every group, less the first `skip`
  * rows (--resume), whose row groups are not read at all. More rows skipped than the share
  * holds: the checkpoint was not written for this input.
  */
 function readPlan (pf, desc, skip, checkpoint) {
   const rows = pf.rowGroups.map(g => g.rows)
-  const share = desc.shard ?? { from: 0, to: rows.length }
+  const share = desc.shard ? groupShare(rows, desc.shard.index, desc.shard.count) : { from: 0, to: rows.length }
   const start = startAfter(rows, skip, share.from, share.to)
   if (start === null) throw tooFew(skip, rows.slice(share.from, share.to).reduce((a, b) => a + b, 0), checkpoint)
   return { from: start.group, to: share.to, drop: start.drop }
@@ -45,7 +46,8 @@ function readPlan (pf, desc, skip, checkpoint) {
  * @returns {Promise<{ batches: AsyncIterable<object>, shape: { file }, empty: false, skipped: number, parquet, columns, plan, resumeShape: () => object }>}
  */
 async function openParquetRecords (desc, o, skip = 0) {
-  const pf = await openParquetFile(desc.name, desc.path)
+  // A URL: its buffer reads by Range requests (opened by lib/read/http-input.js's openUrl).
+  const pf = desc.buffer ? await ParquetFile.open({ name: desc.name, buffer: desc.buffer }) : await openParquetFile(desc.name, desc.path)
   let columns, plan
   try {
     // map() gets the whole record; templates their columns only.
@@ -70,16 +72,11 @@ async function openParquetRecords (desc, o, skip = 0) {
 }
 
 /**
- * --shard of a Parquet file: a contiguous run of its row groups (lib/read/row-groups.js
- * groupShare says why), as { mode: 'groups', index, count, from, to, firstRow, rows }.
+ * --shard of a Parquet input: which row groups are its share is known once its footer is read
+ * (readPlan), so nothing is read here (a URL of several inputs is not even requested yet).
  */
-async function parquetShare (desc, { index, count }) {
-  const pf = await openParquetFile(desc.name, desc.path)
-  try {
-    return { mode: 'groups', index, count, ...groupShare(pf.rowGroups.map(g => g.rows), index, count) }
-  } finally {
-    await pf.close()
-  }
+function parquetShare ({ index, count }) {
+  return { mode: 'groups', index, count }
 }
 
 /** The batches, then the file closed (also when the consumer stops early or reading fails). */

@@ -31,7 +31,25 @@ function float32Value (x) {
     if (Math.fround(Number(x.toPrecision(p))) === x) hi = p
     else lo = p + 1
   }
-  return Number(x.toPrecision(lo))
+  return Number(lo < 9 && isTie(x, lo) ? evenOf(x, lo) : x.toPrecision(lo))
+}
+
+/** Is x exactly halfway between two decimals of p significant digits (it has p + 1, the last a 5)? */
+function isTie (x, p) {
+  const longer = x.toExponential(p)
+  return longer.split('e')[0].endsWith('5') && Number(longer) === x
+}
+
+/**
+ * Of the two p-digit decimals x lies halfway between, the one with an even last digit (as JS
+ * prints doubles), where it reads back; toPrecision rounds a tie away from zero.
+ */
+function evenOf (x, p) {
+  const [mantissa, exp] = x.toExponential(p - 1).split('e')
+  const m = BigInt(mantissa.replace('.', ''))
+  if (m % 2n === 0n) return `${m}e${Number(exp) - (p - 1)}`
+  const other = `${m > 0n ? m - 1n : m + 1n}e${Number(exp) - (p - 1)}`
+  return Math.fround(Number(other)) === x ? other : x.toPrecision(p)
 }
 
 const NEGATIVE_ZERO = new JsonNumber('-0')

@@ -27,6 +27,10 @@ const { fileBuffer } = require('./parquet-file')
 
 const DEFAULT_BATCH = 512
 
+// The bytes read from the end first, for the footer (hyparquet reads again when it is longer):
+// its default, 512 KiB, is most of a small file, and one slow request over HTTP.
+const FOOTER_FETCH = 64 * 1024
+
 let hyparquet = null
 let compressors = null
 
@@ -96,7 +100,7 @@ class ParquetFile {
     let metadata
     try {
       if (buffer.byteLength < 12) throw new Error(`it is ${buffer.byteLength} bytes long, shorter than any Parquet file`)
-      metadata = await parquetMetadataAsync(buffer)
+      metadata = await parquetMetadataAsync(buffer, { initialFetchSize: FOOTER_FETCH })
     } catch (err) {
       if (err instanceof PipeloadError) throw err
       throw new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}: cannot read the Parquet footer (a Parquet file is read from its end): ${reasonOf(err)}`, { file: name, cause: err })

@@ -48,7 +48,7 @@ async function shardOf (desc, shard, o) {
   if (desc.format === 'json') {
     throw shardError(`shard cannot split ${desc.name}: a JSON document can only be read from its beginning. Convert it to NDJSON (jq -c '.[]'), or load it without --shard`)
   }
-  if (desc.format === 'parquet') return parquetShare(desc, shard)
+  if (desc.format === 'parquet') return parquetShare(shard)
   if (desc.path == null || desc.size == null || await isGzip(desc.path)) return { mode: 'chunks', index, count, size: CHUNK_SIZE }
   const head = index === 0 || !isQuoted(desc.format) ? null : await headOf(desc, o)
   const dataStart = head ? head.dataStart : 0

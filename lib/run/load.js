@@ -47,7 +47,7 @@ async function load (options) {
     resume = openCheckpoint(o, inputs, saved)
     rejects = o.rejects ? new RejectsFile(o.rejects, resume.state?.rejects ?? null) : null
   } catch (err) {
-    if (inputs[0].http) inputs[0].stream.destroy() // the response body is not read
+    if (inputs[0].http) inputs[0].stream?.destroy() // the response body is not read
     throw err
   }
   try {
@@ -94,7 +94,7 @@ async function load (options) {
     }
   } finally {
     if (rejects) try { rejects.close() } catch {} // pump() closed it and reported a failure to write
-    if (inputs[0].http && inputs.length === 1) inputs[0].stream.destroy() // a run stopped before reading it
+    if (inputs[0].http && inputs.length === 1) inputs[0].stream?.destroy() // a run stopped before reading it
   }
 }
 

@@ -26,7 +26,7 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
   try {
     source = await parseWhere(input, o, skip, before, cluster, masters, pool)
   } catch (err) {
-    if (input.http) input.stream.destroy() // the response body is not read
+    if (input.http) input.stream?.destroy() // the response body is not read
     throw err
   }
   return {
@@ -38,7 +38,7 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
       try {
         await source.close()
       } finally {
-        if (input.http) input.stream.destroy() // a run stopped early must not keep the download open
+        if (input.http) input.stream?.destroy() // a run stopped early must not keep the download open
       }
     }
   }
@@ -52,8 +52,9 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
  */
 async function parseWhere (input, o, skip, before, cluster, masters, pool) {
   const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
-  // Parquet: n workers (1 too) read and encode row groups side by side (encode/parquet-parallel.js).
-  if (input.format === 'parquet' && n > 0 && !o.map) return { ...await openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
+  // Parquet: n workers (1 too) read and encode a file's row groups side by side
+  // (encode/parquet-parallel.js); a URL's are read on this thread, through its one Range reader.
+  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { ...await openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
   if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
   if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before), workers: 1 }
   return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
@@ -106,7 +107,7 @@ class InputSequence {
       try {
         this.run.opened(i, input, skip)
       } catch (err) {
-        input.stream.destroy() // not the response the checkpoint was written for: not read
+        input.stream?.destroy() // not the response the checkpoint was written for: not read
         throw err
       }
     }
