@@ -3,6 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { nodeValue, keepsAnnotation, ROW_GROUP } = require('./parquet-values')
 const { fileBuffer } = require('./parquet-file')
+const { KEY_ORDER } = require('./json-value')
 
 // Parquet input, by row groups. The interface, for resume, shards and workers:
 //
@@ -208,15 +209,22 @@ class ParquetFile {
       { file: this.name, line: group.firstRow + 1, rowGroup: group.index, column, cause: err })
   }
 
-  /** Rows [start, end) of a read row group as record objects: column -> value, null for null. */
+  /**
+   * Rows [start, end) of a read row group as record objects: column -> value, null for null.
+   * What every record of the group shares is on their prototype, not on each: the row group
+   * (ROW_GROUP, for failures) and the columns in schema order (KEY_ORDER, which `*` follows:
+   * Object.keys would put a column named like an integer, "2024", first; it also costs an
+   * array per record).
+   */
   records (g, group, start, end) {
     const { columns, values } = group
+    if (group.proto === undefined) group.proto = { [ROW_GROUP]: g, [KEY_ORDER]: columns }
+    const proto = group.proto
     const n = columns.length
     const out = new Array(end - start)
     for (let r = start; r < end; r++) {
-      const rec = {}
+      const rec = Object.create(proto)
       for (let c = 0; c < n; c++) rec[columns[c]] = values[c][r]
-      rec[ROW_GROUP] = g
       out[r - start] = rec
     }
     return out
