@@ -8,7 +8,7 @@ import type { Redis, Cluster } from 'ioredis'
  */
 export type CommandArgs = Array<string | number | bigint | boolean | JsonNumber | Buffer | ArrayBufferView | ArrayBufferLike>
 
-export type Format = 'csv' | 'tsv' | 'json' | 'ndjson'
+export type Format = 'csv' | 'tsv' | 'json' | 'ndjson' | 'parquet'
 
 /** TLS settings (the usual subset of Node's `tls.connect` options). */
 export interface TlsOptions {
@@ -89,6 +89,8 @@ export interface Failure {
   offset?: number
   /** The record's element number (from 0) in a JSON document whose records share a line. */
   element?: number
+  /** A Parquet row's row group (from 0); `line` is then the row's number in its file (from 1). */
+  rowGroup?: number
   /** `PIPELOAD_FIELD_MISSING`, `PIPELOAD_INPUT_INVALID`, … or the error reply's prefix such as `WRONGTYPE`. */
   code: string
   message: string
@@ -114,13 +116,14 @@ export interface MapContext {
 
 export interface LoadOptions extends ConnectionOptions {
   /**
-   * A file path, a pattern (`'parts/*.csv'`), an `http://`/`https://` URL (streamed), `'-'` for stdin,
+   * A file path, a pattern (`'parts/*.csv'`), an `http://`/`https://` URL (streamed; a Parquet one
+   * read by Range requests), `'-'` for stdin,
    * a list of these (loaded one after another), a byte stream, or an (async) iterable of records.
    * An array whose every element is a string is a list of inputs; any other array is records
    * (pass string records as an iterable that is no array: `lines.values()`).
    */
   input: string | string[] | Readable | Iterable<unknown> | AsyncIterable<unknown>
-  /** Required for streams; taken from the file extension otherwise. */
+  /** Required for streams (not Parquet, which cannot be read from one); taken from the file extension otherwise. */
   format?: Format
   /** Name used in messages for streams and iterables (of several inputs, for `'-'` only). */
   name?: string

@@ -12,6 +12,8 @@ const { useHttpServer } = require('./helpers/http-server')
 const { runCli } = require('./helpers/run-cli')
 const { writeQuery, chunksOf } = require('./helpers/parquet')
 const { load } = require('..')
+const { ParquetFile } = require('../lib/read/parquet')
+const { fileBuffer } = require('../lib/read/parquet-file')
 
 let server
 let redis
@@ -64,6 +66,25 @@ describe('a file that cannot be read', () => {
   })
 })
 
+describe('a codec it cannot read, a chunk not where the footer says', () => {
+  // No writer here writes LZO: the footer as read is changed in memory, so the reader meets it
+  // where a file written so would have it.
+  it('name the file, the row group and the column, and why; other row groups still read', async () => {
+    const pf = await ParquetFile.open({ name: 'data.parquet', buffer: await fileBuffer(file) })
+    try {
+      pf.readable.row_groups[1].columns[1].meta_data.codec = 'LZO'
+      await expect(pf.readGroup(1, ['id', 'v', 'payload'])).rejects.toThrow('data.parquet: row group 1 (rows 10241-20480), column "v": cannot be read: unsupported compression codec: LZO')
+      await expect(pf.readGroup(0, ['id', 'v'])).resolves.toMatchObject({ rows: GROUP })
+      const meta = pf.readable.row_groups[2].columns[2].meta_data
+      pf.readable.row_groups[2].columns[2].meta_data = { ...meta, data_page_offset: meta.data_page_offset + 3n }
+      const err = await pf.readGroup(2, ['payload']).catch(e => e)
+      expect(err).toMatchObject({ code: 'PIPELOAD_INPUT_INVALID', rowGroup: 2, column: 'payload', line: 2 * GROUP + 1 })
+    } finally {
+      await pf.close()
+    }
+  })
+})
+
 describe('refused before anything is sent', () => {
   it('a template field that is no column: exit 2, the columns listed, no key written', async () => {
     const res = await runCli(['import', file, '-u', server.url, '-c', 'SET nc:{id} {id}', '-c', 'SET nc2:{id} {value}'])
@@ -102,6 +123,16 @@ describe('failed rows', () => {
     await load({ input: file, url: server.url, command: 'SET lib:{id} {v}', onError: 'skip', onFailure: f => failures.push(f) })
     expect(failures[0]).toMatchObject({ file, line: 4, rowGroup: 0, code: 'PIPELOAD_FIELD_MISSING' })
     expect(failures.find(f => f.line > 2 * GROUP)).toMatchObject({ rowGroup: 2 })
+  })
+
+  it('an error reply names the row and its row group too', async () => {
+    await redis.set('wt:20000', 'a string') // HSET on it: WRONGTYPE
+    const failures = []
+    const res = await runCli(['import', file, '-u', server.url, '-c', 'HSET wt:{id} id {id}', '--on-error', 'skip'])
+    expect(res.code).toBe(1)
+    expect(res.stderr).toContain(`${file}:20001: (row group 1) WRONGTYPE`)
+    await load({ input: file, url: server.url, command: 'HSET wt:{id} id {id}', onError: 'skip', onFailure: f => failures.push(f) })
+    expect(failures).toEqual([expect.objectContaining({ line: 20001, rowGroup: 1, source: 'reply' })])
   })
 })
 

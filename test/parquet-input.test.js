@@ -13,7 +13,7 @@ const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { prng } = require('./helpers/prng')
 const { writeRows, writeQuery, chunksOf, sql } = require('./helpers/parquet')
-const { load } = require('..')
+const { load, JsonNumber } = require('..')
 const { ParquetFile } = require('../lib/read/parquet')
 const { fileBuffer } = require('../lib/read/parquet-file')
 
@@ -59,8 +59,9 @@ describe('codecs, page versions, pages and encodings', () => {
   }
 
   // Arrow's writer: data pages v2 (LZ4_RAW) and v1 (snappy), 1-13 pages per column chunk,
-  // DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, BYTE_STREAM_SPLIT and dictionary encodings,
-  // INT96 timestamps, 64-bit extremes, a decimal in FIXED_LEN_BYTE_ARRAY, lists with nulls.
+  // DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT and
+  // dictionary encodings, INT96 timestamps, FLOAT16, 64-bit extremes, a decimal in
+  // FIXED_LEN_BYTE_ARRAY, lists with nulls.
   const expected = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'arrow.expected.json'), 'utf8'))
   for (const name of ['arrow-v1', 'arrow-v2']) {
     it(`${name}.parquet (Arrow C++): HSET * gives the texts Python made for it`, async () => {
@@ -95,6 +96,19 @@ describe('only the columns the templates use are read', () => {
     await buffer.close()
     return { ranges: ranges.slice(footer), rows }
   }
+
+  it('progress counts through the file by row groups, to its size, though unused columns are not read', async () => {
+    const seen = []
+    await load({ input: file, dryRun: 'resp', output: fs.createWriteStream('/dev/null'), command: 'SET p:{id} {name}', batchSize: 1000, progressInterval: 1, onProgress: p => seen.push([p.bytesRead, p.totalBytes]) })
+    const size = fs.statSync(file).size
+    expect(seen.length).toBeGreaterThan(3)
+    expect(seen.every(([, total]) => total === size)).toBe(true)
+    expect(seen.map(([b]) => b)).toEqual(seen.map(([b]) => b).sort((a, b) => a - b))
+    expect(seen.at(-1)[0]).toBe(size)
+    const chunks = await chunksOf(file)
+    const firstGroupEnd = Math.max(...chunks.filter(c => c.rowGroup === 0).map(c => c.end))
+    expect(seen.some(([b]) => b > 0 && b <= firstGroupEnd)).toBe(true) // within the first row group
+  })
 
   it('no byte of an unused column chunk is fetched (chunk ranges from DuckDB\'s parquet_metadata)', async () => {
     const chunks = await chunksOf(file)
@@ -152,6 +166,16 @@ describe('templates over Parquet rows', () => {
       expect(await redis.getBuffer(`e:${i}`)).toEqual(Buffer.from(new Float32Array([i + 0.5, -0, 1e-45, 0.1]).buffer))
       expect(await redis.getBuffer(`x:${i}`)).toEqual(Buffer.from(new Float32Array([0.1, i]).buffer))
     }
+  })
+
+  it('--map gets the row as values: numbers, JsonNumbers for decimals, strings, arrays, objects, null', async () => {
+    const seen = []
+    await load({ input: file, dryRun: 'text', output: fs.createWriteStream('/dev/null'), map: rec => { if (rec.id === 4 || rec.id === 5) seen.push(rec); return [] } })
+    expect(seen.map(r => ({ ...Object.fromEntries(Object.entries(r)), score: String(r.score) }))).toEqual([
+      { id: 4, 'Hourly Wage ($)': 'u4', score: '5.00', big: 4000000028, emb: [4.5, -0, 1e-45, 0.1], fixed: [0.1, 4], st: { a: 4, b: { c: 'x4' } }, maybe: null },
+      { id: 5, 'Hourly Wage ($)': 'u5', score: '6.25', big: 5000000035, emb: [5.5, -0, 1e-45, 0.1], fixed: [0.1, 5], st: { a: 5, b: { c: 'x5' } }, maybe: 5 }
+    ].map(r => ({ ...r, emb: r.emb.map(x => Object.is(x, -0) ? expect.objectContaining({ text: '-0' }) : x) })))
+    expect(seen[0].score).toBeInstanceOf(JsonNumber)
   })
 
   it('{st.b.c} reads a struct field; a field the struct lacks is refused, naming its fields', async () => {

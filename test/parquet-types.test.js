@@ -11,7 +11,7 @@ const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { prng } = require('./helpers/prng')
-const { writeRows, sql, chunksOf } = require('./helpers/parquet')
+const { writeRows, sql, chunksOf, shortestFloat32 } = require('./helpers/parquet')
 const { load } = require('..')
 
 let server
@@ -137,37 +137,6 @@ function same (text) { return { sql: text, want: text } }
 
 function float32Of (text) { return Math.fround(Number(text)) }
 
-/**
- * The shortest decimal that reads back as float32 `f`, as JS prints that number: for 1, 2, …
- * significant digits, the d-digit decimals just below, at and above |f| (toExponential's
- * mantissa - 1, + 0, + 1); of those that read back, the closest to f by exact (BigInt)
- * arithmetic, a tie going to the even last digit (as JS and Ryu choose).
- */
-function shortestFloat32 (f) {
-  const a = Math.abs(f)
-  const sign = f < 0 ? '-' : ''
-  const bits = new Uint32Array(new Float32Array([a]).buffer)[0]
-  const ef = bits >>> 23
-  const M = BigInt(ef === 0 ? bits & 0x7fffff : (bits & 0x7fffff) | 0x800000)
-  const E = ef === 0 ? -149 : ef - 150
-  const distance = (c, s) => { // |c·10^s − M·2^E|, scaled to an integer
-    const ta = BigInt(Math.max(0, -s))
-    const tb = BigInt(Math.max(0, -E))
-    const v = c * 10n ** (BigInt(s) + ta) * 2n ** tb
-    const w = M * 2n ** (BigInt(E) + tb) * 10n ** ta
-    return v > w ? v - w : w - v
-  }
-  for (let d = 1; d <= 9; d++) {
-    const [mantissa, exp] = a.toExponential(d - 1).split('e')
-    const m = BigInt(mantissa.replace('.', ''))
-    const scale = Number(exp) - (d - 1)
-    const fits = [m - 1n, m, m + 1n].filter(c => c > 0n && Math.fround(Number(`${c}e${scale}`)) === a)
-    if (fits.length === 0) continue
-    fits.sort((x, y) => { const dx = distance(x, scale); const dy = distance(y, scale); return dx < dy ? -1 : dx > dy ? 1 : Number(x % 2n) - Number(y % 2n) })
-    return sign + String(Number(`${fits[0]}e${scale}`))
-  }
-  throw new Error(`no text for ${f}`)
-}
 
 let file
 let rows // [{ id, [column]: { sql, want } | null }]

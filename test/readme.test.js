@@ -194,6 +194,21 @@ function expectationsFor (command) {
     }
   }
   if (/countries\.json --json-path features --key 'country:\{id\}'$/.test(command)) return hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))
+  // docs/parquet.md: cities.parquet is cities.csv written by DuckDB (population BIGINT,
+  // location [lat, lon] as FLOAT[]): the expected values come from the CSV text.
+  if (/cities\.parquet -c 'HSET city:\{id\}:features name \{name\} country \{country\} population \{population\} location \{location:f32\}'$/.test(command)) {
+    return {
+      keys: cities.map(c => `city:${c.id}:features`),
+      async check (redis) {
+        for (const c of cities) {
+          const h = await redis.hgetallBuffer(`city:${c.id}:features`)
+          expect(Object.keys(h).sort()).toEqual(['country', 'location', 'name', 'population'])
+          expect({ name: h.name.toString(), country: h.country.toString(), population: h.population.toString() }).toEqual({ name: c.name, country: c.country, population: c.population })
+          expect(h.location, `city ${c.id}`).toEqual(Buffer.from(new Float32Array([Number(c.lat), Number(c.lon)]).buffer))
+        }
+      }
+    }
+  }
   return null
 }
 

@@ -159,9 +159,9 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
 }
 
 /**
- * A Parquet row group, encoded whole (./parquet-groups.js); the last batch carries the file's
- * bytes read for it. A group that cannot be read is reported as its own failure: the loader
- * throws it once every group before it is sent, where the sequential reader would.
+ * A Parquet row group, encoded whole (./parquet-groups.js). A group that cannot be read is
+ * reported as its own failure: the loader throws it once every group before it is sent,
+ * where the sequential reader would.
  */
 async function encodeGroup (msg) {
   const at = gen
@@ -173,8 +173,7 @@ async function encodeGroup (msg) {
     return
   }
   if (at !== gen) return // the loader went on to another input meanwhile
-  out.batches.at(-1).bytesRead = out.bytes
-  out.batches.forEach((batch, i) => send(msg.index, batch, i === out.batches.length - 1))
+  out.forEach((batch, i) => send(msg.index, batch, i === out.length - 1))
 }
 
 /** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input; post them. */

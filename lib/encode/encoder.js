@@ -50,6 +50,7 @@ class BatchEncoder {
     this.lines = []
     this.offsets = []
     this.elements = null // a JSON document's element numbers, once a record has one (ELEMENT)
+    this.rowGroups = null // Parquet rows' row groups, once a record has one (ROW_GROUP)
     this.raws = this.keepRaw ? [] : null
     this.failures = []
     this.skipped = 0 // records map() returned null for: not sent, not failed
@@ -106,6 +107,8 @@ class BatchEncoder {
       this.offsets.push(offsets ? offsets[i] : null)
       const element = elementOf(rec)
       if (element !== undefined || this.elements !== null) this.pushElement(element)
+      const group = rowGroupOf(rec)
+      if (group !== undefined || this.rowGroups !== null) this.pushRowGroup(group)
       if (this.raws !== null) this.raws.push(raws ? raws[i] : rawOf(rec))
       if (this.cmds >= this.batchSize || w.pos >= this.maxBatchBytes) done.push(this.take(bytesRead))
     }
@@ -117,7 +120,7 @@ class BatchEncoder {
     const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
     const element = elementOf(rec)
     if (element !== undefined) f.element = element
-    const rowGroup = rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
+    const rowGroup = rowGroupOf(rec)
     if (rowGroup !== undefined) f.rowGroup = rowGroup // a Parquet row's: line is its row number
     if (err.code === 'ERR_STRING_TOO_LONG') { // V8, making a field's text for a template or a dry run
       f.code = 'PIPELOAD_RECORD_TOO_LARGE'
@@ -146,6 +149,7 @@ class BatchEncoder {
     }
     if (this.raws !== null) batch.raws = this.raws
     if (this.elements !== null) batch.elements = this.elements
+    if (this.rowGroups !== null) batch.rowGroups = this.rowGroups
     // Lets the sender hand the bytes back once acknowledged (not across threads).
     Object.defineProperty(batch, 'release', { value: () => this.writer.recycle(batch.buf), enumerable: false })
     this.reset()
@@ -158,9 +162,20 @@ class BatchEncoder {
     this.elements.push(element ?? null)
   }
 
+  /** The row group of the Parquet row just added (null: none), the records before it having none. */
+  pushRowGroup (group) {
+    if (this.rowGroups === null) this.rowGroups = new Array(this.lines.length - 1).fill(null)
+    this.rowGroups.push(group ?? null)
+  }
+
   get pending () {
     return this.records > 0
   }
+}
+
+/** A Parquet row's row group (parquet-values ROW_GROUP), or undefined. */
+function rowGroupOf (rec) {
+  return rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
 }
 
 /** A JSON document's element number where the record's line does not name it (json-value ELEMENT). */

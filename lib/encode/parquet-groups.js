@@ -31,22 +31,21 @@ class GroupEncoder {
    * Row group `g`, its first `drop` rows left out (--resume), encoded; `before`: records of the
    * run before its first. Throws what the sequential reader throws for this group (a page
    * that cannot be read names file, row group and column).
-   * @returns {Promise<{ batches: object[], bytes: number }>} bytes: the file's bytes read for it
+   * @returns {Promise<object[]>} its batches, `bytesRead` how far through the file their rows are (as read on one thread)
    */
   async encode ({ g, drop, before }, free) {
     const pf = await this.opening
     if (this.mapper === null) this.mapper = mapperFor(this.o, this.input.shape)
-    const was = pf.buffer.bytesRead
     let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1 })
     if (drop) batches = skipRecords(batches, drop, this.o.checkpoint)
     const encoder = encoderFor(this.mapper, this.o, before, free)
     const out = []
     for await (const b of batches) {
-      out.push(...encoder.add(b.records, b.lines, 0, b.offsets, b.raws))
+      out.push(...encoder.add(b.records, b.lines, b.bytesRead, b.offsets, b.raws))
       if (encoder.stopped) break
     }
-    if (!encoder.stopped) out.push(encoder.take(0))
-    return { batches: out, bytes: pf.buffer.bytesRead - was }
+    if (!encoder.stopped) out.push(encoder.take())
+    return out
   }
 
   async close () {

@@ -50,8 +50,6 @@ class ParquetParallel {
   constructor (desc, o, src, n, slots, before, pool) {
     const pf = src.parquet
     this.max = maxGroups(n)
-    // The sequential reader's bytesRead: the footer, then each group's column chunks.
-    this.bytesRead = pf.buffer.bytesRead
     // The groups to read, each with the rows to drop and the records of the run before it.
     this.items = []
     let records = before
@@ -117,7 +115,6 @@ class ParquetParallel {
       giveBack(b, w.worker, () => this.closed)
       item.batches.push(b)
       if (msg.last) {
-        item.bytes = b.bytesRead // the file's bytes the worker read for this group
         item.done = true
         w.load--
       }
@@ -132,10 +129,7 @@ class ParquetParallel {
         if (this.failed !== null) throw this.failed
         const item = this.items[this.head]
         if (item.batches.length) {
-          // Only a group's last batch is known to have all its bytes read.
-          if (item.done && item.batches.length === 1) this.bytesRead += item.bytes
-          const b = item.batches.shift()
-          b.bytesRead = this.bytesRead
+          const b = item.batches.shift() // bytesRead: how far through the file its rows are
           yield b
           if (b.stop) return // abort: nothing after the failed record is sent
           continue

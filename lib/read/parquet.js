@@ -10,7 +10,8 @@ const { KEY_ORDER } = require('./json-value')
 //   const pf = await ParquetFile.open({ name, buffer })   // buffer: an AsyncBuffer (parquet-file.js:
 //                                                           // fileBuffer(path), parquet-http.js: urlBuffer(url))
 //   pf.columns          top-level column names, schema order
-//   pf.rowGroups        [{ index, rows, firstRow }]: firstRow 0-based over the file
+//   pf.rowGroups        [{ index, rows, firstRow, bytesEnd }]: firstRow 0-based over the file, bytesEnd
+//                       where its column chunks end in the file
 //   pf.rows             rows in the file
 //   pf.projection(used) the top-level columns a run reads, from the templates' fields (templateFields
 //                       in encode/template.js; null = every column); throws PIPELOAD_TEMPLATE_INVALID
@@ -18,9 +19,12 @@ const { KEY_ORDER } = require('./json-value')
 //   await pf.readGroup(g, columns)  -> { rows, columns, values: arrays of record values, one per column }
 //   pf.records(g, read, start, end) -> record objects of rows [start, end) of readGroup(g)'s result
 //   pf.batches(columns, { fromGroup, toGroup, batchRecords }) -> async iterable of reader batches
-//                       { records, lines, offsets: null, bytesRead }, lines = 1-based row numbers over the
-//                       file; a batch never spans two row groups; each record carries its row group
-//                       under ROW_GROUP (a symbol: no field), for failures
+//                       { records, lines, offsets: null, bytesRead }: lines = 1-based row numbers over
+//                       the file; bytesRead = how far through the file that is (position(g, row), not
+//                       the bytes fetched: unused columns are never read); a batch never spans two row
+//                       groups; each record carries its row group under ROW_GROUP (a symbol: no field),
+//                       for failures
+//   await pf.close()    closes the file (a URL: nothing to close)
 //
 // Only the projected columns' chunks are fetched and decompressed (hyparquet reads by byte ranges).
 // A row group is the unit: it is read whole (its projected columns), converted column by column
@@ -81,9 +85,11 @@ class ParquetFile {
     this.columns = this.tree.children.map(c => c.element.name)
     this.nodes = new Map(this.tree.children.map(c => [c.element.name, c]))
     let first = 0
+    let bytesEnd = 4 // after the magic bytes
     this.rowGroups = metadata.row_groups.map((g, index) => {
       const rows = Number(g.num_rows)
-      const group = { index, rows, firstRow: first }
+      bytesEnd = Math.max(bytesEnd, ...g.columns.map(chunkEnd))
+      const group = { index, rows, firstRow: first, bytesEnd }
       first += rows
       return group
     })
@@ -181,7 +187,7 @@ class ParquetFile {
     return { rows: group.rows, columns, values }
   }
 
-  /** One column's stored values in a row group: hyparquet's chunks (a page or more each), in row order. */
+  /** One column's stored values in a row group: hyparquet's chunks (a page or more each). */
   async readParts (group, column) {
     const { parquetRead } = lib()
     const parts = []
@@ -197,7 +203,7 @@ class ParquetFile {
       parsers: RAW_PARSERS,
       onChunk: ({ columnData, rowStart }) => parts.push({ rowStart, columnData })
     })
-    return parts.sort((a, b) => a.rowStart - b.rowStart)
+    return parts
   }
 
   /** A row group's column that could not be read, as the error that names them. */
@@ -242,14 +248,33 @@ class ParquetFile {
         const end = Math.min(group.rows, start + batchRecords)
         const lines = new Array(end - start)
         for (let i = 0; i < lines.length; i++) lines[i] = first + start + i + 1
-        yield { records: this.records(g, group, start, end), lines, offsets: null, bytesRead: this.buffer.bytesRead ?? 0 }
+        yield { records: this.records(g, group, start, end), lines, offsets: null, bytesRead: this.position(g, end) }
       }
     }
+  }
+
+  /**
+   * How far through the file row `end` of row group `g` is, in bytes, for the progress line:
+   * the group's share of the file by its rows; the whole file after the last row. (The bytes
+   * fetched would not do: the columns not used are never read.)
+   */
+  position (g, end) {
+    const group = this.rowGroups[g]
+    if (g === this.rowGroups.length - 1 && end === group.rows) return this.buffer.byteLength
+    const before = g === 0 ? 4 : this.rowGroups[g - 1].bytesEnd
+    return Math.round(before + (group.bytesEnd - before) * end / group.rows)
   }
 
   async close () {
     if (typeof this.buffer.close === 'function') await this.buffer.close()
   }
+}
+
+/** Where a column chunk's bytes end in the file (its dictionary page, if any, comes first). */
+function chunkEnd (chunk) {
+  const m = chunk.meta_data
+  if (!m) return 0
+  return Number(m.dictionary_page_offset ?? m.data_page_offset) + Number(m.total_compressed_size)
 }
 
 function isLeaf (node) {
@@ -262,10 +287,14 @@ function isStruct (node) {
   return node.children.length > 0 && !['LIST', 'MAP', 'MAP_KEY_VALUE'].includes(e.converted_type) && l !== 'LIST' && l !== 'MAP'
 }
 
-/** A column's chunks converted by `value` into one array of `rows` values, in row order. */
+/**
+ * A column's chunks (hyparquet's onChunk: it may call several times per column, in any order)
+ * converted by `value` into one array of `rows` values, in row order.
+ */
 function convertParts (parts, rows, value) {
   const out = new Array(rows)
   let i = 0
+  if (parts.length > 1) parts.sort((a, b) => a.rowStart - b.rowStart)
   for (const { columnData } of parts) for (let j = 0; j < columnData.length; j++) out[i++] = value(columnData[j])
   for (; i < rows; i++) out[i] = null // no chunk: a row group of no values read
   return out
@@ -282,4 +311,4 @@ async function openParquetFile (name, path) {
   }
 }
 
-module.exports = { ParquetFile, openParquetFile, DEFAULT_BATCH }
+module.exports = { ParquetFile, openParquetFile, convertParts, DEFAULT_BATCH }

@@ -45,6 +45,9 @@ async function shardOf (desc, shard, o) {
   if (desc.kind === 'records') {
     throw shardError('shard splits a file, a byte stream or a URL; an iterable of records cannot be split: give each shard its own records')
   }
+  if (desc.format === 'parquet') { // by whole row groups: not built yet, and a shard must never load everything
+    throw shardError(`shard cannot split ${desc.name} yet: a Parquet input is loaded whole, without --shard`)
+  }
   if (desc.format === 'json') {
     throw shardError(`shard cannot split ${desc.name}: a JSON document can only be read from its beginning. Convert it to NDJSON (jq -c '.[]'), or load it without --shard`)
   }

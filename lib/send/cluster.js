@@ -278,7 +278,7 @@ class ClusterSink {
     parent.recFailed[r] = 1
     parent.failed++
     this.stats.failedRecords++
-    this.onFailure({ file: parent.file ?? this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, element: parent.elements?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] }, parent)
+    this.onFailure({ file: parent.file ?? this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, element: parent.elements?.[r] ?? undefined, rowGroup: parent.rowGroups?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] }, parent)
   }
 
   /** A final reply for command i of parent (err: an error reply that fails its record). */

@@ -137,6 +137,7 @@ class Pipe {
         last.lines.push(encoded.lines[i])
         last.offsets?.push(encoded.offsets?.[i] ?? null)
         if (last.elements || encoded.elements) (last.elements ??= new Array(last.lines.length - 1).fill(null)).push(encoded.elements?.[i] ?? null)
+        if (last.rowGroups || encoded.rowGroups) (last.rowGroups ??= new Array(last.lines.length - 1).fill(null)).push(encoded.rowGroups?.[i] ?? null)
         last.raws?.push(encoded.raws?.[i])
       }
     } else if (encoded.records) {
@@ -203,7 +204,7 @@ class Pipe {
         b.failed++
         this.stats.failedRecords++
         const message = String(err.message)
-        this.onFailure({ file: b.file ?? this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, element: b.elements?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
+        this.onFailure({ file: b.file ?? this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, element: b.elements?.[rec] ?? undefined, rowGroup: b.rowGroups?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
       }
     }
     if (++b.replies === b.cmds) this.ack(b)

@@ -73,4 +73,36 @@ function fixtureDir (tmp, name) {
   return dir
 }
 
-module.exports = { sql, writeRows, writeQuery, chunksOf, fixtureDir }
+/**
+ * The shortest decimal that reads back as float32 `f`, as JS prints that number: for 1, 2, …
+ * significant digits, the d-digit decimals just below, at and above |f| (toExponential's
+ * mantissa - 1, + 0, + 1); of those that read back, the closest to f by exact (BigInt)
+ * arithmetic, a tie going to the even last digit (as JS and Ryu choose).
+ */
+function shortestFloat32 (f) {
+  const a = Math.abs(f)
+  const sign = f < 0 ? '-' : ''
+  const bits = new Uint32Array(new Float32Array([a]).buffer)[0]
+  const ef = bits >>> 23
+  const M = BigInt(ef === 0 ? bits & 0x7fffff : (bits & 0x7fffff) | 0x800000)
+  const E = ef === 0 ? -149 : ef - 150
+  const distance = (c, s) => { // |c·10^s − M·2^E|, scaled to an integer
+    const ta = BigInt(Math.max(0, -s))
+    const tb = BigInt(Math.max(0, -E))
+    const v = c * 10n ** (BigInt(s) + ta) * 2n ** tb
+    const w = M * 2n ** (BigInt(E) + tb) * 10n ** ta
+    return v > w ? v - w : w - v
+  }
+  for (let d = 1; d <= 9; d++) {
+    const [mantissa, exp] = a.toExponential(d - 1).split('e')
+    const m = BigInt(mantissa.replace('.', ''))
+    const scale = Number(exp) - (d - 1)
+    const fits = [m - 1n, m, m + 1n].filter(c => c > 0n && Math.fround(Number(`${c}e${scale}`)) === a)
+    if (fits.length === 0) continue
+    fits.sort((x, y) => { const dx = distance(x, scale); const dy = distance(y, scale); return dx < dy ? -1 : dx > dy ? 1 : Number(x % 2n) - Number(y % 2n) })
+    return sign + String(Number(`${fits[0]}e${scale}`))
+  }
+  throw new Error(`no text for ${f}`)
+}
+
+module.exports = { sql, writeRows, writeQuery, chunksOf, fixtureDir, shortestFloat32 }

@@ -22,6 +22,8 @@ async function main (): Promise<void> {
   // binary arguments go out as their bytes; [] sends nothing for a record
   const several: Summary = await load({ input: ['a.csv', 'parts/*.ndjson', 'https://example.com/c.csv', '-'], format: 'csv', key: 'k:{id}' })
   await load({ input: 'coords.csv', relaxQuotes: true, key: 'point:{id}' })
+  // Parquet: a path or URL; failures of its rows carry their row group
+  await load({ input: 'lake/part-*.parquet', format: 'parquet', command: 'SET f:{id} {emb:f32}', onFailure: f => { const g: number | undefined = f.rowGroup; void g } })
   const firstFile: { input: string, records: number, loaded: number, errors: number, skipped: number } = several.files[0]
   void firstFile
   await load({ input: [{ id: 1 }], map: rec => rec.id === 2 ? [] : [['SET', Buffer.from('k'), new Uint8Array([0xff]), new DataView(new ArrayBuffer(2)), new ArrayBuffer(1), 10n]] })
