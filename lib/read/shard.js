@@ -38,15 +38,13 @@ function shardError (message) {
  * The share of `desc` (lib/read/input.js describeInput) that shard { index, count } loads:
  *   { mode: 'range', index, count, range: { start, end }, start: null | { offset, line, columns, fields } }
  *   { mode: 'chunks', index, count, size }
+ *   { mode: 'groups', index, count } (Parquet: its row groups, found once its footer is read)
  * `o`: load()'s options (header, columns, delimiter, maxRecordSize) for reading the header.
  */
 async function shardOf (desc, shard, o) {
   const { index, count } = shard
   if (desc.kind === 'records') {
     throw shardError('shard splits a file, a byte stream or a URL; an iterable of records cannot be split: give each shard its own records')
-  }
-  if (desc.format === 'parquet') { // by whole row groups: not built yet, and a shard must never load everything
-    throw shardError(`shard cannot split ${desc.name} yet: a Parquet input is loaded whole, without --shard`)
   }
   if (desc.format === 'json') {
     throw shardError(`shard cannot split ${desc.name}: a JSON document can only be read from its beginning. Convert it to NDJSON (jq -c '.[]'), or load it without --shard`)
