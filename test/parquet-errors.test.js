@@ -174,6 +174,37 @@ describe('a Parquet file at a URL', () => {
     expect(summary.loaded).toBe(30000)
   })
 
+  it('follows a redirect to where the ranges are read; the URL\'s credentials are sent', async () => {
+    serve('/lake/moved.parquet', fs.readFileSync(file))
+    web.routes.set('/old.parquet', (req, res) => { res.writeHead(302, { location: '/lake/moved.parquet' }); res.end() })
+    const before = web.seen.length
+    const summary = await load({ input: web.base.replace('//', '//me:secret@') + '/old.parquet', url: server.url, command: 'SET rd:{id} 1' })
+    expect(summary.loaded).toBe(30000)
+    const seen = web.seen.slice(before)
+    expect(seen[0]).toMatchObject({ path: '/old.parquet', headers: { authorization: 'Basic ' + Buffer.from('me:secret').toString('base64') } })
+    expect(seen.slice(1).every(x => x.path === '/lake/moved.parquet')).toBe(true) // each range where the redirect led
+  })
+
+  it('a file replaced while it is read stops the run (If-Range: its ETag), naming the row group', async () => {
+    const bytes = fs.readFileSync(file)
+    let served = 0
+    web.routes.set('/changing.parquet', (req, res) => {
+      const etag = served++ < 3 ? '"v1"' : '"v2"' // the probe, the footer, one chunk; then a new file
+      const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range)
+      if (req.headers['if-range'] && req.headers['if-range'] !== etag) {
+        res.writeHead(200, { etag, 'content-length': bytes.length })
+        return res.end(bytes)
+      }
+      const first = Number(m[1])
+      const last = Math.min(Number(m[2]), bytes.length - 1)
+      res.writeHead(206, { etag, 'content-range': `bytes ${first}-${last}/${bytes.length}`, 'content-length': last - first + 1 })
+      res.end(bytes.subarray(first, last + 1))
+    })
+    const res = await runCli(['import', `${web.base}/changing.parquet`, '-u', server.url, '-c', 'SET ch:{id} {v}', '--on-error', 'skip'])
+    expect(res.code).toBe(3)
+    expect(res.stderr).toMatch(/changing\.parquet: row group \d \(rows \d+-\d+\).*cannot be read: bytes \d+-\d+: it changed while it was read/)
+  })
+
   it('a server without Range support: a clear error, exit 3, nothing downloaded whole', async () => {
     serve('/plain/data.parquet', fs.readFileSync(file), { ranges: false })
     const res = await runCli(['import', `${web.base}/plain/data.parquet`, '-u', server.url, '-c', 'SET nr:{id} 1'])
