@@ -17,6 +17,7 @@ const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
 const { recordCounts } = require('./helpers/counters')
 const { waitFor } = require('./helpers/wait')
 const { writeParquet, rowGroups } = require('./helpers/duckdb')
+const { useHttpServer } = require('./helpers/http-server')
 
 const ROWS = 200_000
 const GROUP = 8192
@@ -29,6 +30,7 @@ let redis
 let dir
 
 useServer('pipeload-parquet-resume-', s => { server = s.srv; redis = s.redis; dir = s.tmp })
+const web = useHttpServer()
 
 /** A fresh copy of the fixture for one case (each case damages its own). */
 let fixture
@@ -119,3 +121,62 @@ describe('Parquet: SIGKILL, then --resume from the row group of the first unackn
     }, 120_000)
   }
 })
+
+describe('Parquet at a URL: SIGKILL, then --resume', () => {
+  /** Serves `bytes` as a static file server does byte ranges (If-Range: the ETag). */
+  function serve (route, bytes) {
+    web.routes.set(route, (req, res) => {
+      const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range || '')
+      if (!m) {
+        res.writeHead(200, { etag: '"v1"', 'content-length': bytes.length })
+        return res.end(bytes)
+      }
+      const first = Number(m[1])
+      const last = Math.min(Number(m[2]), bytes.length - 1)
+      res.writeHead(206, { etag: '"v1"', 'content-range': `bytes ${first}-${last}/${bytes.length}`, 'content-length': last - first + 1 })
+      res.end(bytes.subarray(first, last + 1))
+    })
+  }
+
+  it('the resumed run requests no byte of the row groups before the first unacknowledged row', async () => {
+    const bytes = fs.readFileSync(fixture)
+    serve('/lake/rows.parquet', bytes)
+    const url = `${web.base}/lake/rows.parquet`
+    const cp = path.join(dir, 'url.checkpoint')
+    const prefix = 'url:'
+    const args = ['-c', `INCR ${prefix}{id}`, '--checkpoint', cp, '--batch-size', '200', '--window', '1', '--json']
+    const first = start(url, args)
+    await waitFor('a checkpoint past three row groups', () => checkpointRecords(cp) > 3 * GROUP, 60_000)
+    first.kill('SIGKILL')
+    expect((await first.done).signal).toBe('SIGKILL')
+    const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
+    expect(saved.records).toBeLessThan(ROWS)
+
+    const groups = await rowGroups(fixture)
+    let at = 0
+    let g0 = 0
+    while (at + groups[g0].rows <= saved.records) at += groups[g0++].rows
+    expect(g0).toBeGreaterThanOrEqual(3)
+    const before = web.seen.length
+    const second = start(url, [...args, '--resume'])
+    const { code } = await second.done
+    expect(second.err).toBe('')
+    expect(code).toBe(0)
+    expect(JSON.parse(second.out)).toMatchObject({ resumedFrom: saved.records, records: ROWS, loaded: ROWS, errors: 0 })
+    // Every byte range the resumed run asked for lies outside row groups 0 … g0 - 1.
+    const ranges = web.seen.slice(before).map(r => /^bytes=(\d+)-(\d+)$/.exec(r.headers.range || '')).map(m => m && [Number(m[1]), Number(m[2]) + 1])
+    expect(ranges.length).toBeGreaterThan(2)
+    expect(ranges.every(r => r !== null)).toBe(true) // nothing downloaded whole
+    for (const g of groups.slice(0, g0)) {
+      expect(ranges.filter(([s, e]) => s < g.end && e > g.start), `row group [${g.start}, ${g.end})`).toEqual([])
+    }
+    // The row group of the first unacknowledged row and the last one were read.
+    for (const g of [groups[g0], groups[groups.length - 1]]) expect(ranges.some(([s, e]) => s < g.end && e > g.start)).toBe(true)
+    const after = await recordCounts(redis, prefix, ROWS)
+    for (let i = 0; i < ROWS; i++) {
+      const ok = i < saved.records ? after[i] === 1 : after[i] === 1 || after[i] === 2
+      if (!ok) expect.fail(`row ${i} ran ${after[i]} times (checkpoint at ${saved.records})`)
+    }
+  }, 120_000)
+})
+
