@@ -159,21 +159,18 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
 }
 
 /**
- * A Parquet row group, encoded whole (./parquet-groups.js). A group that cannot be read is
+ * A Parquet row group, its batches posted as they are encoded (./parquet-groups.js). A group that cannot be read is
  * reported as its own failure: the loader throws it once every group before it is sent,
  * where the sequential reader would.
  */
 async function encodeGroup (msg) {
   const at = gen
-  let out
   try {
-    out = await groups.encode(msg, free)
+    // Posted as encoded; not once the loader went on to another input meanwhile.
+    await groups.encode(msg, free, (batch, last) => { if (at === gen) send(msg.index, batch, last) })
   } catch (err) {
     if (at === gen) parentPort.postMessage({ type: 'group-error', gen, index: msg.index, error: serializeError(err) })
-    return
   }
-  if (at !== gen) return // the loader went on to another input meanwhile
-  out.forEach((batch, i) => send(msg.index, batch, i === out.length - 1))
 }
 
 /** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input; post them. */

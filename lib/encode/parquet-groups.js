@@ -29,23 +29,29 @@ class GroupEncoder {
 
   /**
    * Row group `g`, its first `drop` rows left out (--resume), encoded; `before`: records of the
-   * run before its first. Throws what the sequential reader throws for this group (a page
-   * that cannot be read names file, row group and column).
-   * @returns {Promise<object[]>} its batches, `bytesRead` how far through the file their rows are (as read on one thread)
+   * run before its first. Each batch goes to `emit` as soon as it is encoded, its last with
+   * `last` true, so that the loader sends the group while it is encoded and no worker holds a
+   * whole group's RESP. Throws what the sequential reader throws for this group (a page that
+   * cannot be read names file, row group and column), before any batch of it.
+   * Batches' `bytesRead`: how far through the file their rows are, as on one thread.
    */
-  async encode ({ g, drop, before }, free) {
+  async encode ({ g, drop, before }, free, emit) {
     const pf = await this.opening
     if (this.mapper === null) this.mapper = mapperFor(this.o, this.input.shape)
     let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1 })
     if (drop) batches = skipRecords(batches, drop, this.o.checkpoint)
     const encoder = encoderFor(this.mapper, this.o, before, free)
-    const out = []
+    let held = null // the latest batch: the last one is known only at the end
+    const out = batch => {
+      if (held !== null) emit(held, false)
+      held = batch
+    }
     for await (const b of batches) {
-      out.push(...encoder.add(b.records, b.lines, b.bytesRead, b.offsets, b.raws))
+      for (const batch of encoder.add(b.records, b.lines, b.bytesRead, b.offsets, b.raws)) out(batch)
       if (encoder.stopped) break
     }
-    if (!encoder.stopped) out.push(encoder.take())
-    return out
+    if (!encoder.stopped) out(encoder.take())
+    emit(held, true)
   }
 
   async close () {

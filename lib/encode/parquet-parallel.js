@@ -18,8 +18,8 @@ const { WorkerPool } = require('./parallel')
 // before it is yielded, its error is thrown (the groups after it are not sent).
 //
 // Memory: at most n + 1 row groups are given out and not yet yielded (one being read per
-// worker, and the one being sent), each as its projected columns while a worker decodes it,
-// then as its encoded batches.
+// worker, and the one being sent), each as its projected columns while a worker decodes it;
+// its batches are posted as they are encoded and wait here until their group's turn.
 
 /** Row groups handed out and not yet fully yielded, at most: one per worker and the head. */
 function maxGroups (n) {
@@ -161,4 +161,4 @@ class ParquetParallel {
   }
 }
 
-module.exports = { openParquetParallel, maxGroups }
+module.exports = { openParquetParallel }
