@@ -15,11 +15,10 @@ const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
 const { recordCounts } = require('./helpers/counters')
-const { waitFor } = require('./helpers/wait')
 const { writeParquet, rowGroups } = require('./helpers/duckdb')
 const { useHttpServer } = require('./helpers/http-server')
 
-const ROWS = 200_000
+const ROWS = 300_000
 const GROUP = 8192
 // A whole number of seconds: set again after the damage, to the millisecond (utimes loses
 // the sub-millisecond part of a real mtime, and the checkpoint compares mtimeMs exactly).
@@ -46,18 +45,19 @@ function copyFixture (name) {
   return file
 }
 
-function start (file, args) {
-  const child = spawn(process.execPath, [BIN, 'import', file, '-u', server.url, ...args], { env: BASE_ENV, stdio: ['ignore', 'pipe', 'pipe'] })
+const KILL = path.join(__dirname, 'helpers', 'kill-after-checkpoint.js')
+
+/** The CLI; with `killPast` { checkpoint, records }, SIGKILLed once a checkpoint counts more records. */
+function start (file, args, killPast = null) {
+  const preload = killPast ? ['--require', KILL] : []
+  const env = killPast ? { ...BASE_ENV, KILL_CHECKPOINT: killPast.checkpoint, KILL_AFTER_RECORDS: String(killPast.records) } : BASE_ENV
+  const child = spawn(process.execPath, [...preload, BIN, 'import', file, '-u', server.url, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   child.out = ''
   child.err = ''
   child.stdout.on('data', d => { child.out += d })
   child.stderr.on('data', d => { child.err += d })
   child.done = new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal })))
   return child
-}
-
-function checkpointRecords (file) {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')).records } catch { return 0 }
 }
 
 /** Overwrite row groups [0, to) of `file` (byte spans from DuckDB) with garbage; size and mtime kept. */
@@ -83,11 +83,9 @@ describe('Parquet: SIGKILL, then --resume from the row group of the first unackn
       const cp = path.join(dir, `${name}.checkpoint`)
       const prefix = `${name}:`
       const args = ['-c', `INCR ${prefix}{id}`, '--checkpoint', cp, '--batch-size', '200', '--window', '1', '--json']
-      const first = start(file, [...args, ...loadWith])
-      // Past three row groups: the resumed run has whole groups before its first to leave out.
-      await waitFor('a checkpoint past three row groups', () => checkpointRecords(cp) > 3 * GROUP, 60_000)
-      first.kill('SIGKILL')
-      expect((await first.done).signal).toBe('SIGKILL')
+      // Killed past three row groups: the resumed run has whole groups before its first to leave out.
+      const first = start(file, [...args, ...loadWith], { checkpoint: cp, records: 3 * GROUP })
+      expect((await first.done).signal, first.err).toBe('SIGKILL')
       const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
       expect(saved.complete).toBe(false)
       expect(saved.records).toBeLessThan(ROWS) // killed before the end: something is left to resume
@@ -145,10 +143,8 @@ describe('Parquet at a URL: SIGKILL, then --resume', () => {
     const cp = path.join(dir, 'url.checkpoint')
     const prefix = 'url:'
     const args = ['-c', `INCR ${prefix}{id}`, '--checkpoint', cp, '--batch-size', '200', '--window', '1', '--json']
-    const first = start(url, args)
-    await waitFor('a checkpoint past three row groups', () => checkpointRecords(cp) > 3 * GROUP, 60_000)
-    first.kill('SIGKILL')
-    expect((await first.done).signal).toBe('SIGKILL')
+    const first = start(url, args, { checkpoint: cp, records: 3 * GROUP })
+    expect((await first.done).signal, first.err).toBe('SIGKILL')
     const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
     expect(saved.records).toBeLessThan(ROWS)
 
