@@ -105,15 +105,15 @@ describe('workers auto through load(): clusters', () => {
 // Parquet (issue 24): `auto` decides by the same rules, from the file's size; the workers then
 // read its row groups side by side (lib/encode/parquet-parallel.js).
 describe('workers auto through load(): a Parquet file', () => {
-  const { writeParquet } = require('./helpers/duckdb')
+  const { writeQuery } = require('./helpers/parquet')
   let bigParquet
   let smallParquet
   beforeAll(async () => {
     bigParquet = path.join(path.dirname(big), 'big.parquet')
     smallParquet = path.join(path.dirname(big), 'small.parquet')
     // md5 texts do not compress: ~13 MB uncompressed, in 8 row groups.
-    await writeParquet(bigParquet, 'SELECT i AS id, md5(i::VARCHAR) AS a, md5((i + 1)::VARCHAR) AS b FROM range(200000) t(i)', { compression: 'uncompressed', rowGroupSize: 24576 })
-    await writeParquet(smallParquet, 'SELECT i AS id, md5(i::VARCHAR) AS a FROM range(1000) t(i)')
+    await writeQuery(bigParquet, 'SELECT i AS id, md5(i::VARCHAR) AS a, md5((i + 1)::VARCHAR) AS b FROM range(200000) t(i)', 'COMPRESSION uncompressed, ROW_GROUP_SIZE 24576')
+    await writeQuery(smallParquet, 'SELECT i AS id, md5(i::VARCHAR) AS a FROM range(1000) t(i)')
     expect(fs.statSync(bigParquet).size).toBeGreaterThan(8 * 1024 * 1024)
   })
   afterEach(() => vi.restoreAllMocks())

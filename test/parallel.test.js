@@ -446,15 +446,15 @@ describe('workers: an input that pauses', () => {
 // (lib/encode/parquet-parallel.js), sent in file order. Files written by DuckDB, several row
 // groups each, with nulls (a missing field: a failure when a key needs it), a struct and a list.
 describe('workers: Parquet inputs, row groups decoded side by side, give what workers 0 gives', () => {
-  const { writeParquet, rowGroups } = require('./helpers/duckdb')
+  const { writeQuery, rowGroupsOf } = require('./helpers/parquet')
   const PQ_RUNS = [[1, undefined], [2, undefined], [4, undefined]]
   const PQ_ROWS = 20_000
   let file
   beforeAll(async () => {
     file = path.join(tmp, 'rows.parquet')
-    await writeParquet(file, `SELECT i::BIGINT AS id, CASE WHEN i % 997 = 5 THEN NULL ELSE 'név ' || i END AS name, i / 3.0 AS score,
-      {'a': i, 'b': 'x' || i} AS st, [i, i + 1] AS tags, CASE WHEN i % 1501 = 7 THEN NULL ELSE i * 2 END AS k FROM range(${PQ_ROWS}) t(i)`, { rowGroupSize: 2048 })
-    expect((await rowGroups(file)).length).toBeGreaterThan(8)
+    await writeQuery(file, `SELECT i::BIGINT AS id, CASE WHEN i % 997 = 5 THEN NULL ELSE 'név ' || i END AS name, i / 3.0 AS score,
+      {'a': i, 'b': 'x' || i} AS st, [i, i + 1] AS tags, CASE WHEN i % 1501 = 7 THEN NULL ELSE i * 2 END AS k FROM range(${PQ_ROWS}) t(i)`, 'COMPRESSION zstd, ROW_GROUP_SIZE 2048')
+    expect((await rowGroupsOf(file)).length).toBeGreaterThan(8)
   })
 
   it('every column, {$n} and {$line}; a key field that is null fails its row, in both error modes, with a rejects file', async () => {
@@ -471,7 +471,7 @@ describe('workers: Parquet inputs, row groups decoded side by side, give what wo
   it('a row group that cannot be read: the groups before it are sent, then the same error', async () => {
     const broken = path.join(tmp, 'broken.parquet')
     fs.copyFileSync(file, broken)
-    const g = (await rowGroups(broken))[4]
+    const g = (await rowGroupsOf(broken))[4]
     const fd = fs.openSync(broken, 'r+')
     fs.writeSync(fd, Buffer.alloc(g.end - g.start, 0x5c), 0, g.end - g.start, g.start)
     fs.closeSync(fd)

@@ -15,7 +15,7 @@ const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
 const { recordCounts } = require('./helpers/counters')
-const { writeParquet, rowGroups } = require('./helpers/duckdb')
+const { writeQuery, rowGroupsOf } = require('./helpers/parquet')
 const { useHttpServer } = require('./helpers/http-server')
 
 const ROWS = 300_000
@@ -35,7 +35,7 @@ const web = useHttpServer()
 let fixture
 beforeAll(async () => {
   fixture = path.join(dir, 'rows.parquet')
-  await writeParquet(fixture, `SELECT i::BIGINT AS id, 'v' || i AS v, (i * 7919 % 10007) / 8.0 AS score FROM range(${ROWS}) t(i)`, { rowGroupSize: GROUP })
+  await writeQuery(fixture, `SELECT i::BIGINT AS id, 'v' || i AS v, (i * 7919 % 10007) / 8.0 AS score FROM range(${ROWS}) t(i)`, `COMPRESSION zstd, ROW_GROUP_SIZE ${GROUP}`)
 })
 
 function copyFixture (name) {
@@ -91,7 +91,7 @@ describe('Parquet: SIGKILL, then --resume from the row group of the first unackn
       expect(saved.records).toBeLessThan(ROWS) // killed before the end: something is left to resume
 
       // The row group holding row saved.records (0-based), from DuckDB's footer.
-      const groups = await rowGroups(file)
+      const groups = await rowGroupsOf(file)
       expect(groups.length).toBeGreaterThan(10)
       let at = 0
       let g0 = 0
@@ -148,7 +148,7 @@ describe('Parquet at a URL: SIGKILL, then --resume', () => {
     const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
     expect(saved.records).toBeLessThan(ROWS)
 
-    const groups = await rowGroups(fixture)
+    const groups = await rowGroupsOf(fixture)
     let at = 0
     let g0 = 0
     while (at + groups[g0].rows <= saved.records) at += groups[g0++].rows

@@ -8,17 +8,17 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { dryRunIntoMemory } = require('./helpers/dry-run')
-const { writeParquet, query } = require('./helpers/duckdb')
+const { writeQuery, sql } = require('./helpers/parquet')
 
 let file
 beforeAll(async () => {
   file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-star-order-')), 'order.parquet')
-  await writeParquet(file, `SELECT i AS a, i * 10 AS "10", 'x' || i AS b, NULL::INT AS "2024", i + 1 AS "0" FROM range(3000) t(i)`, { rowGroupSize: 2048 })
+  await writeQuery(file, `SELECT i AS a, i * 10 AS "10", 'x' || i AS b, NULL::INT AS "2024", i + 1 AS "0" FROM range(3000) t(i)`, 'COMPRESSION zstd, ROW_GROUP_SIZE 2048')
 })
 
 describe('Parquet: * in schema order', () => {
   it('columns named like integers stay where the schema has them; a null column is left out', async () => {
-    const order = (await query(`SELECT name FROM parquet_schema('${file}') WHERE num_children IS NULL`)).map(r => r[0])
+    const order = (await sql(`SELECT name FROM parquet_schema('${file}') WHERE num_children IS NULL`)).map(r => r[0])
     expect(order).toEqual(['a', '10', 'b', '2024', '0'])
     const { bytes, error } = await dryRunIntoMemory({ input: file, command: 'HSET k:{a} *', dryRun: 'text', workers: 0 })
     expect(error).toBeNull()

@@ -11,7 +11,7 @@ const zlib = require('node:zlib')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { prng } = require('./helpers/prng')
-const { writeParquet } = require('./helpers/duckdb')
+const { writeQuery } = require('./helpers/parquet')
 
 let server
 let redis
@@ -59,8 +59,8 @@ beforeAll(() => {
 // DuckDB, 14 row groups, some ids null (a failed row: the key needs it).
 beforeAll(async () => {
   input.parquet = path.join(dir, 'rows.parquet')
-  await writeParquet(input.parquet, `SELECT CASE WHEN i IN (3, 9000, 27999) THEN NULL ELSE i END AS id, 'name ' || i AS name,
-    CASE WHEN i % 3 = 0 THEN 'x"\ny' ELSE NULL END AS note FROM range(28000) t(i)`, { rowGroupSize: 2048 })
+  await writeQuery(input.parquet, `SELECT CASE WHEN i IN (3, 9000, 27999) THEN NULL ELSE i END AS id, 'name ' || i AS name,
+    CASE WHEN i % 3 = 0 THEN 'x"\ny' ELSE NULL END AS note FROM range(28000) t(i)`, 'COMPRESSION zstd, ROW_GROUP_SIZE 2048')
 })
 
 /** Commands of a RESP stream, each as its bytes (latin1), sorted: a multiset. */
