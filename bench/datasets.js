@@ -162,4 +162,4 @@ function ensureDatasets (rows, log = () => {}) {
   return f
 }
 
-module.exports = { ensureDatasets, resp, prng, DATA_DIR }
+module.exports = { ensureDatasets, resp, prng, writer, csvLine, sampleIndices, DATA_DIR }

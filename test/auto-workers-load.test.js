@@ -101,3 +101,46 @@ describe('workers auto through load(): clusters', () => {
     }, 60_000)
   })
 })
+
+// Parquet (issue 24): `auto` decides by the same rules, from the file's size; the workers then
+// read its row groups side by side (lib/encode/parquet-parallel.js).
+describe('workers auto through load(): a Parquet file', () => {
+  const { writeQuery } = require('./helpers/parquet')
+  let bigParquet
+  let smallParquet
+  beforeAll(async () => {
+    bigParquet = path.join(path.dirname(big), 'big.parquet')
+    smallParquet = path.join(path.dirname(big), 'small.parquet')
+    // md5 texts do not compress: ~13 MB uncompressed, in 8 row groups.
+    await writeQuery(bigParquet, 'SELECT i AS id, md5(i::VARCHAR) AS a, md5((i + 1)::VARCHAR) AS b FROM range(200000) t(i)', 'COMPRESSION uncompressed, ROW_GROUP_SIZE 24576')
+    await writeQuery(smallParquet, 'SELECT i AS id, md5(i::VARCHAR) AS a FROM range(1000) t(i)')
+    expect(fs.statSync(bigParquet).size).toBeGreaterThan(8 * 1024 * 1024)
+  })
+  afterEach(() => vi.restoreAllMocks())
+
+  it('a dry run: min(cores - 1, 4) over 8 MiB, 0 under it or on 2 cores; one server: 0', async () => {
+    for (const [n, want] of [[16, 4], [3, 2], [2, 0]]) {
+      cores(n)
+      expect((await dry({ input: bigParquet })).workers, `${n} cores`).toBe(want)
+    }
+    cores(16)
+    expect((await dry({ input: smallParquet })).workers).toBe(0)
+    const one = await load({ input: bigParquet, key: 'pq:{id}', url: srv.url })
+    expect(one).toMatchObject({ workers: 0, records: 200_000, loaded: 200_000 })
+  }, 60_000)
+
+  describe('three masters', () => {
+    let cluster
+    beforeAll(async () => { cluster = await startCluster({ masters: 3 }) })
+    afterAll(async () => { if (cluster) await cluster.stop() })
+
+    it('min(cores - 1, 4): the workers read the row groups and hash the slots; every row lands on its master', async () => {
+      cores(16)
+      const s = await load({ url: cluster.url, input: bigParquet, key: 'pq:{id}' })
+      expect(s).toMatchObject({ workers: 4, records: 200_000, loaded: 200_000, errors: 0, cluster: { masters: 3 } })
+      const client = cluster.client()
+      for (const i of [0, 1, 77_777, 199_999]) expect(await client.hget(`pq:${i}`, 'b'), `row ${i}`).toMatch(/^[0-9a-f]{32}$/)
+      expect(await client.hget('pq:12345', 'id')).toBe('12345')
+    }, 60_000)
+  })
+})

@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect */ // vitest globals (see vitest.config.js)
+/* global describe, it, expect, beforeAll */
 
 // The parallel parse (--workers n ≥ 2, lib/encode/parallel.js) against the sequential path
 // (--workers 0): for every input the fidelity suite uses, and for bad inputs in both error
@@ -438,6 +438,59 @@ describe('workers: an input that pauses', () => {
       expect(Buffer.concat(chunks).equals(base.bytes), `workers ${workers}`).toBe(true)
       // Records came out while most of the input was still to come.
       expect(seen[0], `workers ${workers}: first write after ${seen[0]} of ${pieces.length} pieces`).toBeLessThan(pieces.length / 2)
+    }
+  })
+})
+
+// Parquet (issue 24): row groups read, decoded and encoded side by side in the parse workers
+// (lib/encode/parquet-parallel.js), sent in file order. Files written by DuckDB, several row
+// groups each, with nulls (a missing field: a failure when a key needs it), a struct and a list.
+describe('workers: Parquet inputs, row groups decoded side by side, give what workers 0 gives', () => {
+  const { writeQuery, rowGroupsOf } = require('./helpers/parquet')
+  const PQ_RUNS = [[1, undefined], [2, undefined], [4, undefined]]
+  const PQ_ROWS = 20_000
+  let file
+  beforeAll(async () => {
+    file = path.join(tmp, 'rows.parquet')
+    await writeQuery(file, `SELECT i::BIGINT AS id, CASE WHEN i % 997 = 5 THEN NULL ELSE 'név ' || i END AS name, i / 3.0 AS score,
+      {'a': i, 'b': 'x' || i} AS st, [i, i + 1] AS tags, CASE WHEN i % 1501 = 7 THEN NULL ELSE i * 2 END AS k FROM range(${PQ_ROWS}) t(i)`, 'COMPRESSION zstd, ROW_GROUP_SIZE 2048')
+    expect((await rowGroupsOf(file)).length).toBeGreaterThan(8)
+  })
+
+  it('every column, {$n} and {$line}; a key field that is null fails its row, in both error modes, with a rejects file', async () => {
+    const base = await expectSameAsSequential({ input: file, commands: COMMANDS }, PQ_RUNS, 'parquet')
+    expect(base.summary.records).toBe(PQ_ROWS)
+    expect(base.summary.errors).toBe(0)
+    await expectSameAsSequential({ input: file, command: 'HSET q:{id} name {name} s {st.b} t {tags[]}' }, PQ_RUNS, 'parquet, abort at a null')
+    const skip = await expectSameAsSequential({ input: file, commands: ['SET k:{k} {name}', 'SADD tags {tags[]}'], onError: 'skip', rejects: true }, PQ_RUNS, 'parquet, skip')
+    expect(skip.summary.errors).toBeGreaterThan(20) // name or k null
+    expect(skip.summary.failures[0]).toMatchObject({ line: 6, rowGroup: 0 })
+    await expectSameAsSequential({ input: file, command: 'SET k:{k} {name}', maxErrors: 9 }, PQ_RUNS, 'parquet, max-errors')
+  })
+
+  it('a row group that cannot be read: the groups before it are sent, then the same error', async () => {
+    const broken = path.join(tmp, 'broken.parquet')
+    fs.copyFileSync(file, broken)
+    const g = (await rowGroupsOf(broken))[4]
+    const fd = fs.openSync(broken, 'r+')
+    fs.writeSync(fd, Buffer.alloc(g.end - g.start, 0x5c), 0, g.end - g.start, g.start)
+    fs.closeSync(fd)
+    const base = await expectSameAsSequential({ input: broken, key: 'b:{id}' }, PQ_RUNS, 'parquet, broken row group')
+    expect(base.error.code).toBe('PIPELOAD_INPUT_INVALID')
+    expect(base.error.message).toMatch(/row group 4 /)
+    expect(base.summary.records).toBe(4 * 2048 + 1) // the four groups before, and the failed one's first row
+  })
+
+  it('a list of inputs (Parquet among CSV), and every --shard share', async () => {
+    const csv = path.join(tmp, 'with-parquet.csv')
+    fs.writeFileSync(csv, 'id,name\n' + Array.from({ length: 300 }, (_, i) => `c${i},"n\n${i}"`).join('\n') + '\n')
+    const after = path.join(tmp, 'after-parquet.csv')
+    fs.copyFileSync(csv, after)
+    await expectSameAsSequential({ input: [csv, file, after], command: 'HSET l:{id} n {$n} at {$file}:{$line}' }, [[2, 1], [4, 300]], 'parquet in a list')
+    for (const n of [2, 3, 7]) {
+      let records = 0
+      for (let i = 0; i < n; i++) records += (await expectSameAsSequential({ input: file, command: 'HSET s:{id} * at {$line}', shard: `${i}/${n}` }, PQ_RUNS, `parquet, shard ${i}/${n}`)).summary.records
+      expect(records, `${n} shares hold every row once`).toBe(PQ_ROWS)
     }
   })
 })

@@ -8,7 +8,7 @@
 const { prng } = require('./helpers/prng')
 const { shortestFloat32 } = require('./helpers/parquet')
 const { float32Value, decimalText, dateText, timestampText, timeText, int96Text, bytesToBigInt, leafValue } = require('../lib/read/parquet-values')
-const { joinChunks } = require('../lib/read/parquet')
+const { convertParts } = require('../lib/read/parquet')
 
 const r = prng(2024)
 const MAX_DAYS = 100000000 // JS Date's range: ±1e8 days around 1970
@@ -89,8 +89,11 @@ describe('Parquet values as text', () => {
     // hyparquet 1.31 appends a chunk's pages into one array (no Parquet file written here gave
     // several), but its onChunk may call several times per column: the join must not rely on one.
     const parts = [{ rowStart: 105, columnData: [5, 6] }, { rowStart: 100, columnData: new Int32Array([0, 1, 2]) }, { rowStart: 103, columnData: [3, 4] }]
-    expect(joinChunks(parts, 7)).toEqual([0, 1, 2, 3, 4, 5, 6])
+    expect(convertParts(parts, 7, v => v)).toEqual([0, 1, 2, 3, 4, 5, 6])
+    // Converted on the way: each value once, into a new array.
     const one = [7, 8]
-    expect(joinChunks([{ rowStart: 0, columnData: one }], 2)).toBe(one)
+    const got = convertParts([{ rowStart: 0, columnData: one }], 2, v => v * 10)
+    expect(got).toEqual([70, 80])
+    expect(one).toEqual([7, 8])
   })
 })

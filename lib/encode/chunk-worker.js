@@ -20,12 +20,18 @@
 // input begins with an 'input' message, which drops what is left of the previous one; every
 // message out carries that input's `gen`, so the loader tells a late one from the current.
 //
-// Messages in:  input { gen, name, format, skip, runBase, slots } | chunk { index, buf, offset, columns, fields, shape? } | bases { index, recordBase,
+// A Parquet input (lib/encode/parquet-parallel.js) comes as 'input' with `parquet` (the file,
+// its footer, the columns to read) and 'group' messages: each row group is read and encoded
+// at once (./parquet-groups.js), its batches posted as a chunk's are; a group that cannot be
+// read is a 'group-error' of its own.
+//
+// Messages in:  input { gen, name, format, skip, runBase, slots, parquet? } | chunk { index, buf, offset, columns, fields, shape? }
+//               | group { index, g, drop, before } | bases { index, recordBase,
 //               lineBase, shape } | slots { owners } (hash slots from now on, and group
 //               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
 //               batch's SharedArrayBuffer, sent: written into again, so the memory stays flat)
 // Messages out: parsed { gen, index, records, lines, expected, columns, ok } | batch { gen, index,
-//               batch, last } | error { gen, error }
+//               batch, last } | group-error { gen, index, error } | error { gen, error }
 
 const { parentPort, workerData } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
@@ -39,6 +45,7 @@ const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
 const { where } = require('../errors')
 const { serializeError } = require('./thread-errors')
+const { GroupEncoder } = require('./parquet-groups')
 
 const { options: o } = workerData
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
@@ -52,10 +59,13 @@ let owners = null // each slot's master, as the loader last told (null: not grou
 const free = [] // output buffers the loader gave back, for the next batches of any chunk
 // The input being read (set by begin()).
 let gen, name, format, skip, runBase, numbered, mapper
+let groups = null // a Parquet input's row groups (./parquet-groups.js), else null
 
 /** A new input: what is left of the previous one (chunks after a fallback, say) is dropped. */
 function begin (input) {
   ({ gen, name, format, skip, runBase = 0 } = input)
+  if (groups !== null) groups.close()
+  groups = input.parquet ? new GroupEncoder(input.parquet, o) : null
   if (input.slots) slots = true
   // Records need their number in the whole input only for {$n} and {$line} (and to drop those
   // a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only
@@ -71,7 +81,7 @@ begin(workerData.input)
 
 parentPort.on('message', msg => {
   if (msg.type === 'input') return begin(msg)
-  if (msg.type === 'chunk') parses.push(msg)
+  if (msg.type === 'chunk' || msg.type === 'group') parses.push(msg)
   else if (msg.type === 'bases') encodes.push(msg)
   else if (msg.type === 'slots') {
     slots = true
@@ -87,7 +97,10 @@ async function work () {
   try {
     for (;;) {
       if (encodes.length) encode(encodes.shift())
-      else if (parses.length) await parse(parses.shift())
+      else if (parses.length) {
+        const msg = parses.shift()
+        await (msg.type === 'group' ? encodeGroup(msg) : parse(msg))
+      }
       else break
     }
   } catch (err) {
@@ -143,6 +156,21 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
   if (at !== gen) return // the loader went on to another input meanwhile
   if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
   parentPort.postMessage({ type: 'parsed', gen, index, records, lines: countLines(chunk), expected, columns: reader.columns, ok })
+}
+
+/**
+ * A Parquet row group, its batches posted as they are encoded (./parquet-groups.js). A group that cannot be read is
+ * reported as its own failure: the loader throws it once every group before it is sent,
+ * where the sequential reader would.
+ */
+async function encodeGroup (msg) {
+  const at = gen
+  try {
+    // Posted as encoded; not once the loader went on to another input meanwhile.
+    await groups.encode(msg, free, (batch, last) => { if (at === gen) send(msg.index, batch, last) })
+  } catch (err) {
+    if (at === gen) parentPort.postMessage({ type: 'group-error', gen, index: msg.index, error: serializeError(err) })
+  }
 }
 
 /** Phase 2: encode a parsed chunk's records, numbered and placed in the whole input; post them. */

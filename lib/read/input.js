@@ -93,13 +93,13 @@ function describeStream (stream, name, o) {
  * parse's sequential fallback; a --resume of a URL by a Range request).
  * @returns {Promise<{ batches: AsyncIterable<{records, lines, bytesRead}>, shape: { columns?, file }, empty: boolean, resumeShape?: () => object }>}
  */
-async function openRecords (desc, o, start = null) {
+async function openRecords (desc, o, start = null, skip = 0) {
   if (desc.kind === 'records') {
     return { batches: iterableBatches(desc.iterable, desc.name), shape: { file: desc.name }, empty: false }
   }
   if (desc.format === 'parquet') {
     if (o.columns) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is parquet, whose columns are named in the file`, { option: 'columns', file: desc.name })
-    return openParquetRecords(desc, o)
+    return openParquetRecords(desc, o, skip) // its first `skip` rows' row groups are not read
   }
   const options = {
     format: desc.format,

@@ -1,8 +1,9 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { nodeValue, keepsAnnotation, convertColumn, ROW_GROUP } = require('./parquet-values')
+const { nodeValue, keepsAnnotation, ROW_GROUP } = require('./parquet-values')
 const { fileBuffer } = require('./parquet-file')
+const { KEY_ORDER } = require('./json-value')
 
 // Parquet input, by row groups. The interface, for resume, shards and workers:
 //
@@ -165,74 +166,71 @@ class ParquetFile {
   }
 
   /**
-   * Row group `g`'s `columns` (top-level names), read, decompressed and converted.
+   * Row group `g`'s `columns` (top-level names), read, decompressed and converted. One column
+   * at a time, each converted from hyparquet's pages straight into its one array: at most one
+   * column's stored values are held beside the converted ones (all read at once and joined,
+   * then converted, a 3M-row file's load peaked ~60 MB higher, over the issue's 250 MB).
    * @returns {Promise<{ rows: number, columns: string[], values: any[][] }>}
    */
   async readGroup (g, columns) {
     const group = this.rowGroups[g]
-    let raw
-    try {
-      raw = await this.readRaw(group, columns)
-    } catch (err) {
-      throw await this.groupError(group, columns, err)
+    const values = []
+    for (const c of columns) {
+      let parts
+      try {
+        parts = await this.readParts(group, c)
+      } catch (err) {
+        throw this.groupError(group, c, err)
+      }
+      values.push(convertParts(parts, group.rows, this.valueOf(c)))
     }
-    const values = columns.map((c, i) => convertColumn(raw[i], this.valueOf(c)))
     return { rows: group.rows, columns, values }
   }
 
-  /** The stored values of a row group's columns, each one array in row order. */
-  async readRaw (group, columns) {
+  /** One column's stored values in a row group: hyparquet's chunks (a page or more each). */
+  async readParts (group, column) {
     const { parquetRead } = lib()
-    const parts = columns.map(() => [])
-    const at = new Map(columns.map((c, i) => [c, i]))
-    if (columns.length === 0 || group.rows === 0) return columns.map(() => new Array(group.rows).fill(null))
+    const parts = []
+    if (group.rows === 0) return parts
     await parquetRead({
       file: this.buffer,
       metadata: this.readable,
-      columns,
+      columns: [column],
       rowStart: group.firstRow,
       rowEnd: group.firstRow + group.rows,
       compressors,
       utf8: false,
       parsers: RAW_PARSERS,
-      onChunk: ({ columnName, columnData, rowStart }) => parts[at.get(columnName)].push({ rowStart, columnData })
+      onChunk: ({ columnData, rowStart }) => parts.push({ rowStart, columnData })
     })
-    return parts.map(p => joinChunks(p, group.rows))
+    return parts
   }
 
-  /** A row group that could not be read: which column, read alone, fails. */
-  async groupError (group, columns, err) {
+  /** A row group's column that could not be read, as the error that names them. */
+  groupError (group, column, err) {
     if (err instanceof PipeloadError) return err
-    let column = null
-    let reason = reasonOf(err)
-    if (columns.length > 1) {
-      for (const c of columns) {
-        try {
-          await this.readRaw(group, [c])
-        } catch (e) {
-          column = c
-          reason = reasonOf(e)
-          break
-        }
-      }
-    } else {
-      column = columns[0]
-    }
     const rows = `rows ${group.firstRow + 1}-${group.firstRow + group.rows}`
     return new PipeloadError('PIPELOAD_INPUT_INVALID',
-      `${this.name}: row group ${group.index} (${rows})${column === null ? '' : `, column "${column}"`}: cannot be read: ${reason}`,
+      `${this.name}: row group ${group.index} (${rows}), column "${column}": cannot be read: ${reasonOf(err)}`,
       { file: this.name, line: group.firstRow + 1, rowGroup: group.index, column, cause: err })
   }
 
-  /** Rows [start, end) of a read row group as record objects: column -> value, null for null. */
+  /**
+   * Rows [start, end) of a read row group as record objects: column -> value, null for null.
+   * What every record of the group shares is on their prototype, not on each: the row group
+   * (ROW_GROUP, for failures) and the columns in schema order (KEY_ORDER, which `*` follows:
+   * Object.keys would put a column named like an integer, "2024", first; it also costs an
+   * array per record).
+   */
   records (g, group, start, end) {
     const { columns, values } = group
+    if (group.proto === undefined) group.proto = { [ROW_GROUP]: g, [KEY_ORDER]: columns }
+    const proto = group.proto
     const n = columns.length
     const out = new Array(end - start)
     for (let r = start; r < end; r++) {
-      const rec = {}
+      const rec = Object.create(proto)
       for (let c = 0; c < n; c++) rec[columns[c]] = values[c][r]
-      rec[ROW_GROUP] = g
       out[r - start] = rec
     }
     return out
@@ -289,13 +287,16 @@ function isStruct (node) {
   return node.children.length > 0 && !['LIST', 'MAP', 'MAP_KEY_VALUE'].includes(e.converted_type) && l !== 'LIST' && l !== 'MAP'
 }
 
-/** A column's chunks (hyparquet gives one per page or group) as one array of `rows` values in row order. */
-function joinChunks (parts, rows) {
-  if (parts.length === 1 && parts[0].columnData.length === rows) return parts[0].columnData
-  parts.sort((a, b) => a.rowStart - b.rowStart)
+/**
+ * A column's chunks (hyparquet's onChunk: it may call several times per column, in any order)
+ * converted by `value` into one array of `rows` values, in row order.
+ */
+function convertParts (parts, rows, value) {
   const out = new Array(rows)
   let i = 0
-  for (const { columnData } of parts) for (let j = 0; j < columnData.length; j++) out[i++] = columnData[j]
+  if (parts.length > 1) parts.sort((a, b) => a.rowStart - b.rowStart)
+  for (const { columnData } of parts) for (let j = 0; j < columnData.length; j++) out[i++] = value(columnData[j])
+  for (; i < rows; i++) out[i] = null // no chunk: a row group of no values read
   return out
 }
 
@@ -310,4 +311,4 @@ async function openParquetFile (name, path) {
   }
 }
 
-module.exports = { ParquetFile, openParquetFile, joinChunks, DEFAULT_BATCH }
+module.exports = { ParquetFile, openParquetFile, convertParts, DEFAULT_BATCH }

@@ -7,6 +7,7 @@ const { openReader } = require('./reader')
 const { openBytes } = require('./source')
 const { cutChunks, CsvScan, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
 const { CsvRow } = require('./csv-row')
+const { parquetShare } = require('./parquet-input')
 
 // --shard i/n: which records of one input shard i loads. The n shards' shares are disjoint
 // and together hold every record once, whatever machine computes them:
@@ -21,6 +22,9 @@ const { CsvRow } = require('./csv-row')
 //   into ~1 MiB chunks at record ends (lib/read/cut.js: the same cuts in every process), and
 //   shard i parses the chunks numbered i, i + n, i + 2n, …
 //
+// - A Parquet file is shared by row groups: shard i reads one contiguous run of them
+//   (lib/read/row-groups.js groupShare), its rows numbered as in the whole file.
+//
 // The plan is plain data, so it crosses into the encode worker with the input's description.
 
 const SCAN_BLOCK = 1024 * 1024
@@ -34,6 +38,7 @@ function shardError (message) {
  * The share of `desc` (lib/read/input.js describeInput) that shard { index, count } loads:
  *   { mode: 'range', index, count, range: { start, end }, start: null | { offset, line, columns, fields } }
  *   { mode: 'chunks', index, count, size }
+ *   { mode: 'groups', index, count } (Parquet: its row groups, found once its footer is read)
  * `o`: load()'s options (header, columns, delimiter, maxRecordSize) for reading the header.
  */
 async function shardOf (desc, shard, o) {
@@ -41,12 +46,10 @@ async function shardOf (desc, shard, o) {
   if (desc.kind === 'records') {
     throw shardError('shard splits a file, a byte stream or a URL; an iterable of records cannot be split: give each shard its own records')
   }
-  if (desc.format === 'parquet') { // by whole row groups: not built yet, and a shard must never load everything
-    throw shardError(`shard cannot split ${desc.name} yet: a Parquet input is loaded whole, without --shard`)
-  }
   if (desc.format === 'json') {
     throw shardError(`shard cannot split ${desc.name}: a JSON document can only be read from its beginning. Convert it to NDJSON (jq -c '.[]'), or load it without --shard`)
   }
+  if (desc.format === 'parquet') return parquetShare(shard)
   if (desc.path == null || desc.size == null || await isGzip(desc.path)) return { mode: 'chunks', index, count, size: CHUNK_SIZE }
   const head = index === 0 || !isQuoted(desc.format) ? null : await headOf(desc, o)
   const dataStart = head ? head.dataStart : 0

@@ -4,6 +4,7 @@ const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
 const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
 const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = require('../encode/parallel')
+const { openParquetParallel } = require('../encode/parquet-parallel')
 const { mapperFor } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
 const { skipRecords } = require('../read/skip')
@@ -51,6 +52,9 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
  */
 async function parseWhere (input, o, skip, before, cluster, masters, pool) {
   const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
+  // Parquet: n workers (1 too) read and encode a file's row groups side by side
+  // (encode/parquet-parallel.js); a URL's are read on this thread, through its one Range reader.
+  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { ...await openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
   if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
   if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before), workers: 1 }
   return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
@@ -58,9 +62,10 @@ async function parseWhere (input, o, skip, before, cluster, masters, pool) {
 
 /** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
 async function encodeInThread (input, o, skip, before) {
-  const src = await openRecords(input, o)
+  const src = await openRecords(input, o, null, skip)
   const mapper = src.empty ? null : mapperFor(o, src.shape)
-  const batches = encodeRecords(skip ? skipRecords(src.batches, skip, o.checkpoint) : src.batches, mapper, o, before)
+  const left = skip - (src.skipped ?? 0) // a Parquet input starts at the row itself
+  const batches = encodeRecords(left ? skipRecords(src.batches, left, o.checkpoint) : src.batches, mapper, o, before)
   return {
     batches,
     resumeShape: src.resumeShape,

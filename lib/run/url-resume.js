@@ -17,6 +17,8 @@ const { displayUrl } = require('../read/http-input')
  */
 function rangePlan (checkpoint, state, input, shard = null) {
   if (!state || state.records === 0) return { range: null, reason: null }
+  // Parquet is read by ranges anyway: the row groups before the first row to load are not requested.
+  if (input.format === 'parquet') return { range: null, reason: null }
   if (shard) return { range: null, reason: 'a shard counts its chunks from the start of the input' }
   const was = state.input || {}
   const next = state.next

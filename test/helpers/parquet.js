@@ -66,6 +66,16 @@ async function chunksOf (file) {
   return rows.map(([g, p, codec, enc, start, size]) => ({ rowGroup: Number(g), column: p, codec, encodings: enc, start: Number(start), end: Number(start) + Number(size) }))
 }
 
+/**
+ * DuckDB's view of a file's row groups, in file order: [{ rows, start, end }], the byte span
+ * [start, end) their column chunks take (for tests of which row groups are read).
+ */
+async function rowGroupsOf (file) {
+  const rows = await sql(`SELECT row_group_id, any_value(row_group_num_rows), min(coalesce(dictionary_page_offset, data_page_offset)), max(coalesce(dictionary_page_offset, data_page_offset) + total_compressed_size)
+    FROM parquet_metadata('${file}') GROUP BY row_group_id ORDER BY row_group_id`)
+  return rows.map(([, n, start, end]) => ({ rows: Number(n), start: Number(start), end: Number(end) }))
+}
+
 /** A temporary folder for a test file's fixtures. */
 function fixtureDir (tmp, name) {
   const dir = path.join(tmp, name)
@@ -105,4 +115,4 @@ function shortestFloat32 (f) {
   throw new Error(`no text for ${f}`)
 }
 
-module.exports = { sql, writeRows, writeQuery, chunksOf, fixtureDir, shortestFloat32 }
+module.exports = { sql, writeRows, writeQuery, chunksOf, rowGroupsOf, fixtureDir, shortestFloat32 }

@@ -1,0 +1,65 @@
+'use strict'
+
+// A parse worker's side of a Parquet input read in parallel (lib/encode/parquet-parallel.js):
+// each row group it is given is read (its projected columns only), decoded, converted,
+// mapped and encoded on its own, as the sequential reader would read it, and its batches go
+// back to the loader, which sends them in file order. A row group needs nothing from the
+// ones before it: where its rows are and how many records come before it are known from
+// the footer, so it is encoded at once, numbered in the whole run ({$n}) and the file ({$line}).
+
+const { ParquetFile } = require('../read/parquet')
+const { fileBuffer } = require('../read/parquet-file')
+const { skipRecords } = require('../read/skip')
+const { mapperFor } = require('./mapper')
+const { encoderFor } = require('./encoder')
+
+class GroupEncoder {
+  /**
+   * @param {{ name, path, metadata, columns, shape }} input the file, its footer (read once by
+   *   the loader, so no worker reads it again), the columns to read, the mapper's shape
+   * @param {object} o the worker's load options (workerOptions)
+   */
+  constructor (input, o) {
+    this.input = input
+    this.o = o
+    this.mapper = null
+    this.opening = fileBuffer(input.path, input.name).then(buffer => new ParquetFile(input.name, buffer, input.metadata))
+    this.opening.catch(() => {}) // its error is the first group's
+  }
+
+  /**
+   * Row group `g`, its first `drop` rows left out (--resume), encoded; `before`: records of the
+   * run before its first. Each batch goes to `emit` as soon as it is encoded, its last with
+   * `last` true, so that the loader sends the group while it is encoded and no worker holds a
+   * whole group's RESP. Throws what the sequential reader throws for this group (a page that
+   * cannot be read names file, row group and column), before any batch of it.
+   * Batches' `bytesRead`: how far through the file their rows are, as on one thread.
+   */
+  async encode ({ g, drop, before }, free, emit) {
+    const pf = await this.opening
+    if (this.mapper === null) this.mapper = mapperFor(this.o, this.input.shape)
+    let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1 })
+    if (drop) batches = skipRecords(batches, drop, this.o.checkpoint)
+    const encoder = encoderFor(this.mapper, this.o, before, free)
+    let held = null // the latest batch: the last one is known only at the end
+    const out = batch => {
+      if (held !== null) emit(held, false)
+      held = batch
+    }
+    for await (const b of batches) {
+      for (const batch of encoder.add(b.records, b.lines, b.bytesRead, b.offsets, b.raws)) out(batch)
+      if (encoder.stopped) break
+    }
+    if (!encoder.stopped) out(encoder.take())
+    emit(held, true)
+  }
+
+  async close () {
+    try {
+      const pf = await this.opening
+      await pf.close()
+    } catch {}
+  }
+}
+
+module.exports = { GroupEncoder }

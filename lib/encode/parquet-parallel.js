@@ -1,0 +1,164 @@
+'use strict'
+
+const { openParquetRecords } = require('../read/parquet-input')
+const { mapperFor } = require('./mapper')
+const { giveBack } = require('./worker-batches')
+const { reviveError } = require('./thread-errors')
+const { WorkerPool } = require('./parallel')
+
+// --workers n (n ≥ 1) for a Parquet input: the loader reads the footer, checks the templates
+// against the schema, and hands out row groups to the run's parse workers (the pool of
+// lib/encode/parallel.js; chunk-worker.js with ./parquet-groups.js), which read, decode,
+// convert, map and encode them side by side. Batches are yielded here in file order, so the
+// bytes sent are the sequential path's, byte for byte, with the same failures, stop and
+// counts. Unlike a CSV chunk a row group needs no cutting nor a first pass to count its
+// records: the footer says where each one is and how many rows it holds.
+//
+// A row group that cannot be read fails where the sequential reader would: once every group
+// before it is yielded, its error is thrown (the groups after it are not sent).
+//
+// Memory: at most n + 1 row groups are given out and not yet yielded (one being read per
+// worker, and the one being sent), each as its projected columns while a worker decodes it;
+// its batches are posted as they are encoded and wait here until their group's turn.
+
+/** Row groups handed out and not yet fully yielded, at most: one per worker and the head. */
+function maxGroups (n) {
+  return n + 1
+}
+
+/**
+ * Open a Parquet input for n workers; resolves once the footer is read and the templates are
+ * compiled against it (their errors come before connecting), with { batches, close, useSlots,
+ * resumeShape }. `skip`: rows of it already loaded (--resume), whose row groups are not read;
+ * `before`: records of the run before its first row read ({$n}).
+ */
+async function openParquetParallel (desc, o, skip, n, slots = false, before = skip, pool = null) {
+  const src = await openParquetRecords(desc, o, skip)
+  const pf = src.parquet
+  let p
+  try {
+    mapperFor(o, src.shape) // compiled here only so that its errors come now
+    p = new ParquetParallel(desc, o, src, n, slots, before, pool)
+  } finally {
+    // Footer read: the workers read the row groups with their own descriptors.
+    await pf.close()
+  }
+  return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: src.resumeShape }
+}
+
+class ParquetParallel {
+  constructor (desc, o, src, n, slots, before, pool) {
+    const pf = src.parquet
+    this.max = maxGroups(n)
+    // The groups to read, each with the rows to drop and the records of the run before it.
+    this.items = []
+    let records = before
+    for (let g = src.plan.from; g < src.plan.to; g++) {
+      const drop = g === src.plan.from ? src.plan.drop : 0
+      this.items.push({ g, drop, before: records, batches: [], done: false, error: null, worker: null })
+      records += pf.rowGroups[g].rows - drop
+    }
+    this.head = 0 // the item whose batches are yielded next
+    this.dispatched = 0
+    this.failed = null // a worker's unexpected error
+    this.closed = false
+    this.waiters = []
+    this.ownPool = pool === null
+    this.pool = pool ?? new WorkerPool(o)
+    const parquet = { name: desc.name, path: desc.path, metadata: pf.metadata, columns: src.columns, shape: src.shape }
+    const { gen, workers } = this.pool.take(n, this, { name: desc.name, format: 'parquet', skip: 0, runBase: 0, slots, parquet })
+    this.gen = gen
+    this.workers = workers
+    this.dispatch()
+  }
+
+  changed () {
+    return new Promise(resolve => this.waiters.push(resolve))
+  }
+
+  notify () {
+    const w = this.waiters
+    this.waiters = []
+    for (const resolve of w) resolve()
+  }
+
+  fail (err) {
+    if (this.failed === null) this.failed = err
+    this.notify()
+  }
+
+  /** Give out row groups, to the least busy workers, while fewer than `max` are out. */
+  dispatch () {
+    while (!this.closed && this.dispatched < this.items.length && this.dispatched - this.head < this.max) {
+      const index = this.dispatched++
+      const item = this.items[index]
+      let w = this.workers[0]
+      for (const x of this.workers) if (x.load < w.load) w = x
+      w.load++
+      item.worker = w
+      w.worker.postMessage({ type: 'group', index, g: item.g, drop: item.drop, before: item.before })
+    }
+  }
+
+  onMessage (w, msg) {
+    if (this.closed || msg.gen !== this.gen) return // a message about an earlier input
+    if (msg.type === 'error') return this.fail(reviveError(msg.error))
+    const item = this.items[msg.index]
+    if (item === undefined) return
+    if (msg.type === 'group-error') {
+      item.error = reviveError(msg.error)
+      item.done = true
+      w.load--
+    } else if (msg.type === 'batch') {
+      const b = msg.batch
+      b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
+      giveBack(b, w.worker, () => this.closed)
+      item.batches.push(b)
+      if (msg.last) {
+        item.done = true
+        w.load--
+      }
+    }
+    this.notify()
+  }
+
+  /** Encoded batches in file order. */
+  async * batches () {
+    try {
+      while (this.head < this.items.length) {
+        if (this.failed !== null) throw this.failed
+        const item = this.items[this.head]
+        if (item.batches.length) {
+          const b = item.batches.shift() // bytesRead: how far through the file its rows are
+          yield b
+          if (b.stop) return // abort: nothing after the failed record is sent
+          continue
+        }
+        if (item.done) {
+          if (item.error !== null) throw item.error
+          this.items[this.head++] = null // its batches are sent: let them go
+          this.dispatch()
+          continue
+        }
+        await this.changed()
+      }
+    } finally {
+      await this.close()
+    }
+  }
+
+  /** For a cluster: the workers hash each command's slot (and group by master: parallel.js). */
+  useSlots (owners = null) {
+    for (const w of this.workers) w.worker.postMessage({ type: 'slots', owners })
+  }
+
+  async close () {
+    if (this.closed) return
+    this.closed = true
+    this.notify()
+    this.pool.release(this)
+    if (this.ownPool) await this.pool.end()
+  }
+}
+
+module.exports = { openParquetParallel }
