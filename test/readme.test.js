@@ -203,16 +203,23 @@ const EXPECTATIONS = [
   [/countries\.json --json-path features --key 'country:\{id\}'$/, () => hashes(countries.map(c => [`country:${c.id}`, asHash(c)]))],
   // README: cities.parquet's name and population columns, the CSV's text.
   [/cities\.parquet -c 'HSET city:\{id\} name \{name\} population \{population\}'$/, () => hashes(cities.map(c => [`city:${c.id}`, { name: c.name, population: c.population }]))],
-  // docs/parquet.md: cities.parquet is cities.csv written by DuckDB (population BIGINT,
-  // location [lat, lon] as FLOAT[]): the expected values come from the CSV text.
-  [/cities\.parquet -c 'HSET city:\{id\}:features name \{name\} country \{country\} population \{population\} location \{location:f32\}'$/, () => ({
-    keys: cities.map(c => `city:${c.id}:features`),
+  // docs/parquet.md, the feature store: cities.parquet is cities.csv written by DuckDB
+  // (population BIGINT, location [lat, lon] as FLOAT[]): the expected values come from the
+  // CSV text; --ttl expires the hashes, not the index sets.
+  [/cities\.parquet -c 'HSET features:city:\{id\} name \{name\} country \{country\} population \{population\} location \{location:f32\}' -c 'SADD features:country:\{country\} \{id\}' --ttl 1d$/, () => ({
+    keys: [...cities.map(c => `features:city:${c.id}`), ...new Set(cities.map(c => `features:country:${c.country}`))],
     async check (redis) {
       for (const c of cities) {
-        const h = await redis.hgetallBuffer(`city:${c.id}:features`)
+        const h = await redis.hgetallBuffer(`features:city:${c.id}`)
         expect(Object.keys(h).sort()).toEqual(['country', 'location', 'name', 'population'])
         expect({ name: h.name.toString(), country: h.country.toString(), population: h.population.toString() }).toEqual({ name: c.name, country: c.country, population: c.population })
         expect(h.location, `city ${c.id}`).toEqual(Buffer.from(new Float32Array([Number(c.lat), Number(c.lon)]).buffer))
+        const ttl = await redis.ttl(`features:city:${c.id}`)
+        expect(ttl > 86000 && ttl <= 86400, `ttl ${ttl}`).toBe(true)
+      }
+      for (const k of new Set(cities.map(c => c.country))) {
+        expect((await redis.smembers(`features:country:${k}`)).sort()).toEqual(cities.filter(c => c.country === k).map(c => c.id).sort())
+        expect(await redis.ttl(`features:country:${k}`), 'only the first command\'s key expires').toBe(-1)
       }
     }
   })]
