@@ -16,7 +16,7 @@ const run = promisify(execFile)
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms)) // pacing input in cluster.test.js, not waiting
 // Cluster checks open a client per node: poll them every 100 ms.
 const waitFor = (what, check, timeoutMs = 20_000) => wait.waitFor(what, check, timeoutMs, 100)
-const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000']
+const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0']
 
 /** redis-cli (or `cli`, e.g. valkey-cli) with args; resolves with stdout. */
 async function redisCli (args, timeout = 60_000, cli = 'redis-cli') {
