@@ -170,6 +170,15 @@ describe('cluster slots', () => {
 })
 
 describeEachServer('cluster', server => {
+  // The failover tests' cluster (3 masters, 3 replicas) starts beside the first one: most of
+  // a start is waiting (a cluster node takes writes 2 s after it started), so the waits overlap.
+  let replicated
+  beforeAll(() => {
+    replicated = startCluster({ masters: 3, replicas: 1, server })
+    replicated.catch(() => {}) // its error fails the failover tests' beforeAll, which awaits it
+  })
+  afterAll(async () => { await (await replicated?.catch(() => null))?.stop() })
+
   describe('load into a 3-master cluster', () => {
     let cluster
     beforeAll(async () => { cluster = await startCluster({ masters: 3, server }) })
@@ -343,8 +352,7 @@ describeEachServer('cluster', server => {
 
   describe('failover during the load (3 masters, 3 replicas)', () => {
     let cluster
-    beforeAll(async () => { cluster = await startCluster({ masters: 3, replicas: 1, server }) })
-    afterAll(async () => { await cluster?.stop() })
+    beforeAll(async () => { cluster = await replicated })
 
     async function replicaOf (masterPort) {
       for (const n of cluster.nodes) {
