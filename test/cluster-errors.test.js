@@ -26,15 +26,29 @@ let cluster
 let dir
 let csv
 
+// The password and TLS clusters below start beside this one: a cluster start is mostly
+// waiting (a node takes writes 2 s after it started), so the three waits overlap. Each is
+// awaited (its error thrown) by its describe's beforeAll, and stopped in its afterAll.
+const PW = 'Cl-' + crypto.randomBytes(8).toString('hex')
+let securing
+let tlsStarting
+let certs
+const started = p => { p.catch(() => {}); return p }
+
 beforeAll(async () => {
-  cluster = await startCluster({ masters: 3 })
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-errors-'))
+  certs = makeCerts(path.join(dir, 'pki'))
+  securing = started(startCluster({ masters: 3, password: PW }))
+  tlsStarting = started(startCluster({ masters: 3, tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca, clientCert: certs.clientCert, clientKey: certs.clientKey } }))
+  cluster = await startCluster({ masters: 3 })
   csv = path.join(dir, 'rows.csv')
   fs.writeFileSync(csv, 'id,v\n' + Array.from({ length: N }, (_, i) => `${i},v${i}`).join('\n') + '\n')
 }, 60_000)
 
 afterAll(async () => {
   await cluster?.stop()
+  // Stopped by their describes' afterAll once awaited; here, if those never ran.
+  for (const p of [securing, tlsStarting]) await (await p?.catch(() => null))?.stop()
   if (dir) fs.rmSync(dir, { recursive: true, force: true })
 })
 
@@ -274,9 +288,8 @@ describe('seed nodes', () => {
 })
 
 describe('a cluster with requirepass and masterauth on every node', () => {
-  const PW = 'Cl-' + crypto.randomBytes(8).toString('hex')
   let secure
-  beforeAll(async () => { secure = await startCluster({ masters: 3, password: PW }) }, 60_000)
+  beforeAll(async () => { secure = await securing }, 60_000)
   afterAll(async () => { await secure?.stop() })
 
   it('the CLI with the password from REDISCLI_AUTH loads every record on its master; the password is never printed', async () => {
@@ -304,11 +317,7 @@ describe('a cluster with requirepass and masterauth on every node', () => {
 
 describe('a cluster over TLS (TLS ports only; cluster bus and replication over TLS)', () => {
   let tlsCluster
-  let certs
-  beforeAll(async () => {
-    certs = makeCerts(path.join(dir, 'pki'))
-    tlsCluster = await startCluster({ masters: 3, tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca, clientCert: certs.clientCert, clientKey: certs.clientKey } })
-  }, 60_000)
+  beforeAll(async () => { tlsCluster = await tlsStarting }, 60_000)
   afterAll(async () => { await tlsCluster?.stop() })
 
   it('rediss:// with --tls-ca: every record on its master, over TLS to every master', async () => {

@@ -61,8 +61,11 @@ describeEachServer('sentinel', server => {
   let sentinel
 
   beforeAll(async () => {
-    master = await startRedis({ server })
-    replica = await startRedis({ server, args: ['--replicaof', '127.0.0.1', String(master.port)] })
+    // A full sync starts at once (not after the default 5 s of waiting for more replicas):
+    // the replica's first, and the demoted master's after the failover.
+    const sync = ['--repl-diskless-sync-delay', '0']
+    master = await startRedis({ server, args: sync })
+    replica = await startRedis({ server, args: [...sync, '--replicaof', '127.0.0.1', String(master.port)] })
     sentinel = await startRedis({
       server,
       sentinel: [
@@ -72,6 +75,11 @@ describeEachServer('sentinel', server => {
       ].join('\n')
     })
     const s = sentinel.client()
+    // The sentinel's own timers, shortened with SENTINEL DEBUG (Redis 7.0 and later, Valkey):
+    // it asks its master and replicas for INFO every 10 s by default (500 ms here), so finds
+    // the replica, and after a failover the old master, at its next INFO; and it demotes an
+    // old master that still says it is one only after 4 publish periods of 2 s (250 ms here).
+    expect(await s.call('SENTINEL', 'DEBUG', 'INFO-PERIOD', '500', 'PUBLISH-PERIOD', '250')).toBe('OK')
     // The sentinel must know the replica (from the master's INFO) before it can fail over.
     await until('the sentinel to see the replica', async () => {
       const replicas = await s.call('SENTINEL', 'REPLICAS', 'm')

@@ -36,9 +36,9 @@ function csvText (rows, bad, pad = '') {
   return s
 }
 
-function ndjsonText (rows, bad) {
+function ndjsonText (rows, bad, pad = '') {
   let s = ''
-  for (let i = 1; i <= rows; i++) s += bad.has(i) ? `{"id":${i},\n` : JSON.stringify({ id: i, name: `name ${i}`, note: i % 3 ? 'x"\ny' : '' }) + '\n'
+  for (let i = 1; i <= rows; i++) s += bad.has(i) ? `{"id":${i},\n` : JSON.stringify({ id: i, name: `name ${i}${pad}`, note: i % 3 ? 'x"\ny' : '' }) + '\n'
   return s
 }
 
@@ -46,11 +46,14 @@ beforeAll(() => {
   const bad = new Set([2, 77, 150])
   input.csv = write('small.csv', csvText(300, bad))
   input.ndjson = write('small.ndjson', ndjsonText(300, bad))
-  // Bigger than 2 MiB: three chunks or more, so chunk numbers spread over the shards.
+  // Bigger than 2 MiB: three chunks or more, so chunk numbers spread over the shards. Wide
+  // records (~250 bytes): 10,000 of them, not 40,000 narrow ones, as each case loads its
+  // input 16 times and reads it back 6 times.
   // Bad rows late: after one, a whole read goes on in csv-parse, ~10x slower than the fast path.
-  const big = csvText(40_000, new Set([38_000, 39_999]), ' '.padEnd(30, 'p'))
+  const wide = ' '.padEnd(240, 'p')
+  const big = csvText(10_000, new Set([9_500, 9_999]), wide)
   input.gzip = write('big.csv.gz', zlib.gzipSync(big))
-  input.bigNdjson = ndjsonText(48_000, new Set([7, 30_000]))
+  input.bigNdjson = ndjsonText(10_000, new Set([7, 6_250]), wide)
   expect(Buffer.byteLength(big)).toBeGreaterThan(2 << 20)
   expect(Buffer.byteLength(input.bigNdjson)).toBeGreaterThan(2 << 20)
 })
