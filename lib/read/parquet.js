@@ -4,6 +4,7 @@ const { PipeloadError } = require('../errors')
 const { nodeValue, keepsAnnotation, ROW_GROUP } = require('./parquet-values')
 const { fileBuffer } = require('./parquet-file')
 const { KEY_ORDER } = require('./json-value')
+const { readFlatColumn, isFlat } = require('./parquet-flat')
 
 // Parquet input, by row groups. The interface, for resume, shards and workers:
 //
@@ -176,6 +177,15 @@ class ParquetFile {
     const group = this.rowGroups[g]
     const values = []
     for (const c of columns) {
+      const node = this.nodes.get(c)
+      if (isFlat(node)) {
+        try {
+          values.push(await this.readFlat(group, c, node))
+        } catch (err) {
+          throw this.groupError(group, c, err)
+        }
+        continue
+      }
       let parts
       try {
         parts = await this.readParts(group, c)
@@ -185,6 +195,17 @@ class ParquetFile {
       values.push(convertParts(parts, group.rows, this.valueOf(c)))
     }
     return { rows: group.rows, columns, values }
+  }
+
+  /** A flat column (parquet-flat.js) of a row group, converted: its pages assembled without hyparquet's list assembly. */
+  async readFlat (group, column, node) {
+    const value = this.valueOf(column)
+    if (group.rows === 0) return []
+    const chunk = this.readable.row_groups[group.index].columns.find(ch => ch.meta_data && ch.meta_data.path_in_schema.length === 1 && ch.meta_data.path_in_schema[0] === column)
+    if (chunk === undefined) throw new Error('the row group has no chunk of this column')
+    if (chunk.file_path) throw new Error('parquet file_path not supported')
+    const element = this.readable.schema[this.metadata.schema.indexOf(node.element)]
+    return readFlatColumn({ buffer: this.buffer, meta: chunk.meta_data, schemaRoot: this.tree, node, element, rows: group.rows, value, compressors, parsers: RAW_PARSERS })
   }
 
   /** One column's stored values in a row group: hyparquet's chunks (a page or more each). */
