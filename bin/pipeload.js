@@ -3,6 +3,9 @@
 
 const { run } = require('../lib/cli')
 const { EXIT } = require('../lib/errors')
+const { capYoungGeneration } = require('../lib/cli/young-generation')
+
+capYoungGeneration()
 
 const controller = new AbortController()
 let interrupted = 0

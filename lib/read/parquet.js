@@ -4,6 +4,7 @@ const { PipeloadError } = require('../errors')
 const { nodeValue, keepsAnnotation, ROW_GROUP } = require('./parquet-values')
 const { fileBuffer } = require('./parquet-file')
 const { KEY_ORDER } = require('./json-value')
+const { readFlatColumn, isFlat, FlatColumn } = require('./parquet-flat')
 
 // Parquet input, by row groups. The interface, for resume, shards and workers:
 //
@@ -16,8 +17,10 @@ const { KEY_ORDER } = require('./json-value')
 //   pf.projection(used) the top-level columns a run reads, from the templates' fields (templateFields
 //                       in encode/template.js; null = every column); throws PIPELOAD_TEMPLATE_INVALID
 //                       for a field that is no column
-//   await pf.readGroup(g, columns)  -> { rows, columns, values: arrays of record values, one per column }
-//   pf.records(g, read, start, end) -> record objects of rows [start, end) of readGroup(g)'s result
+//   await pf.readGroup(g, columns)  -> { rows, columns, values: one per column, an array of record values
+//                       or a flat column's FlatColumn (parquet-flat.js), taken in row order by records() }
+//   pf.records(g, read, start, end) -> record objects of rows [start, end) of readGroup(g)'s result, called
+//                       with consecutive ranges from row 0
 //   pf.batches(columns, { fromGroup, toGroup, batchRecords }) -> async iterable of reader batches
 //                       { records, lines, offsets: null, bytesRead }: lines = 1-based row numbers over
 //                       the file; bytesRead = how far through the file that is (position(g, row), not
@@ -176,6 +179,15 @@ class ParquetFile {
     const group = this.rowGroups[g]
     const values = []
     for (const c of columns) {
+      const node = this.nodes.get(c)
+      if (isFlat(node)) {
+        try {
+          values.push(await this.readFlat(group, c, node))
+        } catch (err) {
+          throw this.groupError(group, c, err)
+        }
+        continue
+      }
       let parts
       try {
         parts = await this.readParts(group, c)
@@ -185,6 +197,17 @@ class ParquetFile {
       values.push(convertParts(parts, group.rows, this.valueOf(c)))
     }
     return { rows: group.rows, columns, values }
+  }
+
+  /** A flat column (parquet-flat.js) of a row group, converted: its pages assembled without hyparquet's list assembly. */
+  async readFlat (group, column, node) {
+    const value = this.valueOf(column)
+    if (group.rows === 0) return new FlatColumn([], 0)
+    const chunk = this.readable.row_groups[group.index].columns.find(ch => ch.meta_data && ch.meta_data.path_in_schema.length === 1 && ch.meta_data.path_in_schema[0] === column)
+    if (chunk === undefined) throw new Error('the row group has no chunk of this column')
+    if (chunk.file_path) throw new Error('parquet file_path not supported')
+    const element = this.readable.schema[this.metadata.schema.indexOf(node.element)]
+    return readFlatColumn({ buffer: this.buffer, meta: chunk.meta_data, schemaRoot: this.tree, node, element, rows: group.rows, value, compressors, parsers: RAW_PARSERS })
   }
 
   /** One column's stored values in a row group: hyparquet's chunks (a page or more each). */
@@ -227,10 +250,27 @@ class ParquetFile {
     if (group.proto === undefined) group.proto = { [ROW_GROUP]: g, [KEY_ORDER]: columns }
     const proto = group.proto
     const n = columns.length
+    // A flat column is taken in row order (parquet-flat.js): its rows [start, end) into a
+    // scratch array, reused from batch to batch; other columns are arrays of the group's rows.
+    if (group.scratch === undefined) group.scratch = values.map(v => v instanceof FlatColumn ? [] : null)
+    const from = new Array(n)
+    const at = new Array(n)
+    for (let c = 0; c < n; c++) {
+      const v = values[c]
+      if (v instanceof FlatColumn) {
+        if (v.taken !== start) throw new Error(`internal: rows of a flat column taken out of order (${start}, not ${v.taken})`)
+        from[c] = v.take(end - start, group.scratch[c])
+        v.taken = end
+        at[c] = -start
+      } else {
+        from[c] = v
+        at[c] = 0
+      }
+    }
     const out = new Array(end - start)
     for (let r = start; r < end; r++) {
       const rec = Object.create(proto)
-      for (let c = 0; c < n; c++) rec[columns[c]] = values[c][r]
+      for (let c = 0; c < n; c++) rec[columns[c]] = from[c][r + at[c]]
       out[r - start] = rec
     }
     return out

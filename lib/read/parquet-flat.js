@@ -1,0 +1,199 @@
+'use strict'
+
+// A flat column's chunk (a top-level leaf, not repeated: max repetition level 0, max definition
+// level 0 or 1), read page by page with hyparquet's own page reader, decompressors and decoders,
+// and assembled here: a definition level below the maximum is a null, else the next value.
+// hyparquet's assembleLists (its Dremel assembly, for lists and structs) did the same for these
+// columns at about half of its decoding time, with an array per page joined onto the last.
+// Each value goes through `value` (parquet-values.js) straight into the one output array; a
+// dictionary's entries are converted once, and a dictionary-encoded page's indices pick them.
+// Nested columns keep hyparquet's parquetRead (parquet.js).
+
+let hy = null
+
+/** hyparquet's page-level modules (package.json exports ./src/*.js), loaded with the reader. */
+function pages () {
+  if (hy === null) {
+    hy = {
+      ...require('hyparquet/src/column.js'),
+      ...require('hyparquet/src/datapage.js'),
+      ...require('hyparquet/src/convert.js'),
+      ...require('hyparquet/src/plain.js'),
+      ...require('hyparquet/src/encoding.js')
+    }
+  }
+  return hy
+}
+
+/** Is a top-level schema node (hyparquet's parquetSchema) a column this reader reads? */
+function isFlat (node) {
+  return node.children.length === 0 && node.element.repetition_type !== 'REPEATED'
+}
+
+/**
+ * The column chunk `meta` (a row group's column meta_data) of the flat column `node`, `rows`
+ * rows, as a FlatColumn of `rows` record values: `value` of each stored value, null for null.
+ * Pages and their levels are read here, before any row is taken (a page that cannot be read
+ * fails the row group before its first batch); a PLAIN page of byte arrays (strings, bytes:
+ * an object per value) is decoded as its rows are taken, a batch at a time, so that a row
+ * group's strings do not all live, and survive the young generation, while it is encoded.
+ * `buffer` is the file's AsyncBuffer; `schemaRoot` the schema tree's root (for the levels).
+ * @returns {Promise<FlatColumn>}
+ */
+async function readFlatColumn ({ buffer, meta, schemaRoot, node, element, rows, value, compressors, parsers }) {
+  const { parquetHeader, readPage, decompressPage, readDataPage, readDataPageV2, convert } = pages()
+  const start = Number(meta.dictionary_page_offset || meta.data_page_offset)
+  const bytes = await buffer.slice(start, start + Number(meta.total_compressed_size))
+  const reader = { view: new DataView(bytes), offset: 0 }
+  const decoder = {
+    pathInSchema: meta.path_in_schema,
+    element,
+    schemaPath: [schemaRoot, node],
+    type: meta.type,
+    codec: meta.codec,
+    compressors,
+    parsers,
+    utf8: false
+  }
+  const maxDef = element.repetition_type === 'REQUIRED' ? 0 : 1
+  const segments = []
+  let i = 0
+  let dictionary = null // the dictionary's entries as record values
+  while (i < rows && reader.offset < reader.view.byteLength - 1) {
+    const header = parquetHeader(reader)
+    if (header.type === 'DICTIONARY_PAGE') {
+      const { data } = readPage(reader, header, decoder, undefined, undefined, 0)
+      const entries = convert(data, decoder)
+      dictionary = new Array(entries.length)
+      for (let k = 0; k < entries.length; k++) dictionary[k] = value(entries[k])
+      continue
+    }
+    const compressed = new Uint8Array(bytes, reader.offset, header.compressed_page_size)
+    reader.offset += header.compressed_page_size
+    let segment
+    if (header.type === 'DATA_PAGE') {
+      const daph = header.data_page_header
+      const raw = decompressPage(compressed, Number(header.uncompressed_page_size), decoder.codec, compressors)
+      segment = daph.encoding === 'PLAIN' && BYTES.has(decoder.type)
+        ? lazyPage(raw, daph, decoder, value, maxDef)
+        : eagerPage(readDataPage(raw, daph, decoder), daph.encoding, dictionary, decoder, value)
+    } else if (header.type === 'DATA_PAGE_V2') {
+      segment = eagerPage(readDataPageV2(compressed, header, decoder), header.data_page_header_v2.encoding, dictionary, decoder, value)
+    } else if (header.type === 'INDEX_PAGE') {
+      continue
+    } else {
+      throw new Error(`parquet unsupported page type: ${header.type}`)
+    }
+    segment.maxDef = maxDef
+    segments.push(segment)
+    i += segment.rows
+  }
+  if (i < rows) throw new Error(`the column chunk holds ${i} values, the row group ${rows} rows`)
+  return new FlatColumn(segments, rows)
+}
+
+const BYTES = new Set(['BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'])
+
+/**
+ * A page decoded whole by hyparquet: `next()` gives its values in order (a dictionary-encoded
+ * page's indices pick the converted dictionary's entries).
+ */
+function eagerPage ({ definitionLevels: defs, dataPage }, encoding, dictionary, decoder, value) {
+  const byIndex = dictionary !== null && encoding.endsWith('_DICTIONARY')
+  const values = byIndex ? dataPage : pages().convert(dataPage, decoder)
+  let k = 0
+  return {
+    rows: defs && defs.length ? defs.length : values.length,
+    defs: defs && defs.length ? defs : null,
+    next: byIndex ? () => dictionary[values[k++]] : () => value(values[k++])
+  }
+}
+
+/**
+ * A PLAIN page of byte arrays, its definition levels read now (as hyparquet's readDataPage
+ * reads them) and its values when taken: hyparquet's readPlain from where the last take
+ * stopped. The values' lengths are checked now, so that a take cannot fail.
+ */
+function lazyPage (raw, daph, decoder, value, maxDef) {
+  const { readRleBitPackedHybrid, readPlain, convert } = pages()
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
+  const reader = { view, offset: 0 }
+  let defs = null
+  let present = daph.num_values
+  if (maxDef) {
+    defs = new Array(daph.num_values)
+    readRleBitPackedHybrid(reader, 1, defs)
+    for (let d = 0; d < defs.length; d++) if (defs[d] !== maxDef) present--
+    if (present === daph.num_values) defs = null
+  }
+  checkLengths(view, reader.offset, present, decoder)
+  let held = [] // the values read ahead of the rows taken
+  let k = 0
+  return {
+    rows: daph.num_values,
+    defs,
+    /** Reads the next `count` values (the non-null ones of the rows about to be taken). */
+    want (count) {
+      held = convert(readPlain(reader, decoder.type, count, decoder.element.type_length), decoder)
+      k = 0
+    },
+    next: () => value(held[k++])
+  }
+}
+
+/** A PLAIN page's `count` byte arrays from `offset` end within the page (else readPlain would read past it). */
+function checkLengths (view, offset, count, decoder) {
+  const size = decoder.element.type_length
+  if (decoder.type === 'FIXED_LEN_BYTE_ARRAY') {
+    if (!size) throw new Error('parquet missing fixed length')
+    if (offset + count * size > view.byteLength) throw new Error(`a PLAIN page of ${count} values of ${size} bytes is ${view.byteLength} bytes long`)
+    return
+  }
+  for (let i = 0; i < count; i++) {
+    if (offset + 4 > view.byteLength) throw new Error(`a PLAIN page ends within its value ${i + 1} of ${count}`)
+    offset += 4 + view.getUint32(offset, true)
+  }
+  if (offset > view.byteLength) throw new Error(`a PLAIN page ends within its value ${count} of ${count}`)
+}
+
+/**
+ * A row group's flat column, taken in row order: take(n, out) writes the next n rows' record
+ * values into out[0..n). Pages decoded whole are held whole; lazy ones a take at a time.
+ */
+class FlatColumn {
+  constructor (segments, rows) {
+    this.segments = segments
+    this.rows = rows
+    this.s = 0 // the segment being taken
+    this.row = 0 // the row within it
+    this.taken = 0 // rows taken so far (parquet.js records() checks it takes them in order)
+  }
+
+  take (n, out) {
+    let o = 0
+    while (o < n) {
+      const seg = this.segments[this.s]
+      const m = Math.min(n - o, seg.rows - this.row)
+      const defs = seg.defs
+      if (seg.want !== undefined) {
+        let count = m
+        if (defs !== null) for (let d = this.row; d < this.row + m; d++) if (defs[d] !== seg.maxDef) count--
+        seg.want(count)
+      }
+      if (defs === null) {
+        for (let j = 0; j < m; j++) out[o++] = seg.next()
+      } else {
+        for (let d = this.row, end = this.row + m; d < end; d++) out[o++] = defs[d] === seg.maxDef ? seg.next() : null
+      }
+      this.row += m
+      if (this.row === seg.rows) {
+        this.segments[this.s] = null // taken: its values can go
+        this.s++
+        this.row = 0
+      }
+    }
+    return out
+  }
+}
+
+module.exports = { readFlatColumn, isFlat, FlatColumn }
