@@ -232,7 +232,7 @@ describe('bounded memory with parse workers', () => {
 // 250 MB. The files are written by DuckDB with the rows writeCsv() writes, so the oracle for
 // what lands in the server is the same formula.
 describe('bounded memory: Parquet', () => {
-  it('loads 3M rows with the peak RSS of 1M rows, under 250 MB, and bounded server reply memory', async () => {
+  it('loads 3M rows with the peak RSS of 1M rows (under 60 MB more), under 250 MB, and bounded server reply memory', async () => {
     const { writeQuery } = require('./helpers/parquet')
     const rows = n => `SELECT i::BIGINT AS id, concat('name', i) AS name, concat('user', i, '@example.com') AS email, concat('City', i % 997) AS city, (i * 7919) % 10000 AS score FROM range(1, ${n + 1}) t(i)`
     const small = await writeQuery(path.join(dir, 'small.parquet'), rows(1_000_000), 'COMPRESSION zstd, ROW_GROUP_SIZE 65536')
@@ -249,7 +249,10 @@ describe('bounded memory: Parquet', () => {
     const mb = n => (n / 1048576).toFixed(1)
     console.log(`Parquet peak RSS: 1M rows ${mb(a.summary.peakRssBytes)} MB, 3M rows ${mb(b.summary.peakRssBytes)} MB`)
     expect(b.summary.peakRssBytes).toBeLessThan(250 * 1048576)
-    expect(b.summary.peakRssBytes).toBeLessThan(a.summary.peakRssBytes * 1.3)
+    // Growth from 1M to 3M rows in MB, not as a ratio: the CLI's young-generation cap
+    // (lib/cli/young-generation.js) sometimes lowers the 1M peak, and 1.3x of it flaked
+    // (120 -> 154 MB, 1.28x); healthy growth 17-34 MB, a reader keeping every row group 598 MB.
+    expect(b.summary.peakRssBytes - a.summary.peakRssBytes).toBeLessThan(60 * 1048576)
     for (const run of [a, b]) {
       expect(run.dataSamples).toBeGreaterThan(0)
       expect(run.peakOmem).toBeLessThanOrEqual(SERVER_REPLY_BOUND)
