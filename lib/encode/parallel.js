@@ -8,7 +8,7 @@ const { Cutter, CHUNK_SIZE } = require('../read/cut')
 const { openRecords, readerFields, tableColumns } = require('../read/input')
 const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
-const { workerOptions, giveBack } = require('./worker-batches')
+const { workerOptions, receiveBatch } = require('./worker-batches')
 const { skipRecords, tooFew } = require('../read/skip')
 const { pieces } = require('../read/copy')
 const { reviveError } = require('./thread-errors')
@@ -163,8 +163,59 @@ class WorkerPool {
   }
 }
 
-class Parallel {
+/**
+ * What an input read by the parse workers shares, as CSV/TSV/NDJSON chunks (Parallel) or as
+ * Parquet row groups (./parquet-parallel.js): the workers it takes from the run's pool (or from
+ * a pool of its own, ended with it), the waits for what they post, a worker's failure, and
+ * giving them back.
+ */
+class PoolInput {
+  constructor () {
+    this.failed = null // a worker's unexpected error
+    this.closed = false
+    this.waiters = []
+  }
+
+  /** n workers of `pool` (null: a pool of this input's own), told about this input first. */
+  takeWorkers (o, pool, n, input) {
+    this.ownPool = pool === null
+    this.pool = pool ?? new WorkerPool(o)
+    const { gen, workers } = this.pool.take(n, this, input)
+    this.gen = gen
+    this.workers = workers
+  }
+
+  /** Something changed: a chunk parsed or encoded, room to cut, a failure. */
+  changed () {
+    return new Promise(resolve => this.waiters.push(resolve))
+  }
+
+  notify () {
+    const w = this.waiters
+    this.waiters = []
+    for (const resolve of w) resolve()
+  }
+
+  fail (err) {
+    if (this.failed === null) this.failed = err
+    this.notify()
+  }
+
+  /** For a cluster: the workers hash each command's slot (and group by master, given the owners). */
+  useSlots (owners = null) {
+    for (const w of this.workers) w.worker.postMessage({ type: 'slots', owners })
+  }
+
+  /** The pool's messages are no longer this input's; its own pool is ended. */
+  async releaseWorkers () {
+    this.pool.release(this)
+    if (this.ownPool) await this.pool.end()
+  }
+}
+
+class Parallel extends PoolInput {
   constructor (desc, o, skip, n, slots, before = skip, pool = null) {
+    super()
     this.desc = desc
     this.o = o
     this.skip = skip
@@ -188,8 +239,6 @@ class Parallel {
     this.fallbackAt = null // chunk index from which the sequential reader takes over
     this.sequentialFrom = null // { offset, line } where it did
     this.stopped = false // no more reading or cutting here
-    this.failed = null // a worker's unexpected error
-    this.closed = false
     // Chunk by chunk, in order: records and lines before the next chunk to place.
     this.nextBase = 0
     this.recordBase = 0
@@ -203,29 +252,7 @@ class Parallel {
     }
     this.opened = false
     this.shape = null // what the mapper knows of the input (the columns)
-    this.waiters = []
-    // Workers of the run's pool, or (no pool given) of this input's own, ended with it.
-    this.ownPool = pool === null
-    this.pool = pool ?? new WorkerPool(o)
-    const { gen, workers } = this.pool.take(n, this, { name: desc.name, format: desc.format, skip, runBase: this.runBase, slots })
-    this.gen = gen
-    this.workers = workers
-  }
-
-  /** Something changed: a chunk parsed or encoded, room to cut, a failure. */
-  changed () {
-    return new Promise(resolve => this.waiters.push(resolve))
-  }
-
-  notify () {
-    const w = this.waiters
-    this.waiters = []
-    for (const resolve of w) resolve()
-  }
-
-  fail (err) {
-    if (this.failed === null) this.failed = err
-    this.notify()
+    this.takeWorkers(o, pool, n, { name: desc.name, format: desc.format, skip, runBase: this.runBase, slots })
   }
 
   async open () {
@@ -334,9 +361,7 @@ class Parallel {
       if (!msg.ok) w.load--
       this.placeChunks()
     } else if (msg.type === 'batch') {
-      const b = msg.batch
-      b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
-      giveBack(b, w.worker, () => this.closed)
+      const b = receiveBatch(msg.batch, w.worker, () => this.closed)
       e.batches.push(b)
       if (msg.last) {
         e.done = true
@@ -493,18 +518,13 @@ class Parallel {
    * For a cluster: the workers hash each command's slot from now on; `owners` (each slot's
    * master, ClusterSink#owners): they also group each batch's commands by master.
    */
-  useSlots (owners = null) {
-    for (const w of this.workers) w.worker.postMessage({ type: 'slots', owners })
-  }
-
   async close () {
     if (this.closed) return
     this.closed = true
     this.stopped = true
     this.notify()
     this.desc.stream?.destroy?.() // a read still waiting on an idle stream ends now
-    this.pool.release(this)
-    if (this.ownPool) await this.pool.end()
+    await this.releaseWorkers()
     await this.reading?.catch(() => {})
     await this.bytes.return().catch(() => {})
   }
@@ -536,4 +556,4 @@ class ChunkMemory {
   }
 }
 
-module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, WorkerPool, CHUNK_SIZE }
+module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, WorkerPool, PoolInput, CHUNK_SIZE }

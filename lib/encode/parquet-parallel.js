@@ -2,9 +2,9 @@
 
 const { openParquetRecords } = require('../read/parquet-input')
 const { mapperFor } = require('./mapper')
-const { giveBack } = require('./worker-batches')
+const { receiveBatch } = require('./worker-batches')
 const { reviveError } = require('./thread-errors')
-const { WorkerPool } = require('./parallel')
+const { PoolInput } = require('./parallel')
 
 // --workers n (n ≥ 1) for a Parquet input: the loader reads the footer, checks the templates
 // against the schema, and hands out row groups to the run's parse workers (the pool of
@@ -46,8 +46,9 @@ async function openParquetParallel (desc, o, skip, n, slots = false, before = sk
   return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: src.resumeShape }
 }
 
-class ParquetParallel {
+class ParquetParallel extends PoolInput {
   constructor (desc, o, src, n, slots, before, pool) {
+    super()
     const pf = src.parquet
     this.max = maxGroups(n)
     // The groups to read, each with the rows to drop and the records of the run before it.
@@ -60,31 +61,9 @@ class ParquetParallel {
     }
     this.head = 0 // the item whose batches are yielded next
     this.dispatched = 0
-    this.failed = null // a worker's unexpected error
-    this.closed = false
-    this.waiters = []
-    this.ownPool = pool === null
-    this.pool = pool ?? new WorkerPool(o)
     const parquet = { name: desc.name, path: desc.path, metadata: pf.metadata, columns: src.columns, shape: src.shape }
-    const { gen, workers } = this.pool.take(n, this, { name: desc.name, format: 'parquet', skip: 0, runBase: 0, slots, parquet })
-    this.gen = gen
-    this.workers = workers
+    this.takeWorkers(o, pool, n, { name: desc.name, format: 'parquet', skip: 0, runBase: 0, slots, parquet })
     this.dispatch()
-  }
-
-  changed () {
-    return new Promise(resolve => this.waiters.push(resolve))
-  }
-
-  notify () {
-    const w = this.waiters
-    this.waiters = []
-    for (const resolve of w) resolve()
-  }
-
-  fail (err) {
-    if (this.failed === null) this.failed = err
-    this.notify()
   }
 
   /** Give out row groups, to the least busy workers, while fewer than `max` are out. */
@@ -110,9 +89,7 @@ class ParquetParallel {
       item.done = true
       w.load--
     } else if (msg.type === 'batch') {
-      const b = msg.batch
-      b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
-      giveBack(b, w.worker, () => this.closed)
+      const b = receiveBatch(msg.batch, w.worker, () => this.closed)
       item.batches.push(b)
       if (msg.last) {
         item.done = true
@@ -147,17 +124,11 @@ class ParquetParallel {
     }
   }
 
-  /** For a cluster: the workers hash each command's slot (and group by master: parallel.js). */
-  useSlots (owners = null) {
-    for (const w of this.workers) w.worker.postMessage({ type: 'slots', owners })
-  }
-
   async close () {
     if (this.closed) return
     this.closed = true
     this.notify()
-    this.pool.release(this)
-    if (this.ownPool) await this.pool.end()
+    await this.releaseWorkers()
   }
 }
 

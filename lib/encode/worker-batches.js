@@ -24,7 +24,8 @@ function workerEligible (desc, o) {
 }
 
 /**
- * A worker's batch gets `release` (as the encoder's own batches have): once the sink is
+ * A batch as a worker posted it, made a loader batch: its bytes as a Buffer again (a posted
+ * Buffer arrives as a plain Uint8Array), and `release` (as the encoder's own batches have): once the sink is
  * done with its bytes, their SharedArrayBuffer goes back to the worker to be written into
  * again. Without it each batch is a fresh allocation freed only when this thread collects
  * garbage, which it seldom does (it allocates little itself): RSS grew with the input
@@ -32,7 +33,8 @@ function workerEligible (desc, o) {
  * takes { type: 'recycle', buf }. Shared, not moved: moving would detach the buffer here,
  * which slows every typed-array access of this thread from then on (lib/encode/writer.js).
  */
-function giveBack (batch, worker, closed) {
+function receiveBatch (batch, worker, closed) {
+  batch.buf = Buffer.from(batch.buf.buffer, batch.buf.byteOffset, batch.buf.byteLength)
   const ab = batch.buf.buffer
   Object.defineProperty(batch, 'release', {
     value: () => {
@@ -40,6 +42,7 @@ function giveBack (batch, worker, closed) {
     },
     enumerable: false
   })
+  return batch
 }
 
 /**
@@ -70,9 +73,7 @@ async function * batchesFrom (worker, queue, seen) {
       const msg = await queue.next()
       if (msg.type === 'done') return
       if (msg.type === 'error') throw reviveError(msg.error)
-      const b = msg.batch
-      b.buf = Buffer.from(b.buf.buffer, b.buf.byteOffset, b.buf.byteLength)
-      giveBack(b, worker, () => closed)
+      const b = receiveBatch(msg.batch, worker, () => closed)
       if (msg.shape) seen.shape = msg.shape
       yield b
       worker.postMessage({ type: 'credit' })
@@ -135,4 +136,4 @@ class MessageQueue {
   }
 }
 
-module.exports = { openWorkerBatches, workerEligible, workerOptions, giveBack }
+module.exports = { openWorkerBatches, workerEligible, workerOptions, receiveBatch }
