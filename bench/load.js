@@ -11,7 +11,7 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const fs = require('node:fs')
 const { ensureDatasets } = require('./datasets')
-const { runTimed, procCpu, sampleServerMemory, positiveIntFlag, median } = require('./measure')
+const { runTimed, procCpu, sampleServerMemory, positiveIntFlag, median, machineLine, printReport } = require('./measure')
 const { startRedis } = require('../test/helpers/redis-server.js')
 
 const ROOT = path.join(__dirname, '..')
@@ -203,12 +203,6 @@ function table (summary) {
   return [line(head), widths.map(w => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n')
 }
 
-function machine (redisVersion, loadavg) {
-  const cpus = os.cpus()
-  return `machine: ${cpus[0].model}, ${cpus.length} cores, node ${process.version}, ` +
-    `redis-server ${redisVersion}, load average at start ${loadavg.map(x => x.toFixed(2)).join(' ')}`
-}
-
 // ---- main -------------------------------------------------------------------------
 
 async function main () {
@@ -235,15 +229,10 @@ async function main () {
     const summary = summarize(runs, o.rows)
     const header = `${o.rows.toLocaleString('en-US')} rows, ${o.runs} run(s)${o.runs > 1 ? ' (medians)' : ''}` +
       (o.pipeloadArgs.length ? `, pipeload ${o.pipeloadArgs.join(' ')}` : ', pipeload defaults')
-    const text = [header, '', table(summary), '', machine(redisVersion, loadavg)].join('\n')
+    const machine = machineLine(redisVersion, loadavg)
+    const text = [header, '', table(summary), '', machine].join('\n')
     const errors = summary.filter(r => !r.ok).flatMap(r => r.errors.map(e => `✗ ${r.workload} ${r.tool}: ${e}`))
-    if (o.json) {
-      process.stdout.write(JSON.stringify({ rows: o.rows, runs, summary, machine: machine(redisVersion, loadavg) }, null, 2) + '\n')
-      process.stderr.write(text + '\n' + errors.map(e => e + '\n').join(''))
-    } else {
-      process.stdout.write(text + '\n' + errors.map(e => e + '\n').join(''))
-    }
-    if (errors.length) process.exitCode = 1
+    printReport(text, errors, o.json ? { rows: o.rows, runs, summary, machine } : null)
   } finally {
     await server.stop()
   }

@@ -101,4 +101,25 @@ function median (xs) {
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2
 }
 
-module.exports = { runTimed, procCpu, sampleServerMemory, parseClientList, positiveIntFlag, median }
+/** The closing line of a benchmark's table: the machine, Node, the server, the load average when it began. */
+function machineLine (redisVersion, loadavg) {
+  return `machine: ${os.cpus()[0].model.trim()}, ${os.availableParallelism()} cores, node ${process.version}, ` +
+    `redis-server ${redisVersion}, load average at start ${loadavg.map(x => x.toFixed(2)).join(' ')}`
+}
+
+/**
+ * Print a benchmark's report: the table's text and its errors on stdout, or with `json`
+ * (the results as an object) that on stdout and the text on stderr. Errors set exit code 1.
+ */
+function printReport (text, errors, json = null) {
+  const lines = text + '\n' + errors.map(e => e + '\n').join('')
+  if (json !== null) {
+    process.stdout.write(JSON.stringify(json, null, 2) + '\n')
+    process.stderr.write(lines)
+  } else {
+    process.stdout.write(lines)
+  }
+  if (errors.length) process.exitCode = 1
+}
+
+module.exports = { runTimed, procCpu, sampleServerMemory, parseClientList, positiveIntFlag, median, machineLine, printReport }

@@ -19,7 +19,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { ensureFlights } = require('./flights')
-const { runTimed, procCpu, positiveIntFlag, median } = require('./measure')
+const { runTimed, procCpu, positiveIntFlag, median, machineLine, printReport } = require('./measure')
 const { startRedis } = require('../test/helpers/redis-server.js')
 
 const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')
@@ -186,20 +186,14 @@ async function main () {
     }
     const rows = summarize(runs, o)
     const size = f => `${(fs.statSync(files[f]).size / 1048576).toFixed(0)} MB`
-    const machine = `machine: ${os.cpus()[0].model.trim()}, ${os.availableParallelism()} cores, node ${process.version}, redis-server ${redisVersion}, load average at start ${loadavg.map(x => x.toFixed(2)).join(' ')}`
+    const machine = machineLine(redisVersion, loadavg)
     const text = [
       `${o.rows.toLocaleString('en-US')} flight rows (5 columns), ${o.runs} run(s)${o.runs > 1 ? ' (medians)' : ''}, pipeload ${o.pipeloadArgs.length ? o.pipeloadArgs.join(' ') : 'defaults'}; ` +
         `files: ${o.formats.map(f => `${f} ${size(f)}`).join(', ')}, resp ${size('resp')}`,
       '', table(rows), '', ...goals(rows), '', machine
     ].join('\n')
     const errors = rows.flatMap(r => r.errors.map(e => `✗ ${r.mode} ${r.tool}: ${e}`))
-    if (o.json) {
-      process.stdout.write(JSON.stringify({ rows: o.rows, runs, summary: rows, machine }, null, 2) + '\n')
-      process.stderr.write(text + '\n' + errors.map(e => e + '\n').join(''))
-    } else {
-      process.stdout.write(text + '\n' + errors.map(e => e + '\n').join(''))
-    }
-    if (errors.length) process.exitCode = 1
+    printReport(text, errors, o.json ? { rows: o.rows, runs, summary: rows, machine } : null)
   } finally {
     await server.stop()
   }
