@@ -163,11 +163,17 @@ describe('Parquet at a URL: SIGKILL, then --resume', () => {
     const ranges = web.seen.slice(before).map(r => /^bytes=(\d+)-(\d+)$/.exec(r.headers.range || '')).map(m => m && [Number(m[1]), Number(m[2]) + 1])
     expect(ranges.length).toBeGreaterThan(2)
     expect(ranges.every(r => r !== null)).toBe(true) // nothing downloaded whole
+    // The footer is read once as the file's last 64 KiB, which holds the last row groups'
+    // bytes too when the kill came late (seen on Node 24: g0 within them); no column chunk
+    // ends at the file's end (the footer follows them), so the rest are the chunks read.
+    const tail = ranges.filter(([, e]) => e === bytes.length)
+    expect(tail).toHaveLength(1)
+    const chunks = ranges.filter(([, e]) => e !== bytes.length)
     for (const g of groups.slice(0, g0)) {
-      expect(ranges.filter(([s, e]) => s < g.end && e > g.start), `row group [${g.start}, ${g.end})`).toEqual([])
+      expect(chunks.filter(([s, e]) => s < g.end && e > g.start), `row group [${g.start}, ${g.end})`).toEqual([])
     }
     // The row group of the first unacknowledged row and the last one were read.
-    for (const g of [groups[g0], groups[groups.length - 1]]) expect(ranges.some(([s, e]) => s < g.end && e > g.start)).toBe(true)
+    for (const g of [groups[g0], groups[groups.length - 1]]) expect(chunks.some(([s, e]) => s < g.end && e > g.start)).toBe(true)
     const after = await recordCounts(redis, prefix, ROWS)
     for (let i = 0; i < ROWS; i++) {
       const ok = i < saved.records ? after[i] === 1 : after[i] === 1 || after[i] === 2
