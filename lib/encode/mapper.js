@@ -7,6 +7,7 @@ const { parseTemplate, FIELD } = require('./template')
 const { bulkBytes, utf8Bytes } = require('./writer')
 const { CsvRow } = require('../read/csv-row')
 const { JsonRow } = require('../read/json-row')
+const { ParquetRow } = require('../read/parquet-row')
 const { keysOf, INDEX, MEMBER_KEY } = require('../read/json-value')
 const { JsonNumber, exactJson, parseJson } = require('../read/json-number')
 
@@ -158,17 +159,19 @@ function compileWord (word, shape, template) {
     const text = parts[0]
     const bytes = bulkBytes(text)
     const write = (rec, w) => w.bytes(bytes)
-    return { constant: text, value: () => text, write, writeRow: write, writeJson: write }
+    return { constant: text, value: () => text, write, writeRow: write, writeJson: write, writeParquet: write }
   }
   const rowWrite = shape.columns !== undefined ? compileSpanWord(word, rowLocators(word, shape, template)) : null
   const jsonWrite = shape.columns === undefined ? compileSpanWord(word, jsonLocators(word)) : null
+  const parquetWrite = shape.parquetColumns ? compileColumnWord(word, shape.parquetColumns) : null
   if (parts.length === 1) {
     const { name, get } = parts[0]
     return {
       value: rec => toArg(get(rec), name),
       write: (rec, w) => writeValue(get(rec), name, w),
       writeRow: rowWrite,
-      writeJson: jsonWrite
+      writeJson: jsonWrite,
+      writeParquet: parquetWrite
     }
   }
   const scratch = new Array(parts.length)
@@ -190,7 +193,8 @@ function compileWord (word, shape, template) {
     value: rec => joined(fill(rec)),
     write: (rec, w) => fill(rec) ? w.arg(joined(true)) : w.bulkParts(scratch, parts.length),
     writeRow: rowWrite,
-    writeJson: jsonWrite
+    writeJson: jsonWrite,
+    writeParquet: parquetWrite
   }
 }
 
@@ -405,6 +409,42 @@ function valueAt (row, bytes, name) {
   return j
 }
 
+/**
+ * write() for a ParquetRow (read/parquet-row.js, the text rows of a Parquet input whose
+ * `columns` the shape names): the word's fields copied from the row's column batches. A null
+ * is missing, as a record's null field is. null when a field is no column (the record is
+ * then made an object first, and fails as it would).
+ */
+function compileColumnWord (word, columns) {
+  const fields = word.parts.filter(p => p.type === FIELD)
+  const ks = fields.map(p => columns.indexOf(p.name))
+  if (ks.includes(-1)) return null
+  if (word.parts.length === 1) {
+    const k = ks[0]
+    const name = fields[0].name
+    return (row, w) => {
+      const c = row.cols[k]
+      const s = c.starts[row.r]
+      if (s === -1) throw new FieldMissing(name, `field "${name}" is null`)
+      w.span(c.buf, s, c.ends[row.r])
+    }
+  }
+  const parts = word.parts.map(p => p.type === FIELD ? null : Buffer.from(p.text))
+  const srcs = new Array(ks.length)
+  const spans = new Int32Array(2 * ks.length)
+  return (row, w) => {
+    for (let m = 0; m < ks.length; m++) {
+      const c = row.cols[ks[m]]
+      const s = c.starts[row.r]
+      if (s === -1) throw new FieldMissing(fields[m].name, `field "${fields[m].name}" is null`)
+      srcs[m] = c.buf
+      spans[2 * m] = s
+      spans[2 * m + 1] = c.ends[row.r]
+    }
+    w.spanParts(parts, srcs, spans)
+  }
+}
+
 /** `*`: every field/value pair. Column names are encoded once; objects skip null values. */
 function compileStar (shape) {
   if (shape.columns !== undefined) {
@@ -459,8 +499,24 @@ function compileStar (shape) {
     }
     return b
   }
+  const names = shape.parquetColumns ? shape.parquetColumns.map(c => bulkBytes(c)) : null
   return {
     pairs: entries,
+    countParquet (row) {
+      let n = 0
+      for (let k = 0; k < row.cols.length; k++) if (row.cols[k].starts[row.r] !== -1) n += 2
+      return n
+    },
+    writeParquet (row, w) {
+      const r = row.r
+      for (let k = 0; k < row.cols.length; k++) {
+        const c = row.cols[k]
+        const s = c.starts[r]
+        if (s === -1) continue
+        w.bytes(names[k])
+        w.span(c.buf, s, c.ends[r])
+      }
+    },
     countJson (row) {
       let n = 0
       for (let k = 0, j = row.i; k < row.n; k++, j += 4) if (row.b[j + 2] !== -1) n += 2
@@ -517,44 +573,39 @@ function compileCommand (parsed, shape, vectors) {
     }
     return out
   }
-  let write, writeRow, writeJson
+  // One writer per kind of record (plain, CsvRow, JsonRow, ParquetRow), from its words' writers of that kind.
+  const writers = kind => words.slice(1).map(w => w[kind])
+  let rowWriter
   if (starAt === -1) {
-    write = (rec, w) => {
-      w.bytes(head)
-      for (let i = 1; i < words.length; i++) words[i].write(rec, w)
-    }
-    writeRow = (row, w) => {
-      w.bytes(head)
-      for (let i = 1; i < words.length; i++) words[i].writeRow(row, w)
-    }
-    writeJson = (row, w) => {
-      w.bytes(head)
-      for (let i = 1; i < words.length; i++) words[i].writeJson(row, w)
+    rowWriter = kind => {
+      const ws = writers(kind)
+      return (rec, w) => {
+        w.bytes(head)
+        for (let i = 0; i < ws.length; i++) ws[i](rec, w)
+      }
     }
   } else {
     // The pair count is known only from the record (CSV rows have a fixed length; objects vary).
     const star = words[starAt].star
-    write = (rec, w) => {
-      w.arrayHeader(fixed + star.count(rec))
-      w.bytes(name)
-      for (let i = 1; i < words.length; i++) words[i].write(rec, w)
+    Object.assign(words[starAt], { write: star.write, writeRow: star.writeRow, writeJson: star.writeJson, writeParquet: star.writeParquet })
+    const counts = { write: star.count, writeRow: star.countRow, writeJson: star.countJson, writeParquet: star.countParquet }
+    rowWriter = kind => {
+      const ws = writers(kind)
+      const count = counts[kind]
+      return (rec, w) => {
+        w.arrayHeader(fixed + count(rec))
+        w.bytes(name)
+        for (let i = 0; i < ws.length; i++) ws[i](rec, w)
+      }
     }
-    writeRow = (row, w) => {
-      w.arrayHeader(fixed + star.countRow(row))
-      w.bytes(name)
-      for (let i = 1; i < words.length; i++) words[i].writeRow(row, w)
-    }
-    writeJson = (row, w) => {
-      w.arrayHeader(fixed + star.countJson(row))
-      w.bytes(name)
-      for (let i = 1; i < words.length; i++) words[i].writeJson(row, w)
-    }
-    words[starAt].write = star.write
-    words[starAt].writeRow = star.writeRow
-    words[starAt].writeJson = star.writeJson
   }
-  if (words.some(w => !w.star && !w.writeJson)) writeJson = (row, w) => write(row.toObject(), w) // a dotted path
-  return { args, write, writeRow, writeJson, key: words.length > 1 && !words[1].star ? words[1] : null, words, source: parsed.source }
+  const write = rowWriter('write')
+  const writeRow = shape.columns !== undefined ? rowWriter('writeRow') : null
+  // A dotted path has no JsonRow writer, a field that is no column no ParquetRow one: the record is made an object first.
+  const viaObject = kind => words.some(w => !w[kind]) ? (row, w) => write(row.toObject(), w) : rowWriter(kind)
+  const writeJson = shape.columns === undefined ? viaObject('writeJson') : null
+  const writeParquet = shape.parquetColumns ? viaObject('writeParquet') : null
+  return { args, write, writeRow, writeJson, writeParquet, key: words.length > 1 && !words[1].star ? words[1] : null, words, source: parsed.source }
 }
 
 /** out.push(...items) without spreading them as call arguments: `*` of 200k keys overflows the stack. */
@@ -609,11 +660,6 @@ function templateKeyWords (commands) {
     }
   }
   return out
-}
-
-/** out.push(...items) without passing every item as an argument: a record of a million fields overflows the stack. */
-function pushAll (out, items) {
-  for (let i = 0; i < items.length; i++) out.push(items[i])
 }
 
 /**
@@ -713,6 +759,8 @@ function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map
         for (let i = 0; i < n; i++) commands[i].writeRow(rec, w)
       } else if (rec instanceof JsonRow) {
         for (let i = 0; i < n; i++) commands[i].writeJson(rec, w)
+      } else if (rec instanceof ParquetRow) {
+        for (let i = 0; i < n; i++) commands[i].writeParquet(rec, w)
       } else {
         for (let i = 0; i < n; i++) commands[i].write(rec, w)
       }
@@ -724,7 +772,7 @@ function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map
 /** A fast-path record as the reader would otherwise give it: string array or object. */
 function plain (rec) {
   if (rec instanceof CsvRow) return rec.toArray()
-  if (rec instanceof JsonRow) return rec.toObject()
+  if (rec instanceof JsonRow || rec instanceof ParquetRow) return rec.toObject()
   return rec
 }
 
@@ -771,6 +819,12 @@ function keyCommand ([name, key, ...rest]) {
       if (!key.writeJson) return this.write(row.toObject(), w)
       w.bytes(head)
       key.writeJson(row, w)
+      w.bytes(tail)
+    },
+    writeParquet (row, w) {
+      if (!key.writeParquet) return this.write(row.toObject(), w)
+      w.bytes(head)
+      key.writeParquet(row, w)
       w.bytes(tail)
     }
   }

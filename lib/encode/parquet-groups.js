@@ -38,7 +38,8 @@ class GroupEncoder {
   async encode ({ g, drop, before }, free, emit) {
     const pf = await this.opening
     if (this.mapper === null) this.mapper = mapperFor(this.o, this.input.shape)
-    let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1 })
+    const text = Boolean(this.input.shape.parquetColumns) // the loader chose text rows (parquet-input.js)
+    let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1, text })
     if (drop) batches = skipRecords(batches, drop, this.o.checkpoint)
     const encoder = encoderFor(this.mapper, this.o, before, free)
     let held = null // the latest batch: the last one is known only at the end

@@ -221,14 +221,16 @@ class ByteWriter {
 
   /**
    * One bulk string of constant parts (Buffers) and spans of `src` (each null part takes
-   * the next [s, e) pair of `spans`), like `user:{id}`.
+   * the next [s, e) pair of `spans`), like `user:{id}`. `src` is one Buffer, or an array of
+   * them, one per span (a Parquet row's fields come from their columns' buffers).
    */
   spanParts (parts, src, spans) {
+    const many = Array.isArray(src)
     let len = 0
     for (let i = 0, k = 0; i < parts.length; i++) {
       const part = parts[i]
       if (part === null) {
-        len += spanLength(src, spans[k], spans[k + 1])
+        len += spanLength(many ? src[k >> 1] : src, spans[k], spans[k + 1])
         k += 2
       } else {
         len += part.length
@@ -238,7 +240,7 @@ class ByteWriter {
     for (let i = 0, k = 0; i < parts.length; i++) {
       const part = parts[i]
       if (part === null) {
-        this.copySpan(src, spans[k], spans[k + 1])
+        this.copySpan(many ? src[k >> 1] : src, spans[k], spans[k + 1])
         k += 2
       } else {
         this.copySpan(part, 0, part.length)

@@ -40,8 +40,36 @@ function isFlat (node) {
  * `buffer` is the file's AsyncBuffer; `schemaRoot` the schema tree's root (for the levels).
  * @returns {Promise<FlatColumn>}
  */
-async function readFlatColumn ({ buffer, meta, schemaRoot, node, element, rows, value, compressors, parsers }) {
-  const { parquetHeader, readPage, decompressPage, readDataPage, readDataPageV2, convert } = pages()
+async function readFlatColumn (chunk) {
+  const { readDataPage } = pages()
+  const value = chunk.value
+  let dictionary = null // the dictionary's entries as record values
+  const segments = await readPages(chunk, {
+    dictionary (entries) {
+      dictionary = new Array(entries.length)
+      for (let k = 0; k < entries.length; k++) dictionary[k] = value(entries[k])
+    },
+    v1 (raw, daph, decoder, maxDef) {
+      return daph.encoding === 'PLAIN' && BYTES.has(decoder.type)
+        ? lazyPage(raw, daph, decoder, value, maxDef)
+        : eagerPage(readDataPage(raw, daph, decoder), daph.encoding, dictionary, decoder, value)
+    },
+    v2 (page, encoding, decoder) {
+      return eagerPage(page, encoding, dictionary, decoder, value)
+    }
+  })
+  return new FlatColumn(segments, chunk.rows)
+}
+
+/**
+ * The pages of a flat column's chunk, each made a segment ({ rows, defs, … }) by `maker`:
+ * `dictionary(entries)` for the dictionary page (hyparquet's converted entries),
+ * `v1(raw, daph, decoder, maxDef)` for a decompressed DATA_PAGE, `v2(page, encoding, decoder)`
+ * for a DATA_PAGE_V2 read by hyparquet ({ definitionLevels, dataPage }). Each segment's
+ * `maxDef` is set here. Fails when the chunk holds fewer values than the row group's rows.
+ */
+async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compressors, parsers }, maker) {
+  const { parquetHeader, readPage, decompressPage, readDataPageV2, convert } = pages()
   const start = Number(meta.dictionary_page_offset || meta.data_page_offset)
   const bytes = await buffer.slice(start, start + Number(meta.total_compressed_size))
   const reader = { view: new DataView(bytes), offset: 0 }
@@ -58,27 +86,21 @@ async function readFlatColumn ({ buffer, meta, schemaRoot, node, element, rows, 
   const maxDef = element.repetition_type === 'REQUIRED' ? 0 : 1
   const segments = []
   let i = 0
-  let dictionary = null // the dictionary's entries as record values
   while (i < rows && reader.offset < reader.view.byteLength - 1) {
     const header = parquetHeader(reader)
     if (header.type === 'DICTIONARY_PAGE') {
       const { data } = readPage(reader, header, decoder, undefined, undefined, 0)
-      const entries = convert(data, decoder)
-      dictionary = new Array(entries.length)
-      for (let k = 0; k < entries.length; k++) dictionary[k] = value(entries[k])
+      maker.dictionary(convert(data, decoder))
       continue
     }
     const compressed = new Uint8Array(bytes, reader.offset, header.compressed_page_size)
     reader.offset += header.compressed_page_size
     let segment
     if (header.type === 'DATA_PAGE') {
-      const daph = header.data_page_header
       const raw = decompressPage(compressed, Number(header.uncompressed_page_size), decoder.codec, compressors)
-      segment = daph.encoding === 'PLAIN' && BYTES.has(decoder.type)
-        ? lazyPage(raw, daph, decoder, value, maxDef)
-        : eagerPage(readDataPage(raw, daph, decoder), daph.encoding, dictionary, decoder, value)
+      segment = maker.v1(raw, header.data_page_header, decoder, maxDef)
     } else if (header.type === 'DATA_PAGE_V2') {
-      segment = eagerPage(readDataPageV2(compressed, header, decoder), header.data_page_header_v2.encoding, dictionary, decoder, value)
+      segment = maker.v2(readDataPageV2(compressed, header, decoder), header.data_page_header_v2.encoding, decoder)
     } else if (header.type === 'INDEX_PAGE') {
       continue
     } else {
@@ -89,7 +111,7 @@ async function readFlatColumn ({ buffer, meta, schemaRoot, node, element, rows, 
     i += segment.rows
   }
   if (i < rows) throw new Error(`the column chunk holds ${i} values, the row group ${rows} rows`)
-  return new FlatColumn(segments, rows)
+  return segments
 }
 
 const BYTES = new Set(['BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'])
@@ -115,17 +137,10 @@ function eagerPage ({ definitionLevels: defs, dataPage }, encoding, dictionary, 
  * stopped. The values' lengths are checked now, so that a take cannot fail.
  */
 function lazyPage (raw, daph, decoder, value, maxDef) {
-  const { readRleBitPackedHybrid, readPlain, convert } = pages()
+  const { readPlain, convert } = pages()
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
   const reader = { view, offset: 0 }
-  let defs = null
-  let present = daph.num_values
-  if (maxDef) {
-    defs = new Array(daph.num_values)
-    readRleBitPackedHybrid(reader, 1, defs)
-    for (let d = 0; d < defs.length; d++) if (defs[d] !== maxDef) present--
-    if (present === daph.num_values) defs = null
-  }
+  const { defs, present } = readDefs(reader, daph.num_values, maxDef)
   checkLengths(view, reader.offset, present, decoder)
   let held = [] // the values read ahead of the rows taken
   let k = 0
@@ -139,6 +154,44 @@ function lazyPage (raw, daph, decoder, value, maxDef) {
     },
     next: () => value(held[k++])
   }
+}
+
+/**
+ * A DATA_PAGE's definition levels (a flat column's: 0 or 1, RLE/bit-packed with a length
+ * before them), the reader left after them: `defs` null when every value is present (no
+ * levels, or one RLE run of the maximum: the page is not walked), and the values present.
+ */
+function readDefs (reader, count, maxDef) {
+  if (!maxDef) return { defs: null, present: count }
+  if (oneRun(reader, count, maxDef)) return { defs: null, present: count }
+  const defs = new Array(count)
+  pages().readRleBitPackedHybrid(reader, 1, defs)
+  let present = count
+  for (let d = 0; d < count; d++) if (defs[d] !== maxDef) present--
+  return { defs: present === count ? null : defs, present }
+}
+
+/**
+ * Are the levels at the reader one RLE run of `maxDef` covering `count` values? Then the
+ * reader is moved past them. (The run's header: a varint, count << 1; its value: one byte.)
+ */
+function oneRun (reader, count, maxDef) {
+  const { view } = reader
+  const at = reader.offset
+  if (at + 4 > view.byteLength) return false
+  const length = view.getUint32(at, true)
+  let p = at + 4
+  let header = 0
+  for (let shift = 0; shift < 35 && p < view.byteLength; shift += 7) {
+    const byte = view.getUint8(p++)
+    header += (byte & 0x7f) * 2 ** shift
+    if (byte < 0x80) {
+      if (header % 2 !== 0 || header / 2 < count || p >= view.byteLength || view.getUint8(p) !== maxDef) return false
+      reader.offset = at + 4 + length
+      return true
+    }
+  }
+  return false
 }
 
 /** A PLAIN page's `count` byte arrays from `offset` end within the page (else readPlain would read past it). */
@@ -196,4 +249,4 @@ class FlatColumn {
   }
 }
 
-module.exports = { readFlatColumn, isFlat, FlatColumn }
+module.exports = { readFlatColumn, readPages, readDefs, checkLengths, pages, isFlat, FlatColumn, BYTES }

@@ -180,49 +180,74 @@ function bufferOf (b) {
 const utf8 = new TextDecoder()
 
 /**
- * The function turning one stored value of a leaf into its record value, from the leaf's
- * original schema element (physical type, converted and logical type). null stays null.
+ * The rule a leaf's stored values follow, from its original schema element (physical type,
+ * converted and logical type): `{ rule, … }` with the rule's parameters. leafValue makes the
+ * rule's function; the Parquet text rows (parquet-text.js) write the common rules' text
+ * straight from the page.
  */
-function leafValue (element) {
+function leafRule (element) {
   const { type, converted_type: ctype } = element
   const ltype = element.logical_type || {}
   if (ctype === 'DECIMAL' || ltype.type === 'DECIMAL') {
     const scale = element.scale ?? ltype.scale ?? 0
-    if (type === 'INT32' || type === 'INT64') return v => new JsonNumber(decimalText(BigInt(v), scale))
-    return v => new JsonNumber(decimalText(bytesToBigInt(v), scale))
+    return { rule: type === 'INT32' || type === 'INT64' ? 'decimal-int' : 'decimal-bytes', scale }
   }
-  if (ctype === 'DATE' || ltype.type === 'DATE') return dateText
-  if (ltype.type === 'TIMESTAMP') {
-    const { unit, isAdjustedToUTC } = ltype
-    return v => timestampText(v, unit, isAdjustedToUTC)
-  }
+  if (ctype === 'DATE' || ltype.type === 'DATE') return { rule: 'date' }
+  if (ltype.type === 'TIMESTAMP') return { rule: 'timestamp', unit: ltype.unit, utc: ltype.isAdjustedToUTC }
   // The converted types alone: instants in UTC, as the format says.
-  if (ctype === 'TIMESTAMP_MILLIS') return v => timestampText(v, 'MILLIS', true)
-  if (ctype === 'TIMESTAMP_MICROS') return v => timestampText(v, 'MICROS', true)
-  if (ltype.type === 'TIME') {
-    const { unit, isAdjustedToUTC } = ltype
-    return v => timeText(v, unit, isAdjustedToUTC)
-  }
-  if (ctype === 'TIME_MILLIS') return v => timeText(v, 'MILLIS', true)
-  if (ctype === 'TIME_MICROS') return v => timeText(v, 'MICROS', true)
-  if (ltype.type === 'UUID') return uuidText
-  if (ctype === 'INTERVAL') return intervalText
-  if (ctype === 'JSON' || ltype.type === 'JSON' || ctype === 'ENUM' || ltype.type === 'ENUM') return v => utf8.decode(v)
-  if (ctype === 'UTF8' || ltype.type === 'STRING') return v => v // decoded by hyparquet, a dictionary's once
-  if (ltype.type === 'FLOAT16') return doubleValue // hyparquet's number is the half's exact value
+  if (ctype === 'TIMESTAMP_MILLIS') return { rule: 'timestamp', unit: 'MILLIS', utc: true }
+  if (ctype === 'TIMESTAMP_MICROS') return { rule: 'timestamp', unit: 'MICROS', utc: true }
+  if (ltype.type === 'TIME') return { rule: 'time', unit: ltype.unit, utc: ltype.isAdjustedToUTC }
+  if (ctype === 'TIME_MILLIS') return { rule: 'time', unit: 'MILLIS', utc: true }
+  if (ctype === 'TIME_MICROS') return { rule: 'time', unit: 'MICROS', utc: true }
+  if (ltype.type === 'UUID') return { rule: 'uuid' }
+  if (ctype === 'INTERVAL') return { rule: 'interval' }
+  if (ctype === 'JSON' || ltype.type === 'JSON' || ctype === 'ENUM' || ltype.type === 'ENUM') return { rule: 'text' }
+  if (ctype === 'UTF8' || ltype.type === 'STRING') return { rule: 'string' }
+  if (ltype.type === 'FLOAT16') return { rule: 'double' } // hyparquet's number is the half's exact value
   switch (type) {
-    case 'BOOLEAN': return v => v
+    case 'BOOLEAN': return { rule: 'boolean' }
     case 'INT32':
-      if (ctype === 'UINT_32' || (ltype.type === 'INTEGER' && ltype.bitWidth === 32 && !ltype.isSigned)) return v => v >>> 0
-      return v => v
+      if (ctype === 'UINT_32' || (ltype.type === 'INTEGER' && ltype.bitWidth === 32 && !ltype.isSigned)) return { rule: 'uint32' }
+      return { rule: 'int32' }
     case 'INT64':
-      if (ctype === 'UINT_64' || (ltype.type === 'INTEGER' && !ltype.isSigned)) return v => int64Value(BigInt.asUintN(64, v))
-      return int64Value
-    case 'INT96': return int96Text
-    case 'FLOAT': return float32Value
-    case 'DOUBLE': return doubleValue
-    default: return bufferOf // BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY: bytes as they are
+      if (ctype === 'UINT_64' || (ltype.type === 'INTEGER' && !ltype.isSigned)) return { rule: 'uint64' }
+      return { rule: 'int64' }
+    case 'INT96': return { rule: 'int96' }
+    case 'FLOAT': return { rule: 'float' }
+    case 'DOUBLE': return { rule: 'double' }
+    default: return { rule: 'bytes' } // BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY: bytes as they are
   }
+}
+
+const identity = v => v
+
+/** Each rule's function of one stored value (not null) to its record value. */
+const RULES = Object.freeze({
+  'decimal-int': ({ scale }) => v => new JsonNumber(decimalText(BigInt(v), scale)),
+  'decimal-bytes': ({ scale }) => v => new JsonNumber(decimalText(bytesToBigInt(v), scale)),
+  date: () => dateText,
+  timestamp: ({ unit, utc }) => v => timestampText(v, unit, utc),
+  time: ({ unit, utc }) => v => timeText(v, unit, utc),
+  uuid: () => uuidText,
+  interval: () => intervalText,
+  text: () => v => utf8.decode(v),
+  string: () => identity, // decoded by hyparquet, a dictionary's once
+  boolean: () => identity,
+  int32: () => identity,
+  uint32: () => v => v >>> 0,
+  int64: () => int64Value,
+  uint64: () => v => int64Value(BigInt.asUintN(64, v)),
+  int96: () => int96Text,
+  float: () => float32Value,
+  double: () => doubleValue,
+  bytes: () => bufferOf
+})
+
+/** The function turning one stored value of a leaf into its record value (leafRule's rule). null stays null. */
+function leafValue (element) {
+  const r = leafRule(element)
+  return RULES[r.rule](r)
 }
 
 /** The schema elements' annotations hyparquet must keep: strings, which it decodes (a dictionary once). */
@@ -287,7 +312,11 @@ function convertColumn (data, value) {
 
 module.exports = {
   ROW_GROUP,
+  leafRule,
   leafValue,
+  int64Value,
+  doubleValue,
+  NEGATIVE_ZERO,
   nodeValue,
   keepsAnnotation,
   convertColumn,

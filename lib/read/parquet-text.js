@@ -1,0 +1,455 @@
+'use strict'
+
+const { isUtf8 } = require('node:buffer')
+const { JsonNumber } = require('./json-number')
+const { leafRule, int64Value, NEGATIVE_ZERO } = require('./parquet-values')
+const { readPages, readDefs, checkLengths, pages, BYTES: BYTE_TYPES } = require('./parquet-flat')
+const { ParquetRow, STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN } = require('./parquet-row')
+
+// A row group's flat columns as text rows (ParquetRow, parquet-row.js), a batch at a time:
+// each column's values of the batch are the bytes the mapper sends for them (a ColumnBatch:
+// a buffer and each row's [start, end) in it), written once, instead of a record object per
+// row whose values the mapper turns into text one by one. A dictionary's entries are made
+// text once: a batch of a dictionary-encoded column points into them; the common PLAIN pages
+// (integers, doubles, strings, bytes) are written from the page's bytes as a batch takes its
+// rows, without a JS value per row; every other page goes through hyparquet's decoders and
+// parquet-values.js, value by value. Used where the mapper needs nothing but the values' bytes
+// (ParquetFile.readsAsText).
+
+/** A column batch's bytes; a new one per batch (its rows keep it). */
+class Arena {
+  constructor (size) {
+    this.buf = Buffer.allocUnsafe(size)
+    this.pos = 0
+  }
+
+  room (n) {
+    if (this.pos + n > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n))
+      this.buf.copy(next, 0, 0, this.pos)
+      this.buf = next
+    }
+  }
+
+  copy (src, s, e) {
+    this.room(e - s)
+    const buf = this.buf
+    let p = this.pos
+    if (e - s < 32) for (let i = s; i < e; i++) buf[p++] = src[i]
+    else p += src.copy(buf, p, s, e)
+    this.pos = p
+  }
+
+  latin1 (s) {
+    this.room(s.length)
+    const buf = this.buf
+    let p = this.pos
+    for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i)
+    this.pos = p
+  }
+
+  utf8 (s) {
+    this.room(s.length * 3)
+    this.pos += this.buf.utf8Write(s, this.pos)
+  }
+
+  /** A safe integer's digits. */
+  int (n) {
+    this.room(17)
+    const buf = this.buf
+    let p = this.pos
+    if (n < 0) {
+      buf[p++] = 0x2d // -
+      n = -n
+    }
+    if (n < 0x80000000) { // int32 arithmetic
+      let len = 1
+      for (let t = n; t >= 10; t = (t / 10) | 0) len++
+      let q = p + len - 1
+      do {
+        const d = (n / 10) | 0
+        buf[q--] = 48 + n - d * 10
+        n = d
+      } while (n > 0)
+      this.pos = p + len
+      return
+    }
+    let len = 1
+    for (let t = n; t >= 10; t = Math.floor(t / 10)) len++
+    let q = p + len - 1
+    do {
+      buf[q--] = 48 + (n % 10)
+      n = Math.floor(n / 10)
+    } while (n > 0)
+    this.pos = p + len
+  }
+}
+
+/** A record value's text into the arena at out[o]: its bytes, as the mapper's toArg writes them, and kind. */
+function putValue (arena, v, out, o) {
+  out.starts[o] = arena.pos
+  out.tags[o] = textOf(arena, v)
+  out.ends[o] = arena.pos
+}
+
+/** A record value's text into the arena; returns its kind. */
+function textOf (arena, v) {
+  switch (typeof v) {
+    case 'string':
+      arena.utf8(v)
+      return STRING
+    case 'number':
+      if (Number.isSafeInteger(v)) arena.int(v)
+      else arena.latin1(String(v))
+      return NUMBER
+    case 'boolean':
+      arena.latin1(v ? 'true' : 'false')
+      return BOOLEAN
+    default:
+      if (v instanceof JsonNumber) {
+        arena.latin1(v.text)
+        return JSON_NUMBER
+      }
+      if (Buffer.isBuffer(v)) {
+        arena.copy(v, 0, v.length)
+        return BYTES
+      }
+      throw new Error(`internal: a flat column's value is a ${typeof v}`)
+  }
+}
+
+/**
+ * One column's values of a batch's rows: row r's bytes are buf[starts[r], ends[r]), of the
+ * kind tags[r] (parquet-row.js); starts[r] -1 for a null. Segments write the values present into starts/ends/tags from an index (with
+ * nulls, into a scratch ColumnBatch first).
+ */
+class ColumnBatch {
+  constructor (m) {
+    this.buf = null
+    this.starts = new Int32Array(m)
+    this.ends = new Int32Array(m)
+    this.tags = new Uint8Array(m)
+  }
+}
+
+/** A dictionary's entries as text, each copied into a batch's arena once, when a row first uses it. */
+class TextDictionary {
+  constructor (entries, value) {
+    const arena = new Arena(1024)
+    const n = entries.length
+    this.entries = new ColumnBatch(n)
+    for (let k = 0; k < n; k++) putValue(arena, value(entries[k]), this.entries, k)
+    this.bytes = arena.buf
+    this.stamp = new Int32Array(n).fill(-1) // the batch an entry was last copied into
+    this.at = new Int32Array(n) // where, in that batch's arena
+  }
+}
+
+let batchNo = 0
+
+/** A dictionary-encoded page: its indices, taken in order. */
+class DictionaryPage {
+  constructor (indices, dictionary, rows, defs) {
+    if (dictionary === null) throw new Error('a dictionary-encoded page without a dictionary page')
+    this.indices = indices
+    this.dictionary = dictionary
+    this.rows = rows
+    this.defs = defs
+    this.k = 0
+  }
+
+  /**
+   * The next `count` values into out[o…]: pointing into the dictionary's bytes (`arena` null:
+   * the batch's buffer is the dictionary's), or each entry copied into the arena once.
+   */
+  values (count, arena, out, o, no) {
+    const { entries: { starts, ends, tags }, stamp, at, bytes } = this.dictionary
+    const indices = this.indices
+    const size = stamp.length
+    for (let end = o + count; o < end; o++) {
+      const idx = indices[this.k++]
+      if (!(idx < size)) throw new Error(`a dictionary index ${idx} past the dictionary's ${size} entries`)
+      if (arena === null) {
+        out.starts[o] = starts[idx]
+        out.ends[o] = ends[idx]
+      } else {
+        if (stamp[idx] !== no) {
+          at[idx] = arena.pos
+          arena.copy(bytes, starts[idx], ends[idx])
+          stamp[idx] = no
+        }
+        out.starts[o] = at[idx]
+        out.ends[o] = at[idx] + ends[idx] - starts[idx]
+      }
+      out.tags[o] = tags[idx]
+    }
+  }
+}
+
+/** A page of values decoded whole by hyparquet, each turned into text by `value` (parquet-values.js). */
+class ValuesPage {
+  constructor (stored, value, rows, defs) {
+    this.stored = stored
+    this.value = value
+    this.rows = rows
+    this.defs = defs
+    this.k = 0
+  }
+
+  values (count, arena, out, o) {
+    for (let end = o + count; o < end; o++) putValue(arena, this.value(this.stored[this.k++]), out, o)
+  }
+}
+
+/**
+ * A PLAIN page of fixed-size numbers read from its bytes as they are taken: int32, uint32,
+ * int64 (a JsonNumber's digits past 2^53, as int64Value), double (-0 as "-0", as doubleValue).
+ */
+class NumberPage {
+  constructor (view, offset, rule, rows, defs) {
+    this.view = view
+    this.p = offset
+    this.rule = rule
+    this.rows = rows
+    this.defs = defs
+  }
+
+  values (count, arena, out, o) {
+    if (this.rule === 'int64') this.int64s(count, arena, out, o)
+    else if (this.rule === 'double') this.doubles(count, arena, out, o)
+    else this.int32s(count, arena, out, o, this.rule === 'uint32')
+  }
+
+  int64s (count, arena, out, o) {
+    const view = this.view
+    let p = this.p
+    for (let end = o + count; o < end; o++, p += 8) {
+      const v = view.getInt32(p + 4, true) * 4294967296 + view.getUint32(p, true)
+      if (!Number.isSafeInteger(v)) {
+        putValue(arena, int64Value(view.getBigInt64(p, true)), out, o)
+        continue
+      }
+      out.starts[o] = arena.pos
+      arena.int(v)
+      out.ends[o] = arena.pos
+      out.tags[o] = NUMBER
+    }
+    this.p = p
+  }
+
+  doubles (count, arena, out, o) {
+    const view = this.view
+    let p = this.p
+    for (let end = o + count; o < end; o++, p += 8) {
+      const x = view.getFloat64(p, true)
+      putValue(arena, x === 0 && 1 / x < 0 ? NEGATIVE_ZERO : x, out, o)
+    }
+    this.p = p
+  }
+
+  int32s (count, arena, out, o, unsigned) {
+    const view = this.view
+    let p = this.p
+    for (let end = o + count; o < end; o++, p += 4) {
+      out.starts[o] = arena.pos
+      arena.int(unsigned ? view.getUint32(p, true) : view.getInt32(p, true))
+      out.ends[o] = arena.pos
+      out.tags[o] = NUMBER
+    }
+    this.p = p
+  }
+}
+
+const NUMBER_SIZES = Object.freeze({ int32: 4, uint32: 4, int64: 8, double: 8 })
+const NUMBER_TYPES = Object.freeze({ int32: 'INT32', uint32: 'INT32', int64: 'INT64', double: 'DOUBLE' })
+
+/**
+ * A PLAIN page of byte arrays (4-byte length, bytes) or fixed-length ones, copied as they are
+ * taken: strings (valid UTF-8 as it is, else decoded and encoded again, as TextDecoder and the
+ * mapper would) or bytes.
+ */
+class BytesPage {
+  constructor (view, offset, size, tag, rows, defs) {
+    this.bytes = Buffer.from(view.buffer, view.byteOffset, view.byteLength)
+    this.view = view
+    this.p = offset
+    this.size = size // FIXED_LEN_BYTE_ARRAY's length, else 0
+    this.tag = tag
+    this.rows = rows
+    this.defs = defs
+  }
+
+  values (count, arena, out, o) {
+    const bytes = this.bytes
+    for (let end = o + count; o < end; o++) {
+      let len = this.size
+      if (len === 0) {
+        len = this.view.getUint32(this.p, true)
+        this.p += 4
+      }
+      const s = this.p
+      const e = s + len
+      this.p = e
+      out.starts[o] = arena.pos
+      if (this.tag === STRING && !ascii(bytes, s, e) && !isUtf8(bytes.subarray(s, e))) arena.utf8(bytes.toString('utf8', s, e))
+      else arena.copy(bytes, s, e)
+      out.ends[o] = arena.pos
+      out.tags[o] = this.tag
+    }
+  }
+}
+
+function ascii (bytes, s, e) {
+  let or = 0
+  for (let i = s; i < e; i++) or |= bytes[i]
+  return or < 0x80
+}
+
+const STRING_RULES = new Set(['string', 'text'])
+
+/**
+ * The segment for a decompressed DATA_PAGE: the fast pages for PLAIN numbers, strings and
+ * bytes and for dictionary indices; hyparquet's decoders for the rest.
+ */
+function pageV1 (raw, daph, decoder, maxDef, rule, value, dictionary) {
+  const { readDataPage, readRleBitPackedHybrid, readPlain, convert } = pages()
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
+  const reader = { view, offset: 0 }
+  const encoding = daph.encoding
+  const fast = encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY'
+  if (!fast || decoder.type === 'BOOLEAN') {
+    const { definitionLevels, dataPage } = readDataPage(raw, daph, decoder)
+    return storedPage(definitionLevels, dataPage, encoding, daph.num_values, decoder, value, dictionary)
+  }
+  const { defs, present } = readDefs(reader, daph.num_values, maxDef)
+  if (encoding !== 'PLAIN') {
+    const width = view.getUint8(reader.offset++)
+    const indices = new Int32Array(present)
+    if (width && present) readRleBitPackedHybrid(reader, width, indices, view.byteLength - reader.offset)
+    return new DictionaryPage(indices, dictionary, daph.num_values, defs)
+  }
+  const size = NUMBER_SIZES[rule.rule]
+  if (size !== undefined && NUMBER_TYPES[rule.rule] === decoder.type) {
+    if (reader.offset + present * size > view.byteLength) throw new Error(`a PLAIN page of ${present} values of ${size} bytes is ${view.byteLength - reader.offset} bytes long`)
+    return new NumberPage(view, reader.offset, rule.rule, daph.num_values, defs)
+  }
+  if (BYTE_TYPES.has(decoder.type) && (STRING_RULES.has(rule.rule) || rule.rule === 'bytes')) {
+    checkLengths(view, reader.offset, present, decoder)
+    const size = decoder.type === 'FIXED_LEN_BYTE_ARRAY' ? decoder.element.type_length : 0
+    return new BytesPage(view, reader.offset, size, rule.rule === 'bytes' ? BYTES : STRING, daph.num_values, defs)
+  }
+  return new ValuesPage(convert(readPlain(reader, decoder.type, present, decoder.element.type_length), decoder), value, daph.num_values, defs)
+}
+
+/** A page hyparquet decoded whole ({ definitionLevels, dataPage }): dictionary indices, or values. */
+function storedPage (definitionLevels, dataPage, encoding, numValues, decoder, value, dictionary) {
+  const defs = definitionLevels && definitionLevels.length ? definitionLevels : null
+  const rows = defs ? defs.length : numValues
+  if (dictionary !== null && encoding.endsWith('_DICTIONARY')) return new DictionaryPage(dataPage, dictionary, rows, defs)
+  return new ValuesPage(pages().convert(dataPage, decoder), value, rows, defs)
+}
+
+/**
+ * A flat column's chunk (parquet-flat.js readPages' arguments) as a TextColumn. `value` is the
+ * column's record value function (parquet-values.js), used for dictionaries and the pages not
+ * read here.
+ * @returns {Promise<TextColumn>}
+ */
+async function readTextColumn (chunk) {
+  const rule = leafRule(chunk.node.element) // the file's own element: chunk.element has the annotations hyparquet must not apply removed
+  const value = chunk.value
+  let dictionary = null
+  const segments = await readPages(chunk, {
+    dictionary (entries) {
+      dictionary = new TextDictionary(entries, value)
+    },
+    v1: (raw, daph, decoder, maxDef) => pageV1(raw, daph, decoder, maxDef, rule, value, dictionary),
+    v2: (page, encoding, decoder) => storedPage(page.definitionLevels, page.dataPage, encoding, page.dataPage.length, decoder, value, dictionary)
+  })
+  return new TextColumn(segments, chunk.rows)
+}
+
+/** A row group's flat column, taken in row order, a batch of rows at a time (take). */
+class TextColumn {
+  constructor (segments, rows) {
+    this.segments = segments
+    this.rows = rows
+    this.s = 0 // the segment being taken
+    this.row = 0 // the row within it
+    this.scratch = new ColumnBatch(0) // the values present of a segment with nulls
+  }
+
+  /** The next `m` rows' values as a ColumnBatch. */
+  take (m) {
+    const out = new ColumnBatch(m)
+    const dictionary = this.oneDictionary(m)
+    const arena = dictionary === null ? new Arena(64 + 16 * m) : null
+    const no = batchNo++ & 0x7fffffff
+    let r = 0
+    while (r < m) {
+      const seg = this.segments[this.s]
+      const count = Math.min(m - r, seg.rows - this.row)
+      if (seg.defs === null) {
+        seg.values(count, arena, out, r, no)
+      } else {
+        this.withNulls(seg, count, arena, out, r, no)
+      }
+      r += count
+      this.row += count
+      if (this.row === seg.rows) {
+        this.segments[this.s] = null // taken: its bytes can go
+        this.s++
+        this.row = 0
+      }
+    }
+    out.buf = dictionary === null ? arena.buf : dictionary.bytes
+    return out
+  }
+
+  /** The dictionary, where the next `m` rows are all on dictionary-encoded pages (they point into it); else null. */
+  oneDictionary (m) {
+    let dictionary = null
+    for (let s = this.s, left = m + this.row; left > 0; s++) {
+      const seg = this.segments[s]
+      if (!(seg instanceof DictionaryPage) || (dictionary !== null && seg.dictionary !== dictionary)) return null
+      dictionary = seg.dictionary
+      left -= seg.rows
+    }
+    return dictionary
+  }
+
+  /** A segment's next `count` rows where some are null: the values present, then spread over the rows. */
+  withNulls (seg, count, arena, out, r, no) {
+    const { defs, maxDef } = seg
+    let present = 0
+    for (let d = this.row; d < this.row + count; d++) if (defs[d] === maxDef) present++
+    let scratch = this.scratch
+    if (scratch.starts.length < present) scratch = this.scratch = new ColumnBatch(Math.max(present, 1024))
+    seg.values(present, arena, scratch, 0, no)
+    for (let i = 0, v = 0; i < count; i++) {
+      if (defs[this.row + i] !== maxDef) {
+        out.starts[r + i] = -1
+        continue
+      }
+      out.starts[r + i] = scratch.starts[v]
+      out.ends[r + i] = scratch.ends[v]
+      out.tags[r + i] = scratch.tags[v]
+      v++
+    }
+  }
+}
+
+/**
+ * Rows [start, end) of a row group read as TextColumns (`texts`, one per column of `columns`),
+ * taken in order from row 0: a ParquetRow per row, over one ColumnBatch per column. `shape`:
+ * the RowShape (parquet-row.js) of the group's rows.
+ */
+function textRows (texts, start, end, shape) {
+  const m = end - start
+  const cols = texts.map(t => t.take(m))
+  const out = new Array(m)
+  for (let r = 0; r < m; r++) out[r] = new ParquetRow(cols, r, shape)
+  return out
+}
+
+module.exports = { readTextColumn, textRows, TextColumn }
