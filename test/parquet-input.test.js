@@ -72,6 +72,23 @@ describe('codecs, page versions, pages and encodings', () => {
       const got = (await pipe.exec()).map(([err, h]) => { if (err) throw err; return h })
       expect(got).toEqual(expected.rows.map(row => Object.fromEntries(expected.columns.map((c, i) => [c, row[i]]).filter(([, v]) => v !== null))))
     }, 60000)
+
+    // The flat columns without nulls, named: the text-row path (lib/read/parquet-text.js), over
+    // Arrow's pages: many per chunk, v1 or v2, the delta and byte-stream-split encodings, and
+    // `label`'s dictionary that overflows into plain pages (a batch of rows from both).
+    it(`${name}.parquet (Arrow C++): its flat columns named in a template, as text rows`, async () => {
+      const flat = ['id', 'big', 'name', 'd', 'ts96', 'dec', 'word', 'half', 'label']
+      const res = await runCli(['import', path.join(FIXTURES, `${name}.parquet`), '-u', server.url, '-c', `HSET ${name}-flat:{id} ${flat.map(c => `${c} {${c}}`).join(' ')}`, '-c', `SET ${name}-flat:{id}:w {label}/{dec}/{d}`])
+      expect(res.code, res.stderr).toBe(0)
+      const at = c => expected.columns.indexOf(c)
+      const pipe = redis.pipeline()
+      for (const row of expected.rows) pipe.hgetall(`${name}-flat:${row[0]}`).get(`${name}-flat:${row[0]}:w`)
+      const got = (await pipe.exec()).map(([err, v]) => { if (err) throw err; return v })
+      expect(got).toEqual(expected.rows.flatMap(row => [
+        Object.fromEntries(flat.map(c => [c, row[at(c)]])),
+        `${row[at('label')]}/${row[at('dec')]}/${row[at('d')]}`
+      ]))
+    }, 60000)
   }
 })
 

@@ -7,7 +7,7 @@ const { parseTemplate, FIELD } = require('./template')
 const { bulkBytes, utf8Bytes } = require('./writer')
 const { CsvRow } = require('../read/csv-row')
 const { JsonRow } = require('../read/json-row')
-const { ParquetRow } = require('../read/parquet-row')
+const { ParquetRow, headOf } = require('../read/parquet-row')
 const { keysOf, INDEX, MEMBER_KEY } = require('../read/json-value')
 const { JsonNumber, exactJson, parseJson } = require('../read/json-number')
 
@@ -424,9 +424,11 @@ function compileColumnWord (word, columns) {
     const name = fields[0].name
     return (row, w) => {
       const c = row.cols[k]
-      const s = c.starts[row.r]
+      const r = row.r
+      const s = c.spans[2 * r]
       if (s === -1) throw new FieldMissing(name, `field "${name}" is null`)
-      w.span(c.buf, s, c.ends[row.r])
+      const e = c.spans[2 * r + 1]
+      w.raw(c.buf, headOf(s, e), e + 2) // the value's bulk string
     }
   }
   const parts = word.parts.map(p => p.type === FIELD ? null : Buffer.from(p.text))
@@ -435,11 +437,11 @@ function compileColumnWord (word, columns) {
   return (row, w) => {
     for (let m = 0; m < ks.length; m++) {
       const c = row.cols[ks[m]]
-      const s = c.starts[row.r]
+      const s = c.spans[2 * row.r]
       if (s === -1) throw new FieldMissing(fields[m].name, `field "${fields[m].name}" is null`)
       srcs[m] = c.buf
       spans[2 * m] = s
-      spans[2 * m + 1] = c.ends[row.r]
+      spans[2 * m + 1] = c.spans[2 * row.r + 1]
     }
     w.spanParts(parts, srcs, spans)
   }
@@ -500,22 +502,16 @@ function compileStar (shape) {
     return b
   }
   const names = shape.parquetColumns ? shape.parquetColumns.map(c => bulkBytes(c)) : null
+  const views = names ? names.map(b => new DataView(b.buffer, b.byteOffset, b.length)) : null
   return {
     pairs: entries,
     countParquet (row) {
       let n = 0
-      for (let k = 0; k < row.cols.length; k++) if (row.cols[k].starts[row.r] !== -1) n += 2
+      for (let k = 0; k < row.cols.length; k++) if (row.cols[k].spans[2 * row.r] !== -1) n += 2
       return n
     },
     writeParquet (row, w) {
-      const r = row.r
-      for (let k = 0; k < row.cols.length; k++) {
-        const c = row.cols[k]
-        const s = c.starts[r]
-        if (s === -1) continue
-        w.bytes(names[k])
-        w.span(c.buf, s, c.ends[r])
-      }
+      w.columnPairs(names, views, row.cols, row.r)
     },
     countJson (row) {
       let n = 0

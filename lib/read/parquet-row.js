@@ -48,8 +48,8 @@ class ParquetRow {
     const r = this.r
     for (let k = 0; k < columns.length; k++) {
       const c = this.cols[k]
-      const s = c.starts[r]
-      rec[columns[k]] = s === -1 ? null : valueOf(c.buf, s, c.ends[r], c.tags[r])
+      const s = c.spans[2 * r]
+      rec[columns[k]] = s === -1 ? null : valueOf(c.buf, s, c.spans[2 * r + 1], c.tags[r])
     }
     return rec
   }
@@ -57,6 +57,15 @@ class ParquetRow {
   toJSON () {
     return this.toObject()
   }
+}
+
+/**
+ * Where the bulk string of the text at [start, end) starts: `$`, the length's digits and CRLF
+ * before it (parquet-text.js writes each value so).
+ */
+function headOf (start, end) {
+  const len = end - start
+  return start - 3 - (len < 10 ? 1 : len < 100 ? 2 : len < 1000 ? 3 : len < 10000 ? 4 : String(len).length)
 }
 
 function valueOf (buf, s, e, tag) {
@@ -70,4 +79,4 @@ function valueOf (buf, s, e, tag) {
   }
 }
 
-module.exports = { ParquetRow, RowShape, STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN }
+module.exports = { ParquetRow, RowShape, headOf, STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN }

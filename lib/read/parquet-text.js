@@ -4,7 +4,7 @@ const { isUtf8 } = require('node:buffer')
 const { JsonNumber } = require('./json-number')
 const { leafRule, int64Value, NEGATIVE_ZERO } = require('./parquet-values')
 const { readPages, readDefs, checkLengths, pages, BYTES: BYTE_TYPES } = require('./parquet-flat')
-const { ParquetRow, STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN } = require('./parquet-row')
+const { ParquetRow, headOf, STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN } = require('./parquet-row')
 
 // A row group's flat columns as text rows (ParquetRow, parquet-row.js), a batch at a time:
 // each column's values of the batch are the bytes the mapper sends for them (a ColumnBatch:
@@ -15,6 +15,16 @@ const { ParquetRow, STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN } = require('./p
 // rows, without a JS value per row; every other page goes through hyparquet's decoders and
 // parquet-values.js, value by value. Used where the mapper needs nothing but the values' bytes
 // (ParquetFile.readsAsText).
+
+// Each value is kept as the RESP bulk string the mapper sends for it, `$<len>\r\n<text>\r\n`:
+// a field that is a whole argument (`*`'s values, `{delay}`) is copied as it is, its length
+// written once per value here (once per entry for a dictionary); a field inside a word
+// (`flight:{id}`) takes the text between.
+
+const HEAD_ROOM = 13 // `$`, 10 digits, CRLF: the most a head takes
+const CR = 13
+const LF = 10
+const DOLLAR = 36
 
 /** A column batch's bytes; a new one per batch (its rows keep it). */
 class Arena {
@@ -29,6 +39,35 @@ class Arena {
       this.buf.copy(next, 0, 0, this.pos)
       this.buf = next
     }
+  }
+
+  /** Starts a value: its text goes after room for its head. Returns where the text starts. */
+  open () {
+    this.room(HEAD_ROOM)
+    this.pos += HEAD_ROOM
+    return this.pos
+  }
+
+  /** Ends the value whose text started at `start`: its head before it, CRLF after; its place into out[o]. */
+  close (start, out, o) {
+    this.room(2)
+    const buf = this.buf
+    const end = this.pos
+    let h = start - 2
+    buf[h] = CR
+    buf[h + 1] = LF
+    let n = end - start
+    do {
+      const d = (n / 10) | 0
+      buf[--h] = 48 + n - d * 10
+      n = d
+    } while (n > 0)
+    buf[--h] = DOLLAR
+    buf[end] = CR
+    buf[end + 1] = LF
+    this.pos = end + 2
+    out.spans[2 * o] = start
+    out.spans[2 * o + 1] = end
   }
 
   copy (src, s, e) {
@@ -51,6 +90,38 @@ class Arena {
   utf8 (s) {
     this.room(s.length * 3)
     this.pos += this.buf.utf8Write(s, this.pos)
+  }
+
+  /** A safe integer as its bulk string, written at once (its length is known first); its place into out[o]. */
+  bulkInt (n, out, o) {
+    this.room(28)
+    const buf = this.buf
+    let p = this.pos
+    const sign = n < 0 ? 1 : 0
+    if (sign) n = -n
+    let digits = 1
+    if (n < 0x80000000) for (let t = n; t >= 10; t = (t / 10) | 0) digits++
+    else for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++
+    const len = digits + sign // at most 17
+    buf[p++] = DOLLAR
+    if (len >= 10) buf[p++] = 49 // 1
+    buf[p++] = 48 + (len % 10)
+    buf[p++] = CR
+    buf[p++] = LF
+    const start = p
+    if (sign) buf[p++] = 0x2d // -
+    let q = p + digits - 1
+    p += digits
+    do {
+      const d = n < 0x80000000 ? (n / 10) | 0 : Math.floor(n / 10)
+      buf[q--] = 48 + n - d * 10
+      n = d
+    } while (n > 0)
+    out.spans[2 * o] = start
+    out.spans[2 * o + 1] = p
+    buf[p++] = CR
+    buf[p++] = LF
+    this.pos = p
   }
 
   /** A safe integer's digits. */
@@ -87,9 +158,9 @@ class Arena {
 
 /** A record value's text into the arena at out[o]: its bytes, as the mapper's toArg writes them, and kind. */
 function putValue (arena, v, out, o) {
-  out.starts[o] = arena.pos
+  const start = arena.open()
   out.tags[o] = textOf(arena, v)
-  out.ends[o] = arena.pos
+  arena.close(start, out, o)
 }
 
 /** A record value's text into the arena; returns its kind. */
@@ -119,16 +190,21 @@ function textOf (arena, v) {
 }
 
 /**
- * One column's values of a batch's rows: row r's bytes are buf[starts[r], ends[r]), of the
- * kind tags[r] (parquet-row.js); starts[r] -1 for a null. Segments write the values present into starts/ends/tags from an index (with
- * nulls, into a scratch ColumnBatch first).
+ * One column's values of a batch's rows: row r's text is buf[spans[2r], spans[2r + 1]), of
+ * the kind tags[r] (parquet-row.js), its bulk string from headOf(…) to 2 bytes past the text;
+ * spans[2r] -1 for a null. Segments write the values present from an index (with nulls, into
+ * a scratch ColumnBatch first). A batch's columns share one array of spans and one of tags.
  */
 class ColumnBatch {
-  constructor (m) {
+  constructor (spans, tags) {
     this.buf = null
-    this.starts = new Int32Array(m)
-    this.ends = new Int32Array(m)
-    this.tags = new Uint8Array(m)
+    this.view = null // a DataView of buf (the writer copies from it)
+    this.spans = spans
+    this.tags = tags
+  }
+
+  static of (m) {
+    return new ColumnBatch(new Int32Array(2 * m), new Uint8Array(m))
   }
 }
 
@@ -137,9 +213,10 @@ class TextDictionary {
   constructor (entries, value) {
     const arena = new Arena(1024)
     const n = entries.length
-    this.entries = new ColumnBatch(n)
+    this.entries = ColumnBatch.of(n)
     for (let k = 0; k < n; k++) putValue(arena, value(entries[k]), this.entries, k)
     this.bytes = arena.buf
+    this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length)
     this.stamp = new Int32Array(n).fill(-1) // the batch an entry was last copied into
     this.at = new Int32Array(n) // where, in that batch's arena
   }
@@ -163,23 +240,27 @@ class DictionaryPage {
    * the batch's buffer is the dictionary's), or each entry copied into the arena once.
    */
   values (count, arena, out, o, no) {
-    const { entries: { starts, ends, tags }, stamp, at, bytes } = this.dictionary
+    const { entries: { spans, tags }, stamp, at, bytes } = this.dictionary
+    const outSpans = out.spans
     const indices = this.indices
     const size = stamp.length
     for (let end = o + count; o < end; o++) {
       const idx = indices[this.k++]
       if (!(idx < size)) throw new Error(`a dictionary index ${idx} past the dictionary's ${size} entries`)
+      const s = spans[2 * idx]
+      const e = spans[2 * idx + 1]
       if (arena === null) {
-        out.starts[o] = starts[idx]
-        out.ends[o] = ends[idx]
+        outSpans[2 * o] = s
+        outSpans[2 * o + 1] = e
       } else {
-        if (stamp[idx] !== no) {
+        const h = headOf(s, e)
+        if (stamp[idx] !== no) { // the entry's bulk string, copied
           at[idx] = arena.pos
-          arena.copy(bytes, starts[idx], ends[idx])
+          arena.copy(bytes, h, e + 2)
           stamp[idx] = no
         }
-        out.starts[o] = at[idx]
-        out.ends[o] = at[idx] + ends[idx] - starts[idx]
+        outSpans[2 * o] = at[idx] + s - h
+        outSpans[2 * o + 1] = at[idx] + e - h
       }
       out.tags[o] = tags[idx]
     }
@@ -229,9 +310,7 @@ class NumberPage {
         putValue(arena, int64Value(view.getBigInt64(p, true)), out, o)
         continue
       }
-      out.starts[o] = arena.pos
-      arena.int(v)
-      out.ends[o] = arena.pos
+      arena.bulkInt(v, out, o)
       out.tags[o] = NUMBER
     }
     this.p = p
@@ -251,9 +330,7 @@ class NumberPage {
     const view = this.view
     let p = this.p
     for (let end = o + count; o < end; o++, p += 4) {
-      out.starts[o] = arena.pos
-      arena.int(unsigned ? view.getUint32(p, true) : view.getInt32(p, true))
-      out.ends[o] = arena.pos
+      arena.bulkInt(unsigned ? view.getUint32(p, true) : view.getInt32(p, true), out, o)
       out.tags[o] = NUMBER
     }
     this.p = p
@@ -290,10 +367,10 @@ class BytesPage {
       const s = this.p
       const e = s + len
       this.p = e
-      out.starts[o] = arena.pos
+      const start = arena.open()
       if (this.tag === STRING && !ascii(bytes, s, e) && !isUtf8(bytes.subarray(s, e))) arena.utf8(bytes.toString('utf8', s, e))
       else arena.copy(bytes, s, e)
-      out.ends[o] = arena.pos
+      arena.close(start, out, o)
       out.tags[o] = this.tag
     }
   }
@@ -376,14 +453,14 @@ class TextColumn {
     this.rows = rows
     this.s = 0 // the segment being taken
     this.row = 0 // the row within it
-    this.scratch = new ColumnBatch(0) // the values present of a segment with nulls
+    this.scratch = ColumnBatch.of(0) // the values present of a segment with nulls
+    this.perRow = 32 // the bytes a row takes in a batch's arena, as the last batch's (a little more)
   }
 
-  /** The next `m` rows' values as a ColumnBatch. */
-  take (m) {
-    const out = new ColumnBatch(m)
+  /** The next `m` rows' values into `out`, a ColumnBatch of m rows. */
+  take (m, out) {
     const dictionary = this.oneDictionary(m)
-    const arena = dictionary === null ? new Arena(64 + 16 * m) : null
+    const arena = dictionary === null ? new Arena(64 + Math.ceil(this.perRow * m)) : null
     const no = batchNo++ & 0x7fffffff
     let r = 0
     while (r < m) {
@@ -402,7 +479,9 @@ class TextColumn {
         this.row = 0
       }
     }
+    if (arena !== null) this.perRow = 1.125 * arena.pos / m
     out.buf = dictionary === null ? arena.buf : dictionary.bytes
+    out.view = dictionary === null ? new DataView(out.buf.buffer, out.buf.byteOffset, out.buf.length) : dictionary.view
     return out
   }
 
@@ -424,15 +503,15 @@ class TextColumn {
     let present = 0
     for (let d = this.row; d < this.row + count; d++) if (defs[d] === maxDef) present++
     let scratch = this.scratch
-    if (scratch.starts.length < present) scratch = this.scratch = new ColumnBatch(Math.max(present, 1024))
+    if (scratch.tags.length < present) scratch = this.scratch = ColumnBatch.of(Math.max(present, 1024))
     seg.values(present, arena, scratch, 0, no)
     for (let i = 0, v = 0; i < count; i++) {
       if (defs[this.row + i] !== maxDef) {
-        out.starts[r + i] = -1
+        out.spans[2 * (r + i)] = -1
         continue
       }
-      out.starts[r + i] = scratch.starts[v]
-      out.ends[r + i] = scratch.ends[v]
+      out.spans[2 * (r + i)] = scratch.spans[2 * v]
+      out.spans[2 * (r + i) + 1] = scratch.spans[2 * v + 1]
       out.tags[r + i] = scratch.tags[v]
       v++
     }
@@ -446,7 +525,10 @@ class TextColumn {
  */
 function textRows (texts, start, end, shape) {
   const m = end - start
-  const cols = texts.map(t => t.take(m))
+  const n = texts.length
+  const spans = new Int32Array(2 * m * n)
+  const tags = new Uint8Array(m * n)
+  const cols = texts.map((t, k) => t.take(m, new ColumnBatch(spans.subarray(2 * m * k, 2 * m * (k + 1)), tags.subarray(m * k, m * (k + 1)))))
   const out = new Array(m)
   for (let r = 0; r < m; r++) out[r] = new ParquetRow(cols, r, shape)
   return out

@@ -3,6 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { nodeValue, keepsAnnotation, ROW_GROUP } = require('./parquet-values')
 const { fileBuffer } = require('./parquet-file')
+const { pageCodecs, prepareCodecs } = require('./parquet-codecs')
 const { KEY_ORDER } = require('./json-value')
 const { readFlatColumn, isFlat, FlatColumn } = require('./parquet-flat')
 const { readTextColumn, textRows } = require('./parquet-text')
@@ -45,31 +46,9 @@ const TEXT_BATCH = 2048
 const FOOTER_FETCH = 64 * 1024
 
 let hyparquet = null
-let compressors = null
-
-/** hyparquet and its decompressors, loaded when a Parquet input is first opened (not at start-up). */
 function lib () {
-  if (hyparquet === null) {
-    hyparquet = require('hyparquet')
-    compressors = { ...require('hyparquet-compressors').compressors, ...nativeCodecs() }
-  }
+  if (hyparquet === null) hyparquet = require('hyparquet')
   return hyparquet
-}
-
-/**
- * The codecs Node's zlib decodes, used instead of hyparquet-compressors' JavaScript ones:
- * gzip and brotli (every Node), zstd where Node has it (22.15 and later): the same bytes, 3 to
- * 5 times faster (zstd: 57 ms against 155 ms for the 34 MB of pages of the 3M-row flights
- * file, Node 24). hyparquet checks each page's length against its header.
- */
-function nativeCodecs () {
-  const zlib = require('node:zlib')
-  const codecs = {
-    GZIP: input => zlib.gunzipSync(input),
-    BROTLI: input => zlib.brotliDecompressSync(input)
-  }
-  if (typeof zlib.zstdDecompressSync === 'function') codecs.ZSTD = input => zlib.zstdDecompressSync(input)
-  return codecs
 }
 
 // hyparquet's parsers, as the identity: INT96 arrives as nanoseconds since the epoch (the only
@@ -136,6 +115,7 @@ class ParquetFile {
       if (err instanceof PipeloadError) throw err
       throw new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}: cannot read the Parquet footer (a Parquet file is read from its end): ${reasonOf(err)}`, { file: name, cause: err })
     }
+    await prepareCodecs(metadata)
     return new ParquetFile(name, buffer, metadata)
   }
 
@@ -232,7 +212,7 @@ class ParquetFile {
     if (chunk === undefined) throw new Error('the row group has no chunk of this column')
     if (chunk.file_path) throw new Error('parquet file_path not supported')
     const element = this.readable.schema[this.metadata.schema.indexOf(node.element)]
-    return { buffer: this.buffer, meta: chunk.meta_data, schemaRoot: this.tree, node, element, rows: group.rows, value: this.valueOf(column), compressors, parsers: RAW_PARSERS }
+    return { buffer: this.buffer, meta: chunk.meta_data, schemaRoot: this.tree, node, element, rows: group.rows, value: this.valueOf(column), compressors: pageCodecs(), parsers: RAW_PARSERS }
   }
 
   /**
@@ -272,7 +252,7 @@ class ParquetFile {
       columns: [column],
       rowStart: group.firstRow,
       rowEnd: group.firstRow + group.rows,
-      compressors,
+      compressors: pageCodecs(),
       utf8: false,
       parsers: RAW_PARSERS,
       onChunk: ({ columnData, rowStart }) => parts.push({ rowStart, columnData })
