@@ -16,6 +16,7 @@ const { writeRows, writeQuery, chunksOf, sql } = require('./helpers/parquet')
 const { load, JsonNumber } = require('..')
 const { ParquetFile } = require('../lib/read/parquet')
 const { fileBuffer } = require('../lib/read/parquet-file')
+const { headOf } = require('../lib/read/parquet-row')
 
 let server
 let redis
@@ -72,6 +73,31 @@ describe('codecs, page versions, pages and encodings', () => {
       const got = (await pipe.exec()).map(([err, h]) => { if (err) throw err; return h })
       expect(got).toEqual(expected.rows.map(row => Object.fromEntries(expected.columns.map((c, i) => [c, row[i]]).filter(([, v]) => v !== null))))
     }, 60000)
+
+    // The reader's text rows for `*` (each value's bytes: the column name's bulk string, then
+    // the value's), over `label`, whose dictionary overflows into plain pages: batches of rows
+    // from the dictionary and the plain pages, a dictionary entry copied with its name.
+    it(`${name}.parquet (Arrow C++): text rows read for *, each value after its column name`, async () => {
+      const pf = await ParquetFile.open({ name, buffer: await fileBuffer(path.join(FIXTURES, `${name}.parquet`)) })
+      const columns = ['id', 'label', 'half']
+      const got = []
+      try {
+        for await (const b of pf.batches(columns, { text: true, names: true, batchRecords: 96 })) {
+          for (const row of b.records) {
+            got.push(row.cols.map(c => {
+              const s = c.spans[2 * row.r]
+              const e = c.spans[2 * row.r + 1]
+              return c.buf.toString('latin1', headOf(s, e) - c.pre, e + 2)
+            }).join(''))
+          }
+        }
+      } finally {
+        await pf.close()
+      }
+      const bulk = t => `$${Buffer.byteLength(t)}\r\n${t}\r\n`
+      const at = c => expected.columns.indexOf(c)
+      expect(got).toEqual(expected.rows.map(row => columns.map(c => bulk(c) + bulk(row[at(c)])).join('')))
+    })
 
     // The flat columns without nulls, named: the text-row path (lib/read/parquet-text.js), over
     // Arrow's pages: many per chunk, v1 or v2, the delta and byte-stream-split encodings, and

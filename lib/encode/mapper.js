@@ -501,8 +501,6 @@ function compileStar (shape) {
     }
     return b
   }
-  const names = shape.parquetColumns ? shape.parquetColumns.map(c => bulkBytes(c)) : null
-  const views = names ? names.map(b => new DataView(b.buffer, b.byteOffset, b.length)) : null
   return {
     pairs: entries,
     countParquet (row) {
@@ -510,9 +508,8 @@ function compileStar (shape) {
       for (let k = 0; k < row.cols.length; k++) if (row.cols[k].spans[2 * row.r] !== -1) n += 2
       return n
     },
-    writeParquet (row, w) {
-      w.columnPairs(names, views, row.cols, row.r)
-    },
+    // Rows read for `*` carry each column's name before its value (read/parquet-input.js); others go as objects.
+    writeParquet: shape.parquetNames ? (row, w) => w.columnPairs(row.cols, row.r) : undefined,
     countJson (row) {
       let n = 0
       for (let k = 0, j = row.i; k < row.n; k++, j += 4) if (row.b[j + 2] !== -1) n += 2

@@ -39,7 +39,7 @@ class GroupEncoder {
     const pf = await this.opening
     if (this.mapper === null) this.mapper = mapperFor(this.o, this.input.shape)
     const text = Boolean(this.input.shape.parquetColumns) // the loader chose text rows (parquet-input.js)
-    let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1, text })
+    let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1, text, names: Boolean(this.input.shape.parquetNames) })
     if (drop) batches = skipRecords(batches, drop, this.o.checkpoint)
     const encoder = encoderFor(this.mapper, this.o, before, free)
     let held = null // the latest batch: the last one is known only at the end

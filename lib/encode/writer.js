@@ -108,16 +108,16 @@ class ByteWriter {
   }
 
   /**
-   * `*` of a Parquet text row (read/parquet-text.js): each column's name (`names[k]`, a bulk
-   * string, `views[k]` its DataView) and the bulk string of its value in row r of `cols[k]`, a
+   * `*` of a Parquet text row (read/parquet-text.js, read for `*`: each value with its column's
+   * name before it, `pre` bytes): the name and value of each column of row r, one span each, a
    * null left out. Room is made once for the row; the bytes are copied 4 at a time.
    */
-  columnPairs (names, views, cols, r) {
+  columnPairs (cols, r) {
     let len = 0
     for (let k = 0; k < cols.length; k++) {
       const c = cols[k]
       const s = c.spans[2 * r]
-      if (s !== -1) len += names[k].length + c.spans[2 * r + 1] + 2 - headOf(s, c.spans[2 * r + 1])
+      if (s !== -1) len += c.pre + c.spans[2 * r + 1] + 2 - headOf(s, c.spans[2 * r + 1])
     }
     this.ensure(len)
     const view = this.view
@@ -127,8 +127,7 @@ class ByteWriter {
       const s = c.spans[2 * r]
       if (s === -1) continue
       const e = c.spans[2 * r + 1]
-      p = copyWords(views[k], 0, names[k].length, view, p)
-      p = copyWords(c.view, headOf(s, e), e + 2, view, p)
+      p = copyWords(c.view, headOf(s, e) - c.pre, e + 2, view, p)
     }
     this.pos = p
   }

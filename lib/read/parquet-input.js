@@ -59,11 +59,12 @@ async function openParquetRecords (desc, o, skip = 0) {
   }
   // Text rows where the templates need nothing but the columns' bytes (ParquetFile.readsAsText).
   const text = pf.readsAsText(columns, o.map ? null : o.fieldsUsed)
-  const batches = pf.batches(columns, { fromGroup: plan.from, toGroup: plan.to, text })
+  const names = text && o.fieldsUsed.all // `*`: each value with its column's name before it
+  const batches = pf.batches(columns, { fromGroup: plan.from, toGroup: plan.to, text, names })
   return {
     batches: closing(pf, plan.drop ? skipRecords(batches, plan.drop, o.checkpoint) : batches),
     // shard: {$n} is refused, as for every format (a share's records are not numbered from the input's first).
-    shape: { file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}), ...(text ? { parquetColumns: columns } : {}) },
+    shape: { file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}), ...(text ? { parquetColumns: columns, parquetNames: names } : {}) },
     empty: false,
     skipped: skip,
     parquet: pf,

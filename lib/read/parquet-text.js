@@ -19,18 +19,21 @@ const { ParquetRow, headOf, STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN } = requ
 // Each value is kept as the RESP bulk string the mapper sends for it, `$<len>\r\n<text>\r\n`:
 // a field that is a whole argument (`*`'s values, `{delay}`) is copied as it is, its length
 // written once per value here (once per entry for a dictionary); a field inside a word
-// (`flight:{id}`) takes the text between.
+// (`flight:{id}`) takes the text between. Where the templates use `*`, the column's name (its
+// bulk string, the `prefix`) goes before each value too: `*` then copies one span per column,
+// and a dictionary's entries carry it once for all their rows.
 
 const HEAD_ROOM = 13 // `$`, 10 digits, CRLF: the most a head takes
 const CR = 13
 const LF = 10
 const DOLLAR = 36
 
-/** A column batch's bytes; a new one per batch (its rows keep it). */
+/** A column batch's bytes; a new one per batch (its rows keep it). `prefix`: the name before each value, or an empty Buffer. */
 class Arena {
-  constructor (size) {
+  constructor (size, prefix) {
     this.buf = Buffer.allocUnsafe(size)
     this.pos = 0
+    this.prefix = prefix
   }
 
   room (n) {
@@ -41,10 +44,11 @@ class Arena {
     }
   }
 
-  /** Starts a value: its text goes after room for its head. Returns where the text starts. */
+  /** Starts a value: its text goes after room for the prefix and its head. Returns where the text starts. */
   open () {
-    this.room(HEAD_ROOM)
-    this.pos += HEAD_ROOM
+    const n = HEAD_ROOM + this.prefix.length
+    this.room(n)
+    this.pos += n
     return this.pos
   }
 
@@ -63,6 +67,8 @@ class Arena {
       n = d
     } while (n > 0)
     buf[--h] = DOLLAR
+    const prefix = this.prefix
+    for (let i = 0, q = h - prefix.length; i < prefix.length; i++) buf[q++] = prefix[i]
     buf[end] = CR
     buf[end + 1] = LF
     this.pos = end + 2
@@ -94,14 +100,15 @@ class Arena {
 
   /** A safe integer as its bulk string, written at once (its length is known first); its place into out[o]. */
   bulkInt (n, out, o) {
-    this.room(28)
+    const prefix = this.prefix
+    this.room(28 + prefix.length)
     const buf = this.buf
     let p = this.pos
+    for (let i = 0; i < prefix.length; i++) buf[p++] = prefix[i]
     const sign = n < 0 ? 1 : 0
     if (sign) n = -n
-    let digits = 1
-    if (n < 0x80000000) for (let t = n; t >= 10; t = (t / 10) | 0) digits++
-    else for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++
+    const small = n < 0x80000000
+    const digits = small ? digitsOf(n | 0) : String(n).length
     const len = digits + sign // at most 17
     buf[p++] = DOLLAR
     if (len >= 10) buf[p++] = 49 // 1
@@ -110,13 +117,9 @@ class Arena {
     buf[p++] = LF
     const start = p
     if (sign) buf[p++] = 0x2d // -
-    let q = p + digits - 1
     p += digits
-    do {
-      const d = n < 0x80000000 ? (n / 10) | 0 : Math.floor(n / 10)
-      buf[q--] = 48 + n - d * 10
-      n = d
-    } while (n > 0)
+    if (small) writeInt32(buf, p - 1, n | 0)
+    else writeDigits(buf, p - 1, n)
     out.spans[2 * o] = start
     out.spans[2 * o + 1] = p
     buf[p++] = CR
@@ -154,6 +157,34 @@ class Arena {
     } while (n > 0)
     this.pos = p + len
   }
+}
+
+/** The digits of a non-negative int32. */
+function digitsOf (n) {
+  let d = 1
+  while (n >= 10) {
+    n = (n / 10) | 0
+    d++
+  }
+  return d
+}
+
+/** A non-negative int32's digits, ending at buf[q]. */
+function writeInt32 (buf, q, n) {
+  do {
+    const d = (n / 10) | 0
+    buf[q--] = 48 + n - d * 10
+    n = d
+  } while (n > 0)
+}
+
+/** A non-negative safe integer's digits, ending at buf[q]. */
+function writeDigits (buf, q, n) {
+  do {
+    const d = Math.floor(n / 10)
+    buf[q--] = 48 + n - d * 10
+    n = d
+  } while (n > 0)
 }
 
 /** A record value's text into the arena at out[o]: its bytes, as the mapper's toArg writes them, and kind. */
@@ -201,6 +232,7 @@ class ColumnBatch {
     this.view = null // a DataView of buf (the writer copies from it)
     this.spans = spans
     this.tags = tags
+    this.pre = 0 // the bytes of the prefix before each value's bulk string
   }
 
   static of (m) {
@@ -210,8 +242,9 @@ class ColumnBatch {
 
 /** A dictionary's entries as text, each copied into a batch's arena once, when a row first uses it. */
 class TextDictionary {
-  constructor (entries, value) {
-    const arena = new Arena(1024)
+  constructor (entries, value, prefix) {
+    const arena = new Arena(1024, prefix)
+    this.pre = prefix.length
     const n = entries.length
     this.entries = ColumnBatch.of(n)
     for (let k = 0; k < n; k++) putValue(arena, value(entries[k]), this.entries, k)
@@ -240,7 +273,7 @@ class DictionaryPage {
    * the batch's buffer is the dictionary's), or each entry copied into the arena once.
    */
   values (count, arena, out, o, no) {
-    const { entries: { spans, tags }, stamp, at, bytes } = this.dictionary
+    const { entries: { spans, tags }, stamp, at, bytes, pre } = this.dictionary
     const outSpans = out.spans
     const indices = this.indices
     const size = stamp.length
@@ -253,8 +286,8 @@ class DictionaryPage {
         outSpans[2 * o] = s
         outSpans[2 * o + 1] = e
       } else {
-        const h = headOf(s, e)
-        if (stamp[idx] !== no) { // the entry's bulk string, copied
+        const h = headOf(s, e) - pre
+        if (stamp[idx] !== no) { // the entry's bulk string (and prefix), copied
           at[idx] = arena.pos
           arena.copy(bytes, h, e + 2)
           stamp[idx] = no
@@ -429,26 +462,28 @@ function storedPage (definitionLevels, dataPage, encoding, numValues, decoder, v
 /**
  * A flat column's chunk (parquet-flat.js readPages' arguments) as a TextColumn. `value` is the
  * column's record value function (parquet-values.js), used for dictionaries and the pages not
- * read here.
+ * read here. `prefix`: the bytes before each value (the column name's bulk string, for `*`),
+ * or an empty Buffer.
  * @returns {Promise<TextColumn>}
  */
-async function readTextColumn (chunk) {
+async function readTextColumn (chunk, prefix) {
   const rule = leafRule(chunk.node.element) // the file's own element: chunk.element has the annotations hyparquet must not apply removed
   const value = chunk.value
   let dictionary = null
   const segments = await readPages(chunk, {
     dictionary (entries) {
-      dictionary = new TextDictionary(entries, value)
+      dictionary = new TextDictionary(entries, value, prefix)
     },
     v1: (raw, daph, decoder, maxDef) => pageV1(raw, daph, decoder, maxDef, rule, value, dictionary),
     v2: (page, encoding, decoder) => storedPage(page.definitionLevels, page.dataPage, encoding, page.dataPage.length, decoder, value, dictionary)
   })
-  return new TextColumn(segments, chunk.rows)
+  return new TextColumn(segments, chunk.rows, prefix)
 }
 
 /** A row group's flat column, taken in row order, a batch of rows at a time (take). */
 class TextColumn {
-  constructor (segments, rows) {
+  constructor (segments, rows, prefix) {
+    this.prefix = prefix
     this.segments = segments
     this.rows = rows
     this.s = 0 // the segment being taken
@@ -460,7 +495,7 @@ class TextColumn {
   /** The next `m` rows' values into `out`, a ColumnBatch of m rows. */
   take (m, out) {
     const dictionary = this.oneDictionary(m)
-    const arena = dictionary === null ? new Arena(64 + Math.ceil(this.perRow * m)) : null
+    const arena = dictionary === null ? new Arena(64 + Math.ceil(this.perRow * m), this.prefix) : null
     const no = batchNo++ & 0x7fffffff
     let r = 0
     while (r < m) {
@@ -480,6 +515,7 @@ class TextColumn {
       }
     }
     if (arena !== null) this.perRow = 1.125 * arena.pos / m
+    out.pre = this.prefix.length
     out.buf = dictionary === null ? arena.buf : dictionary.bytes
     out.view = dictionary === null ? new DataView(out.buf.buffer, out.buf.byteOffset, out.buf.length) : dictionary.view
     return out

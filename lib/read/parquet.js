@@ -72,6 +72,13 @@ function strippedMetadata (metadata) {
   return { ...metadata, schema }
 }
 
+const EMPTY = Buffer.alloc(0)
+
+/** A name as a RESP bulk string. */
+function bulkOf (name) {
+  return Buffer.from(`$${Buffer.byteLength(name)}\r\n${name}\r\n`)
+}
+
 function reasonOf (err) {
   const msg = err && err.message ? err.message : String(err)
   return msg.replace(/^parquet /, '')
@@ -227,13 +234,16 @@ class ParquetFile {
     return used.fields.every(f => !f.alt && !f.name.includes('.') && this.nodes.has(f.name))
   }
 
-  /** Row group `g`'s `columns` (flat ones) read as TextColumns, for textRows. */
-  async readTextGroup (g, columns) {
+  /**
+   * Row group `g`'s `columns` (flat ones) read as TextColumns, for textRows; `names`: each
+   * value with its column name's bulk string before it (parquet-text.js), for `*`.
+   */
+  async readTextGroup (g, columns, names) {
     const group = this.rowGroups[g]
     const texts = []
     for (const c of columns) {
       try {
-        texts.push(group.rows === 0 ? null : await readTextColumn(this.chunkOf(group, c, this.nodes.get(c))))
+        texts.push(group.rows === 0 ? null : await readTextColumn(this.chunkOf(group, c, this.nodes.get(c)), names ? bulkOf(c) : EMPTY))
       } catch (err) {
         throw this.groupError(group, c, err)
       }
@@ -311,9 +321,9 @@ class ParquetFile {
    * Reader batches of `columns`, row groups [fromGroup, toGroup), each cut into batches of
    * `batchRecords`: { records, lines (1-based rows over the file), offsets: null, bytesRead }.
    */
-  async * batches (columns, { fromGroup = 0, toGroup = this.rowGroups.length, text = false, batchRecords = text ? TEXT_BATCH : DEFAULT_BATCH } = {}) {
+  async * batches (columns, { fromGroup = 0, toGroup = this.rowGroups.length, text = false, names = false, batchRecords = text ? TEXT_BATCH : DEFAULT_BATCH } = {}) {
     for (let g = fromGroup; g < toGroup; g++) {
-      const group = text ? await this.readTextGroup(g, columns) : await this.readGroup(g, columns)
+      const group = text ? await this.readTextGroup(g, columns, names) : await this.readGroup(g, columns)
       const shape = text ? new RowShape(g, columns) : null
       const first = this.rowGroups[g].firstRow
       for (let start = 0; start < group.rows; start += batchRecords) {
