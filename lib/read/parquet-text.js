@@ -273,6 +273,7 @@ class DictionaryPage {
    * the batch's buffer is the dictionary's), or each entry copied into the arena once.
    */
   values (count, arena, out, o, no) {
+    if (arena === null) return this.pointing(count, out, o)
     const { entries: { spans, tags }, stamp, at, bytes, pre } = this.dictionary
     const outSpans = out.spans
     const indices = this.indices
@@ -282,22 +283,36 @@ class DictionaryPage {
       if (!(idx < size)) throw new Error(`a dictionary index ${idx} past the dictionary's ${size} entries`)
       const s = spans[2 * idx]
       const e = spans[2 * idx + 1]
-      if (arena === null) {
-        outSpans[2 * o] = s
-        outSpans[2 * o + 1] = e
-      } else {
-        const h = headOf(s, e) - pre
-        if (stamp[idx] !== no) { // the entry's bulk string (and prefix), copied
-          at[idx] = arena.pos
-          arena.copy(bytes, h, e + 2)
-          stamp[idx] = no
-        }
-        outSpans[2 * o] = at[idx] + s - h
-        outSpans[2 * o + 1] = at[idx] + e - h
+      const h = headOf(s, e) - pre
+      if (stamp[idx] !== no) { // the entry's bulk string (and prefix), copied
+        at[idx] = arena.pos
+        arena.copy(bytes, h, e + 2)
+        stamp[idx] = no
       }
+      outSpans[2 * o] = at[idx] + s - h
+      outSpans[2 * o + 1] = at[idx] + e - h
       out.tags[o] = tags[idx]
     }
   }
+
+  /** values() where the batch's buffer is the dictionary's: the spans of the entries. */
+  pointing (count, out, o) {
+    const { spans, tags } = this.dictionary.entries
+    const outSpans = out.spans
+    const outTags = out.tags
+    const indices = this.indices
+    const size = tags.length
+    let k = this.k
+    for (let end = o + count; o < end; o++) {
+      const idx = indices[k++]
+      if (!(idx < size)) throw new Error(`a dictionary index ${idx} past the dictionary's ${size} entries`)
+      outSpans[2 * o] = spans[2 * idx]
+      outSpans[2 * o + 1] = spans[2 * idx + 1]
+      outTags[o] = tags[idx]
+    }
+    this.k = k
+  }
+
 }
 
 /** A page of values decoded whole by hyparquet, each turned into text by `value` (parquet-values.js). */
