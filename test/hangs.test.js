@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect, beforeAll, afterAll, afterEach */ // vitest globals (see vitest.config.js)
+/* global describe, it, beforeAll, afterAll */ // vitest globals (see vitest.config.js)
 
 // No hang: a server that accepts and never answers (or answers a few commands and then
 // goes silent, or starts a bulk reply that never ends) ends every stage of a run within
@@ -33,7 +33,10 @@ afterAll(() => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-afterEach(async () => {
+// The tests run side by side (describe.concurrent: most of each is waiting for a timeout), so
+// a test's fake servers are closed when the file ends, not after each test (an afterEach
+// would close those of the tests still running).
+afterAll(async () => {
   while (fakes.length) await fakes.pop().close()
 })
 
@@ -82,9 +85,9 @@ function cliArgs (f, extra) {
   return ['import', csv, '--key', 'k:{id}', '-h', f.host, '-p', String(f.port), ...extra]
 }
 
-describe('hangs: every setup stage ends within --connect-timeout, exit 4, naming target and stage', () => {
+describe.concurrent('hangs: every setup stage ends within --connect-timeout, exit 4, naming target and stage', () => {
   for (const [what, answer, extra, stage, env] of STAGES) {
-    it(what, async () => {
+    it(what, async ({ expect }) => {
       const f = await fake(answer)
       const t0 = Date.now()
       const res = await runCli([...cliArgs(f, extra), ...FAST], { env, timeoutMs: 1000 + SLACK_MS })
@@ -98,14 +101,14 @@ describe('hangs: every setup stage ends within --connect-timeout, exit 4, naming
     })
   }
 
-  it('bench: a server that never answers', async () => {
+  it('bench: a server that never answers', async ({ expect }) => {
     const f = await fake(silent)
     const res = await runCli(['bench', '-h', f.host, '-p', String(f.port), '--connect-timeout', '1s'], { timeoutMs: 1000 + SLACK_MS })
     expect(res.code, res.stderr).toBe(4)
     expect(res.stderr).toMatch(`${f.host}:${f.port} did not answer within 1 s while sending CLIENT SETNAME`)
   })
 
-  it('bench: a data connection that never answers', async () => {
+  it('bench: a data connection that never answers', async ({ expect }) => {
     const f = await fake(controlOnly)
     const res = await runCli(['bench', '-h', f.host, '-p', String(f.port), '--connect-timeout', '1s'], { timeoutMs: 1000 + SLACK_MS })
     expect(res.code, res.stderr).toBe(4)
@@ -113,7 +116,7 @@ describe('hangs: every setup stage ends within --connect-timeout, exit 4, naming
     expect(f.state.connections).toBeGreaterThan(1)
   })
 
-  it('bench: a server that stops answering the checks (GET) ends: exit 4', async () => {
+  it('bench: a server that stops answering the checks (GET) ends: exit 4', async ({ expect }) => {
     const f = await fake(args => /^(GET|HGET|MGET)$/i.test(args[0]) ? null : /^INCR$/i.test(args[0]) ? ':1\r\n' : ordinaryReply(args))
     const res = await runCli(['bench', '-h', f.host, '-p', String(f.port), '--count', '10', '--batch-sizes', '10', '--connect-timeout', '1s'], { timeoutMs: 2000 + SLACK_MS })
     expect(res.code, res.stderr).toBe(4)
@@ -121,14 +124,14 @@ describe('hangs: every setup stage ends within --connect-timeout, exit 4, naming
     expect(res.stderr).not.toMatch(/\n\s+at |internal error/)
   })
 
-  it('--connect-timeout must be a duration over 0', async () => {
+  it('--connect-timeout must be a duration over 0', async ({ expect }) => {
     const res = await runCli(['import', csv, '--key', 'k:{id}', '--connect-timeout', '0'])
     expect(res.code).toBe(2)
     expect(res.stderr).toMatch(/--connect-timeout must be a duration/)
   })
 })
 
-describe('hangs: a server that goes silent mid-load hits --timeout and ends', () => {
+describe.concurrent('hangs: a server that goes silent mid-load hits --timeout and ends', () => {
   // Each reconnect succeeds (the handshake is answered) but brings no reply: the retry
   // time runs from the last reply, not from the last reconnect.
   for (const [what, answer] of [
@@ -136,7 +139,7 @@ describe('hangs: a server that goes silent mid-load hits --timeout and ends', ()
     ['answers the handshake, never a batch', handshakeOnly],
     ['answers a batch with a bulk header that never ends', endlessBulkAfterHandshake]
   ]) {
-    it(what, async () => {
+    it(what, async ({ expect }) => {
       const f = await fake(answer)
       const t0 = Date.now()
       const res = await runCli([...cliArgs(f, []), ...FAST], { timeoutMs: 3000 + SLACK_MS })
@@ -158,7 +161,7 @@ function startCli (args, env = {}) {
   return { child, exited }
 }
 
-describe('hangs: the first Ctrl-C or SIGTERM ends any stage at once', () => {
+describe.concurrent('hangs: the first Ctrl-C or SIGTERM ends any stage at once', () => {
   // Default timeouts (10 s to connect, 30 s without a reply): an exit within 5 s of the
   // signal is the signal's doing. Each waits for the fake server to see the stage begin.
   const cases = [
@@ -172,7 +175,7 @@ describe('hangs: the first Ctrl-C or SIGTERM ends any stage at once', () => {
     ['mid-load on a cluster, waiting for replies', silentClusterNode, [], f => f.sent('HSET')]
   ]
   for (const [stage, answer, extra, began] of cases) {
-    it(`SIGINT during ${stage}: exit 130`, async () => {
+    it(`SIGINT during ${stage}: exit 130`, async ({ expect }) => {
       const f = await fake(answer)
       const { child, exited } = startCli(cliArgs(f, extra))
       await f.until(() => began(f))
@@ -186,7 +189,7 @@ describe('hangs: the first Ctrl-C or SIGTERM ends any stage at once', () => {
     })
   }
 
-  it('SIGTERM during the control handshake: exit 143', async () => {
+  it('SIGTERM during the control handshake: exit 143', async ({ expect }) => {
     const f = await fake(silent)
     const { child, exited } = startCli(cliArgs(f, []))
     await f.until(() => f.sent('CLIENT SETNAME'))
@@ -197,7 +200,7 @@ describe('hangs: the first Ctrl-C or SIGTERM ends any stage at once', () => {
     expect(res.code, res.stderr).toBe(143)
   })
 
-  it('SIGINT during bench setup: exit 130', async () => {
+  it('SIGINT during bench setup: exit 130', async ({ expect }) => {
     const f = await fake(silent)
     const { child, exited } = startCli(['bench', '-h', f.host, '-p', String(f.port)])
     await f.until(() => f.sent('CLIENT SETNAME'))
@@ -217,10 +220,10 @@ async function probe (f) {
   s.destroy()
 }
 
-describe('hangs: the library honours signal and connectTimeout during setup', () => {
+describe.concurrent('hangs: the library honours signal and connectTimeout during setup', () => {
   const rec = [{ id: 1 }]
 
-  it('load() with an already-aborted signal opens no connection at all', async () => {
+  it('load() with an already-aborted signal opens no connection at all', async ({ expect }) => {
     const f = await fake(ordinaryReply)
     const err = await load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', signal: AbortSignal.abort() }).catch(e => e)
     expect(err.code).toBe('PIPELOAD_ABORTED')
@@ -228,7 +231,7 @@ describe('hangs: the library honours signal and connectTimeout during setup', ()
     expect(f.state.connections).toBe(1) // the probe's
   })
 
-  it('bench() with an already-aborted signal opens no connection at all', async () => {
+  it('bench() with an already-aborted signal opens no connection at all', async ({ expect }) => {
     const f = await fake(ordinaryReply)
     const err = await bench({ host: f.host, port: f.port, count: 10, batchSizes: [10], signal: AbortSignal.abort() }).catch(e => e)
     expect(err.code).toBe('PIPELOAD_ABORTED')
@@ -236,7 +239,7 @@ describe('hangs: the library honours signal and connectTimeout during setup', ()
     expect(f.state.connections).toBe(1)
   })
 
-  it('aborting during the handshake rejects with PIPELOAD_ABORTED', async () => {
+  it('aborting during the handshake rejects with PIPELOAD_ABORTED', async ({ expect }) => {
     const f = await fake(silent)
     const ac = new AbortController()
     const run = load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', signal: ac.signal }).catch(e => e)
@@ -247,7 +250,7 @@ describe('hangs: the library honours signal and connectTimeout during setup', ()
     expect(err.message).toMatch(/while sending CLIENT SETNAME/)
   })
 
-  it('aborting while the data connection waits for its handshake', async () => {
+  it('aborting while the data connection waits for its handshake', async ({ expect }) => {
     const f = await fake(controlOnly)
     const ac = new AbortController()
     const run = load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', signal: ac.signal }).catch(e => e)
@@ -256,7 +259,7 @@ describe('hangs: the library honours signal and connectTimeout during setup', ()
     expect((await run).code).toBe('PIPELOAD_ABORTED')
   })
 
-  it('connectTimeout takes a duration; the error names target and stage', async () => {
+  it('connectTimeout takes a duration; the error names target and stage', async ({ expect }) => {
     const f = await fake(silent)
     const err = await load({ host: f.host, port: f.port, input: rec, key: 'k:{id}', connectTimeout: '300ms' }).catch(e => e)
     expect(err.code).toBe('PIPELOAD_TIMEOUT')
@@ -265,7 +268,7 @@ describe('hangs: the library honours signal and connectTimeout during setup', ()
     expect(err.target).toBe(`${f.host}:${f.port}`)
   })
 
-  it('bench() on a server that never answers: PIPELOAD_TIMEOUT', async () => {
+  it('bench() on a server that never answers: PIPELOAD_TIMEOUT', async ({ expect }) => {
     const f = await fake(silent)
     const err = await bench({ host: f.host, port: f.port, count: 10, batchSizes: [10], connectTimeout: 300 }).catch(e => e)
     expect(err.code).toBe('PIPELOAD_TIMEOUT')

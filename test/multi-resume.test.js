@@ -31,11 +31,12 @@ function dataset (name) {
   fs.writeFileSync(path.join(d, 'a.csv'), 'id,v\n' + ids(0).map(i => `${i},a`).join('\n') + '\n')
   fs.writeFileSync(path.join(d, 'b.ndjson'), ids(1).map(i => JSON.stringify({ v: 'b', id: i })).join('\n') + '\n')
   fs.writeFileSync(path.join(d, 'c.csv'), 'v,id\n' + ids(2).map(i => `c,${i}`).join('\n') + '\n')
-  // SLOW_MS: a pause per record, so that the kill lands in the second input.
+  // SLOW_MS: a pause per record of the second input, so that the kill lands there (the first
+  // input, not paused, is done within the first checkpoint interval).
   fs.writeFileSync(path.join(d, 'map.cjs'), `
     const pause = new Int32Array(new SharedArrayBuffer(4))
     module.exports = (r, ctx) => {
-      if (process.env.SLOW_MS) Atomics.wait(pause, 0, 0, Number(process.env.SLOW_MS))
+      if (process.env.SLOW_MS && r.id >= ${PER_FILE} && r.id < ${2 * PER_FILE}) Atomics.wait(pause, 0, 0, Number(process.env.SLOW_MS))
       if (r.id % 100 === 7) throw new Error('no 07s')
       return [['INCR', '${name}:' + r.id]]
     }

@@ -93,7 +93,8 @@ describeEachServer('sentinel', server => {
     await master?.stop()
   })
 
-  describe('sentinel', () => {
+  // Sequential: the failover test's failover is what the READONLY test after it relies on.
+  describe.sequential('sentinel', () => {
     it('--sentinel host:port --master-name: loads into the master', async () => {
       const res = await runCli(['import', csv, '--key', 's1:{id}', '--sentinel', `127.0.0.1:${sentinel.port}`, '--master-name', 'm', '--json'])
       expect(res.code, res.stderr).toBe(0)
@@ -182,4 +183,4 @@ describeEachServer('sentinel', server => {
       expect(replies).toEqual([]) // neither the error nor the PONG after it reached the Pipe
     })
   })
-}, serverKinds(NEWEST))
+}, serverKinds(NEWEST), { concurrent: true }) // each kind mostly waits on its Sentinel's timers

@@ -186,12 +186,15 @@ function describeKinds (kinds) {
  * describe(title) once per server kind, `fn(kind)` defining its tests and hooks inside. A kind
  * whose binary is missing is a skipped describe whose title says why. Each kind asked for is
  * noted for ./servers-report.js (`want`), so the end of the run can tell which did not run.
+ * `concurrent: true`: the kinds' describes run side by side (for suites that mostly wait on
+ * their servers, e.g. a Sentinel's timers); `fn` must then put its tests in a
+ * describe.sequential, or they would inherit the concurrency and run side by side too.
  */
-function describeEachServer (title, fn, kinds = serverKinds()) {
+function describeEachServer (title, fn, kinds = serverKinds(), { concurrent = false } = {}) {
   for (const kind of kinds) {
     note('want', kind)
     const label = kind.missing ? `${title} [${kind.id}: skipped: ${kind.missing}]` : `${title} [${kind.label}]`
-    describe.skipIf(Boolean(kind.missing))(label, () => fn(kind)) // eslint-disable-line no-undef
+    describe.skipIf(Boolean(kind.missing))(label, { concurrent }, () => fn(kind)) // eslint-disable-line no-undef
   }
 }
 
