@@ -159,8 +159,10 @@ describe('workers with several inputs, a --shard share, a gzip among them', () =
     for (const [options, label] of cases) {
       for (const n of [2, 3, 5]) {
         let records = 0
+        // Every worker count and chunk size at 2 and 3 shares; the fifths at the hardest, 1-byte chunks.
+        const runs = n === 5 ? [[2, 1]] : [[2, 1], [2, 300], [4, 1000]]
         for (let i = 0; i < n; i++) {
-          const base = await expectSameAsSequential({ ...options, shard: `${i}/${n}` }, [[2, 1], [2, 300], [4, 1000]], `${label}, shard ${i}/${n}`)
+          const base = await expectSameAsSequential({ ...options, shard: `${i}/${n}` }, runs, `${label}, shard ${i}/${n}`)
           records += base.summary.records
         }
         expect(records, `${label}: the ${n} shares hold every record once`).toBe(label === 'headerless csv' ? 300 : 400)
