@@ -16,11 +16,14 @@ const zlib = require('node:zlib')
 let codecs = null
 let wasm = null // the zstd WebAssembly module, once loaded (a promise until then)
 
+// Codecs Node or WebAssembly decode: hyparquet-compressors (its module sets up every codec's
+// tables when loaded, ~13 ms) is loaded only for a file that has pages of another codec.
+const OWN = new Set(['UNCOMPRESSED', 'GZIP', 'BROTLI', 'ZSTD'])
+
 /** The decompressors by codec name (hyparquet's `compressors` option); one object per thread. */
 function pageCodecs () {
   if (codecs === null) {
     codecs = {
-      ...require('hyparquet-compressors').compressors,
       GZIP: input => zlib.gunzipSync(input),
       BROTLI: input => zlib.brotliDecompressSync(input)
     }
@@ -29,17 +32,24 @@ function pageCodecs () {
   return codecs
 }
 
-/** Loads what the file's codecs need before its pages are read: the zstd decoder, where Node has none. */
+/** Loads what the file's codecs need before its pages are read: hyparquet-compressors' codecs, the zstd decoder where Node has none. */
 async function prepareCodecs (metadata) {
   const table = pageCodecs()
-  if (typeof zlib.zstdDecompressSync === 'function' || !usesZstd(metadata)) return
+  const used = codecsOf(metadata)
+  if ([...used].some(c => !OWN.has(c))) {
+    for (const [name, codec] of Object.entries(require('hyparquet-compressors').compressors)) table[name] ??= codec
+  }
+  if (typeof zlib.zstdDecompressSync === 'function' || !used.has('ZSTD')) return
   if (wasm === null) wasm = loadZstdWasm()
   const module = await wasm
   table.ZSTD = (input, outputLength) => wasmDecompress(module, input, outputLength)
 }
 
-function usesZstd (metadata) {
-  return metadata.row_groups.some(g => g.columns.some(c => c.meta_data && c.meta_data.codec === 'ZSTD'))
+/** The codecs of a file's column chunks. */
+function codecsOf (metadata) {
+  const used = new Set()
+  for (const g of metadata.row_groups) for (const c of g.columns) if (c.meta_data) used.add(c.meta_data.codec)
+  return used
 }
 
 /**
