@@ -432,6 +432,20 @@ function compileColumnWord (word, columns) {
     }
   }
   const parts = word.parts.map(p => p.type === FIELD ? null : Buffer.from(p.text))
+  if (ks.length === 1) { // `flight:{id}`: constant text around one column's value
+    const at = parts.indexOf(null)
+    const before = Buffer.concat(parts.slice(0, at))
+    const after = Buffer.concat(parts.slice(at + 1))
+    const k = ks[0]
+    const name = fields[0].name
+    return (row, w) => {
+      const c = row.cols[k]
+      const r = row.r
+      const s = c.spans[2 * r]
+      if (s === -1) throw new FieldMissing(name, `field "${name}" is null`)
+      w.spanBetween(before, c.buf, s, c.spans[2 * r + 1], after)
+    }
+  }
   const srcs = new Array(ks.length)
   const spans = new Int32Array(2 * ks.length)
   return (row, w) => {

@@ -23,7 +23,7 @@ class GroupEncoder {
     this.input = input
     this.o = o
     this.mapper = null
-    this.opening = fileBuffer(input.path, input.name).then(buffer => new ParquetFile(input.name, buffer, input.metadata))
+    this.opening = fileBuffer(input.path, input.name).then(buffer => ParquetFile.of(input.name, buffer, input.metadata))
     this.opening.catch(() => {}) // its error is the first group's
   }
 

@@ -113,23 +113,15 @@ class ByteWriter {
    * null left out. Room is made once for the row; the bytes are copied 4 at a time.
    */
   columnPairs (cols, r) {
-    let len = 0
-    for (let k = 0; k < cols.length; k++) {
-      const c = cols[k]
-      const s = c.spans[2 * r]
-      if (s !== -1) len += c.pre + c.spans[2 * r + 1] + 2 - headOf(s, c.spans[2 * r + 1])
-    }
-    this.ensure(len)
-    const view = this.view
-    let p = this.pos
     for (let k = 0; k < cols.length; k++) {
       const c = cols[k]
       const s = c.spans[2 * r]
       if (s === -1) continue
-      const e = c.spans[2 * r + 1]
-      p = copyWords(c.view, headOf(s, e) - c.pre, e + 2, view, p)
+      const e = c.spans[2 * r + 1] + 2
+      const h = headOf(s, e - 2) - c.pre
+      this.ensure(e - h)
+      this.pos = copyWords(c.view, h, e, this.view, this.pos)
     }
-    this.pos = p
   }
 
   /** A UTF-8 string as is (dry-run text). */
@@ -291,6 +283,18 @@ class ByteWriter {
         this.copySpan(part, 0, part.length)
       }
     }
+    this.crlf()
+  }
+
+  /** One bulk string: `before`, bytes [s, e) of `src`, `after` (a key around a Parquet row's value). */
+  spanBetween (before, src, s, e, after) {
+    this.bulkHead(before.length + e - s + after.length)
+    const buf = this.buf
+    let p = this.pos
+    for (let i = 0; i < before.length; i++) buf[p++] = before[i]
+    for (let i = s; i < e; i++) buf[p++] = src[i]
+    for (let i = 0; i < after.length; i++) buf[p++] = after[i]
+    this.pos = p
     this.crlf()
   }
 
