@@ -21,8 +21,19 @@ const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/encode/slots
 const { encodeCommand } = require('../lib/encode/resp')
 const { Readable } = require('node:stream')
 
-// Routed records: every one of the 16,384 slots gets keys (about 12 each).
-const ROWS = 200_000
+// Routed records: the first id whose key k:<id> hashes to each of the 16,384 slots (by
+// cluster-key-slot, not by pipeload), so every slot gets a key with 16,384 records, not the
+// 200,000 random ones it took to leave none empty. Ids up to about 156,000, in order.
+const ROUTED_IDS = (() => {
+  const first = new Int32Array(16384).fill(-1)
+  let left = 16384
+  for (let id = 0; left > 0; id++) {
+    const s = keySlot(`k:${id}`)
+    if (first[s] === -1) { first[s] = id; left-- }
+  }
+  return Int32Array.from(first).sort()
+})()
+const ROWS = ROUTED_IDS.length
 // Loads with a fault (slots moved, a failover, a master killed) 40,000 records in: records
 // keep coming until it is over, and tens of thousands after it.
 const FAULT_ROWS = 100_000
@@ -30,8 +41,14 @@ const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')
 
 const value = id => `v-${id}-${'x'.repeat(id % 13)}`
 
+const row = id => ({ id, v: value(id), g: id % 7 })
+
 function * rows (n, from = 0) {
-  for (let i = from; i < n; i++) yield { id: i, v: value(i), g: i % 7 }
+  for (let i = from; i < n; i++) yield row(i)
+}
+
+function * rowsOf (ids) {
+  for (const id of ids) yield row(id)
 }
 
 /** Records, with `during()` started after `at` records and the rest trickled until it ends. */
@@ -120,15 +137,18 @@ async function expectOnOwners (cluster, expected) {
   expect(total).toBe(expected.size)
 }
 
-function expectedSets (n) {
+/** ids: a count (0 … n - 1) or the ids themselves. */
+const idsOf = ids => typeof ids === 'number' ? Array.from({ length: ids }, (_, i) => i) : ids
+
+function expectedSets (ids) {
   const m = new Map()
-  for (let i = 0; i < n; i++) m.set(`k:${i}`, { type: 'string', value: value(i) })
+  for (const i of idsOf(ids)) m.set(`k:${i}`, { type: 'string', value: value(i) })
   return m
 }
 
-function expectedWithHashes (n) {
-  const m = expectedSets(n)
-  for (let i = 0; i < n; i++) m.set(`h:{${i % 7}}:${i}`, { type: 'hash', value: value(i) })
+function expectedWithHashes (ids) {
+  const m = expectedSets(ids)
+  for (const i of idsOf(ids)) m.set(`h:{${i % 7}}:${i}`, { type: 'hash', value: value(i) })
   return m
 }
 
@@ -199,13 +219,33 @@ describeEachServer('cluster', server => {
       }
     })
 
-    it(`detects the cluster and routes ${ROWS} records (2 commands each, hash tags) to the masters owning their slots`, async () => {
-      const summary = await load({ url: cluster.url, input: rows(ROWS), commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'] })
+    it(`detects the cluster and routes ${ROWS} records (2 commands each, hash tags) to the masters owning their slots, a key in every slot`, async () => {
+      const summary = await load({ url: cluster.url, input: rowsOf(ROUTED_IDS), commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'] })
       expectCounts(summary, ROWS)
       expect(summary.commands).toBe(2 * ROWS)
       expect(summary.cluster).toMatchObject({ masters: 3, moved: 0, asked: 0 })
       expect(summary.target).toMatch(/^cluster via 127\.0\.0\.1:\d+ \(3 masters\)$/)
-      await expectOnOwners(cluster, expectedWithHashes(ROWS))
+      await expectOnOwners(cluster, expectedWithHashes(ROUTED_IDS))
+      // Each slot's keys counted by its owner (CLUSTER COUNTKEYSINSLOT), against cluster-key-slot's
+      // count of the keys loaded: the servers hash as the reference does, and no slot is empty.
+      const perSlot = new Uint32Array(16384)
+      for (const k of expectedWithHashes(ROUTED_IDS).keys()) perSlot[keySlot(k)]++
+      expect(perSlot.indexOf(0)).toBe(-1)
+      const owners = new Array(16384)
+      for (const [s, e, port] of await cluster.slots()) for (let i = s; i <= e; i++) owners[i] = port
+      for (const port of new Set(owners)) {
+        const c = new Redis({ port, protocol: 2 })
+        try {
+          const p = c.pipeline()
+          const mine = []
+          for (let slot = 0; slot < 16384; slot++) if (owners[slot] === port) { mine.push(slot); p.cluster('COUNTKEYSINSLOT', slot) }
+          const counts = (await p.exec()).map(([err, n]) => { if (err) throw err; return n })
+          const wrong = mine.filter((slot, i) => counts[i] !== perSlot[slot]).map(slot => `slot ${slot}: ${counts[mine.indexOf(slot)]} keys, expected ${perSlot[slot]}`)
+          expect(wrong, `slots on ${port}`).toEqual([])
+        } finally {
+          c.disconnect()
+        }
+      }
       await cluster.flushall()
     })
 
