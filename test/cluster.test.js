@@ -289,7 +289,8 @@ describeEachServer('cluster', server => {
     it('workers 2 and 4: the same keys and values on their masters; the workers hash the slots, this thread none', async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
       const file = path.join(dir, 'rows.ndjson')
-      const n = 20_000
+      // About 300 KB: 9 chunks of 32 KiB, so each of 4 workers parses some.
+      const n = 8_000
       fs.writeFileSync(file, [...rows(n)].map(r => JSON.stringify(r)).join('\n') + '\n')
       for (const [workers, mode] of [[2, true], [4, undefined]]) {
         // Commands this thread scans for their slot (counted, not spied: a spy's record of
