@@ -21,8 +21,19 @@ const { SlotScanner, slotOf, CROSS_SLOT, NO_KEY } = require('../lib/encode/slots
 const { encodeCommand } = require('../lib/encode/resp')
 const { Readable } = require('node:stream')
 
-// Routed records: every one of the 16,384 slots gets keys (about 12 each).
-const ROWS = 200_000
+// Routed records: the first id whose key k:<id> hashes to each of the 16,384 slots (by
+// cluster-key-slot, not by pipeload), so every slot gets a key with 16,384 records, not the
+// 200,000 random ones it took to leave none empty. Ids up to about 156,000, in order.
+const ROUTED_IDS = (() => {
+  const first = new Int32Array(16384).fill(-1)
+  let left = 16384
+  for (let id = 0; left > 0; id++) {
+    const s = keySlot(`k:${id}`)
+    if (first[s] === -1) { first[s] = id; left-- }
+  }
+  return Int32Array.from(first).sort()
+})()
+const ROWS = ROUTED_IDS.length
 // Loads with a fault (slots moved, a failover, a master killed) 40,000 records in: records
 // keep coming until it is over, and tens of thousands after it.
 const FAULT_ROWS = 100_000
@@ -30,8 +41,14 @@ const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')
 
 const value = id => `v-${id}-${'x'.repeat(id % 13)}`
 
+const row = id => ({ id, v: value(id), g: id % 7 })
+
 function * rows (n, from = 0) {
-  for (let i = from; i < n; i++) yield { id: i, v: value(i), g: i % 7 }
+  for (let i = from; i < n; i++) yield row(i)
+}
+
+function * rowsOf (ids) {
+  for (const id of ids) yield row(id)
 }
 
 /** Records, with `during()` started after `at` records and the rest trickled until it ends. */
@@ -120,15 +137,18 @@ async function expectOnOwners (cluster, expected) {
   expect(total).toBe(expected.size)
 }
 
-function expectedSets (n) {
+/** ids: a count (0 … n - 1) or the ids themselves. */
+const idsOf = ids => typeof ids === 'number' ? Array.from({ length: ids }, (_, i) => i) : ids
+
+function expectedSets (ids) {
   const m = new Map()
-  for (let i = 0; i < n; i++) m.set(`k:${i}`, { type: 'string', value: value(i) })
+  for (const i of idsOf(ids)) m.set(`k:${i}`, { type: 'string', value: value(i) })
   return m
 }
 
-function expectedWithHashes (n) {
-  const m = expectedSets(n)
-  for (let i = 0; i < n; i++) m.set(`h:{${i % 7}}:${i}`, { type: 'hash', value: value(i) })
+function expectedWithHashes (ids) {
+  const m = expectedSets(ids)
+  for (const i of idsOf(ids)) m.set(`h:{${i % 7}}:${i}`, { type: 'hash', value: value(i) })
   return m
 }
 
@@ -199,13 +219,33 @@ describeEachServer('cluster', server => {
       }
     })
 
-    it(`detects the cluster and routes ${ROWS} records (2 commands each, hash tags) to the masters owning their slots`, async () => {
-      const summary = await load({ url: cluster.url, input: rows(ROWS), commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'] })
+    it(`detects the cluster and routes ${ROWS} records (2 commands each, hash tags) to the masters owning their slots, a key in every slot`, async () => {
+      const summary = await load({ url: cluster.url, input: rowsOf(ROUTED_IDS), commands: ['SET k:{id} {v}', 'HSET h:{{{g}}}:{id} v {v}'] })
       expectCounts(summary, ROWS)
       expect(summary.commands).toBe(2 * ROWS)
       expect(summary.cluster).toMatchObject({ masters: 3, moved: 0, asked: 0 })
       expect(summary.target).toMatch(/^cluster via 127\.0\.0\.1:\d+ \(3 masters\)$/)
-      await expectOnOwners(cluster, expectedWithHashes(ROWS))
+      await expectOnOwners(cluster, expectedWithHashes(ROUTED_IDS))
+      // Each slot's keys counted by its owner (CLUSTER COUNTKEYSINSLOT), against cluster-key-slot's
+      // count of the keys loaded: the servers hash as the reference does, and no slot is empty.
+      const perSlot = new Uint32Array(16384)
+      for (const k of expectedWithHashes(ROUTED_IDS).keys()) perSlot[keySlot(k)]++
+      expect(perSlot.indexOf(0)).toBe(-1)
+      const owners = new Array(16384)
+      for (const [s, e, port] of await cluster.slots()) for (let i = s; i <= e; i++) owners[i] = port
+      for (const port of new Set(owners)) {
+        const c = new Redis({ port, protocol: 2 })
+        try {
+          const p = c.pipeline()
+          const mine = []
+          for (let slot = 0; slot < 16384; slot++) if (owners[slot] === port) { mine.push(slot); p.cluster('COUNTKEYSINSLOT', slot) }
+          const counts = (await p.exec()).map(([err, n]) => { if (err) throw err; return n })
+          const wrong = mine.filter((slot, i) => counts[i] !== perSlot[slot]).map(slot => `slot ${slot}: ${counts[mine.indexOf(slot)]} keys, expected ${perSlot[slot]}`)
+          expect(wrong, `slots on ${port}`).toEqual([])
+        } finally {
+          c.disconnect()
+        }
+      }
       await cluster.flushall()
     })
 
@@ -249,7 +289,8 @@ describeEachServer('cluster', server => {
     it('workers 2 and 4: the same keys and values on their masters; the workers hash the slots, this thread none', async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
       const file = path.join(dir, 'rows.ndjson')
-      const n = 20_000
+      // About 300 KB: 9 chunks of 32 KiB, so each of 4 workers parses some.
+      const n = 8_000
       fs.writeFileSync(file, [...rows(n)].map(r => JSON.stringify(r)).join('\n') + '\n')
       for (const [workers, mode] of [[2, true], [4, undefined]]) {
         // Commands this thread scans for their slot (counted, not spied: a spy's record of
@@ -303,8 +344,8 @@ describeEachServer('cluster', server => {
 
     it('timing mode against a cluster: set, hset and incr rows correct, keys spread over the masters, none left', async () => {
       // What the masters ran, read from them rather than from bench's own `correct` flag:
-      // every command of every row (3 rows x 5,000; INCR on one key per row lands on one
-      // master, SET and HSET keys spread over all of them).
+      // every command of every row (3 rows x 2,000: batches of 1, 100 and 1,000 commands; INCR
+      // on one key per row lands on one master, SET and HSET keys spread over all of them).
       const calls = async name => {
         const per = []
         for (const port of await cluster.masterPorts()) {
@@ -318,11 +359,11 @@ describeEachServer('cluster', server => {
         try { await c.config('RESETSTAT') } finally { c.disconnect() }
       }
       for (const workload of ['set', 'hset', 'incr']) {
-        const r = await bench({ url: cluster.url, workload, count: 5_000, batchSizes: [100, 1000], baseline: true })
+        const r = await bench({ url: cluster.url, workload, count: 2_000, batchSizes: [100, 1000], baseline: true })
         expect(r.target).toMatch(/\(cluster\)$/)
-        expect(r.rows.map(row => [row.batchSize, row.ops])).toEqual([[1, 5_000], [100, 5_000], [1000, 5_000]])
+        expect(r.rows.map(row => [row.batchSize, row.ops])).toEqual([[1, 2_000], [100, 2_000], [1000, 2_000]])
         const per = await calls(workload)
-        expect(per.reduce((a, b) => a + b, 0)).toBe(15_000)
+        expect(per.reduce((a, b) => a + b, 0)).toBe(6_000)
         if (workload !== 'incr') expect(per.every(n => n > 0)).toBe(true)
       }
       for (const port of await cluster.masterPorts()) {
@@ -330,11 +371,11 @@ describeEachServer('cluster', server => {
         try { expect(await c.dbsize()).toBe(0) } finally { c.disconnect() }
       }
       const f = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-cluster-'))
-      fs.writeFileSync(path.join(f, 'kv.csv'), 'id,v\n' + Array.from({ length: 5000 }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
+      fs.writeFileSync(path.join(f, 'kv.csv'), 'id,v\n' + Array.from({ length: 2000 }, (_, i) => `${i},${value(i)}`).join('\n') + '\n')
       const r = await bench({ url: cluster.url, workload: 'file', input: path.join(f, 'kv.csv'), command: ['SET k:{id} {v}'], batchSizes: [500] })
-      expect(r.rows.map(row => row.ops)).toEqual([5000, 5000])
+      expect(r.rows.map(row => row.ops)).toEqual([2000, 2000])
       // + 3: each incr row creates its counter with SET … PX first (the bench keys' safety TTL).
-      expect((await calls('set')).reduce((a, b) => a + b, 0)).toBe(15_000 + 3 + 10_000)
+      expect((await calls('set')).reduce((a, b) => a + b, 0)).toBe(6_000 + 3 + 4_000)
       fs.rmSync(f, { recursive: true, force: true })
     })
 
