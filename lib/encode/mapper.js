@@ -425,8 +425,7 @@ function compileColumnWord (word, columns) {
     return (row, w) => {
       const c = row.cols[k]
       const r = row.r
-      const s = c.spans[2 * r]
-      if (s === -1) throw new FieldMissing(name, `field "${name}" is null`)
+      const s = presentAt(c, r, name)
       const e = c.spans[2 * r + 1]
       w.raw(c.buf, headOf(s, e), e + 2) // the value's bulk string
     }
@@ -441,9 +440,7 @@ function compileColumnWord (word, columns) {
     return (row, w) => {
       const c = row.cols[k]
       const r = row.r
-      const s = c.spans[2 * r]
-      if (s === -1) throw new FieldMissing(name, `field "${name}" is null`)
-      w.spanBetween(before, c.buf, s, c.spans[2 * r + 1], after)
+      w.spanBetween(before, c.buf, presentAt(c, r, name), c.spans[2 * r + 1], after)
     }
   }
   const srcs = new Array(ks.length)
@@ -451,14 +448,19 @@ function compileColumnWord (word, columns) {
   return (row, w) => {
     for (let m = 0; m < ks.length; m++) {
       const c = row.cols[ks[m]]
-      const s = c.spans[2 * row.r]
-      if (s === -1) throw new FieldMissing(fields[m].name, `field "${fields[m].name}" is null`)
       srcs[m] = c.buf
-      spans[2 * m] = s
+      spans[2 * m] = presentAt(c, row.r, fields[m].name)
       spans[2 * m + 1] = c.spans[2 * row.r + 1]
     }
     w.spanParts(parts, srcs, spans)
   }
+}
+
+/** Where row r's value starts in a Parquet ColumnBatch; a null fails the record, as a record's null field does. */
+function presentAt (c, r, name) {
+  const s = c.spans[2 * r]
+  if (s === -1) throw new FieldMissing(name, `field "${name}" is null`)
+  return s
 }
 
 /** `*`: every field/value pair. Column names are encoded once; objects skip null values. */

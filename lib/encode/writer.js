@@ -96,21 +96,13 @@ class ByteWriter {
   /** Bytes [s, e) of `src` that are RESP already (a Parquet value's bulk string, read/parquet-text.js). */
   raw (src, s, e) {
     this.ensure(e - s)
-    const buf = this.buf
-    let p = this.pos
-    if (e - s < 32) {
-      for (let i = s; i < e; i++) buf[p++] = src[i]
-    } else {
-      src.copy(buf, p, s, e)
-      p += e - s
-    }
-    this.pos = p
+    this.copySpan(src, s, e)
   }
 
   /**
    * `*` of a Parquet text row (read/parquet-text.js, read for `*`: each value with its column's
    * name before it, `pre` bytes): the name and value of each column of row r, one span each, a
-   * null left out. Room is made once for the row; the bytes are copied 4 at a time.
+   * null left out; the bytes are copied 4 at a time.
    */
   columnPairs (cols, r) {
     for (let k = 0; k < cols.length; k++) {

@@ -88,7 +88,6 @@ class DictionaryPage {
     }
     this.k = k
   }
-
 }
 
 /** A page of values decoded whole by hyparquet, each turned into text by `value` (parquet-values.js). */
