@@ -50,6 +50,7 @@ const YIELD_EVERY = 8
 // its default, 512 KiB, is most of a small file, and one slow request over HTTP.
 const FOOTER_FETCH = 64 * 1024
 
+/** hyparquet, loaded when a Parquet input is first opened (not at start-up); its codecs: parquet-codecs.js. */
 let hyparquet = null
 function lib () {
   if (hyparquet === null) hyparquet = require('hyparquet')
