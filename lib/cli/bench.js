@@ -2,9 +2,7 @@
 
 const { Command, Option } = require('commander')
 const { PipeloadError, EXIT } = require('../errors')
-const { bench } = require('../bench')
 const { BENCH_DEFAULTS, WORKLOADS } = require('../bench/options')
-const { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress } = require('../bench/format')
 const { collect, addConnectionOptions, connectionOptions } = require('./connection-flags')
 const { durationFlag } = require('./duration-flag')
 
@@ -72,6 +70,9 @@ Examples:
 }
 
 async function runBench (file, flags, io, connectionOptions, fromCli) {
+  // The timing mode's modules are loaded when it runs, not by every command's start-up.
+  const { bench } = require('../bench')
+  const { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress } = require('../bench/format')
   const warn = line => io.stderr.write(line + '\n')
   const options = {
     ...connectionOptions(flags, io.env, warn),

@@ -1,12 +1,9 @@
 'use strict'
 
-const http = require('node:http')
-const https = require('node:https')
 const { Readable } = require('node:stream')
 const { PipeloadError } = require('../errors')
 const { version } = require('../../package.json')
 const { splitUrl, userAndPassword } = require('./userinfo')
-const { urlBuffer } = require('./parquet-http')
 
 // An http(s):// input: one GET, its body streamed into the reader like stdin (never saved
 // whole), gzip found by the reader's magic-byte check. The format comes from --format, the
@@ -108,7 +105,7 @@ function unreachable (shown, err) {
 /** One request; resolves with the response once its headers are in. */
 function get (url, headers, timeoutMs, signal, shown) {
   return new Promise((resolve, reject) => {
-    const mod = url.protocol === 'https:' ? https : http
+    const mod = require(url.protocol === 'https:' ? 'node:https' : 'node:http') // loaded for URL inputs only
     const req = mod.request(url, { method: 'GET', headers, signal }, res => {
       req.setTimeout(0) // from here the body is read at the loader's pace: idle is not dead
       resolve(res)
@@ -179,7 +176,7 @@ async function openUrl (input, o, range = null) {
   if (status < 200 || status >= 300) {
     res.resume()
     const code = status === 404 || status === 410 ? 'PIPELOAD_INPUT_NOT_FOUND' : 'PIPELOAD_INPUT_INVALID'
-    throw new PipeloadError(code, `cannot read ${shown}: HTTP ${status} ${res.statusMessage || http.STATUS_CODES[status] || ''}`.trimEnd(), { file: shown, url: shown, status })
+    throw new PipeloadError(code, `cannot read ${shown}: HTTP ${status} ${res.statusMessage || require('node:http').STATUS_CODES[status] || ''}`.trimEnd(), { file: shown, url: shown, status })
   }
   const type = res.headers['content-type'] || null
   const format = input.format || formatOfContentType(type)
@@ -217,7 +214,7 @@ async function openUrl (input, o, range = null) {
  * the byte ranges the reader asks for (no `stream`: nothing is downloaded whole).
  */
 async function openParquetUrl (input, o) {
-  const buffer = await urlBuffer(input, o, { get, parseInputUrl, userAgent: `pipeload/${version}` })
+  const buffer = await require('./parquet-http').urlBuffer(input, o, { get, parseInputUrl, userAgent: `pipeload/${version}` })
   input.kind = 'bytes'
   input.buffer = buffer
   input.size = buffer.byteLength

@@ -7,7 +7,9 @@ const { openReader, detectFormat } = require('./reader')
 const { isUrl, displayUrl, parseInputUrl } = require('./http-input')
 const { isInputList, isPattern, expandInputs } = require('./inputs')
 const { openShardReader } = require('./shard')
-const { openParquetRecords, isParquetFile } = require('./parquet-input')
+// Parquet's reader (a dozen modules, and hyparquet's) is loaded by the first Parquet input
+// or unnamed file, not by every run: each module loaded costs a CLI run ~1 ms of start-up.
+const parquetInput = () => require('./parquet-input')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
 // describeInput() says what it is without reading it (cheap, and the description of a file
@@ -59,7 +61,7 @@ function describeFile (path, o) {
     throw new PipeloadError('PIPELOAD_INPUT_NOT_FOUND', `cannot read ${path}: ${why}`, { file: path })
   }
   // A name that says nothing: a Parquet file is still known by its magic bytes (`PAR1` at both ends).
-  const format = o.format || detectFormat(path) || (size !== undefined && isParquetFile(path) ? 'parquet' : null)
+  const format = o.format || detectFormat(path) || (size !== undefined && parquetInput().isParquetFile(path) ? 'parquet' : null)
   if (!format) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson|parquet`, { file: path })
   }
@@ -99,7 +101,7 @@ async function openRecords (desc, o, start = null, skip = 0) {
   }
   if (desc.format === 'parquet') {
     if (o.columns) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is parquet, whose columns are named in the file`, { option: 'columns', file: desc.name })
-    return openParquetRecords(desc, o, skip) // its first `skip` rows' row groups are not read
+    return parquetInput().openParquetRecords(desc, o, skip) // its first `skip` rows' row groups are not read
   }
   const options = {
     format: desc.format,

@@ -4,10 +4,6 @@ const { PipeloadError } = require('../errors')
 const { openBytes } = require('./source')
 const { BatchSink, Rejected } = require('./sink')
 const { Utf8Check, BadOffsets } = require('./utf8')
-const { CsvCore } = require('./csv')
-const { FastCsvCore, fastDelimiter } = require('./csv-fast')
-const { JsonArrayCore } = require('./json')
-const { NdjsonCore } = require('./ndjson')
 const { pieces } = require('./copy')
 
 // Bytes a core is given at a time: a file read's size (lib/read/source.js).
@@ -154,15 +150,23 @@ function createCore (o, file, base, bad) {
   const st = o.start
   // Mid-input: the line, the header already read, the fields per record expected.
   const resume = st ? { columns: st.columns, line: st.line, expected: st.fields ?? (st.columns ? st.columns.length : -1) } : null
+  // Each format's core is loaded by its first input (a CLI run or a parse worker loads one).
   switch (o.format) {
     case 'csv':
-    case 'tsv':
+    case 'tsv': {
+      const { FastCsvCore, fastDelimiter } = require('./csv-fast')
+      const { CsvCore } = require('./csv')
       if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields, resume })
       return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields, resume })
-    case 'json':
+    }
+    case 'json': {
+      const { JsonArrayCore } = require('./json')
       return new JsonArrayCore({ ...common, jsonPath: o.jsonPath, jsonPathText: o.jsonPathText })
-    default:
+    }
+    default: {
+      const { NdjsonCore } = require('./ndjson')
       return new NdjsonCore({ ...common, rows: o.rows, line: st ? st.line : 1 })
+    }
   }
 }
 

@@ -7,7 +7,6 @@ const { openReader } = require('./reader')
 const { openBytes } = require('./source')
 const { cutChunks, CsvScan, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
 const { CsvRow } = require('./csv-row')
-const { parquetShare } = require('./parquet-input')
 
 // --shard i/n: which records of one input shard i loads. The n shards' shares are disjoint
 // and together hold every record once, whatever machine computes them:
@@ -49,7 +48,7 @@ async function shardOf (desc, shard, o) {
   if (desc.format === 'json') {
     throw shardError(`shard cannot split ${desc.name}: a JSON document can only be read from its beginning. Convert it to NDJSON (jq -c '.[]'), or load it without --shard`)
   }
-  if (desc.format === 'parquet') return parquetShare(shard)
+  if (desc.format === 'parquet') return require('./parquet-input').parquetShare(shard) // loaded for Parquet only (input.js)
   if (desc.path == null || desc.size == null || await isGzip(desc.path)) return { mode: 'chunks', index, count, size: CHUNK_SIZE }
   const head = index === 0 || !isQuoted(desc.format) ? null : await headOf(desc, o)
   const dataStart = head ? head.dataStart : 0

@@ -4,7 +4,6 @@ const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
 const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
 const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = require('../encode/parallel')
-const { openParquetParallel } = require('../encode/parquet-parallel')
 const { mapperFor } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
 const { skipRecords } = require('../read/skip')
@@ -54,7 +53,7 @@ async function parseWhere (input, o, skip, before, cluster, masters, pool) {
   const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
   // Parquet: n workers (1 too) read and encode a file's row groups side by side
   // (encode/parquet-parallel.js); a URL's are read on this thread, through its one Range reader.
-  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { ...await openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
+  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { ...await require('../encode/parquet-parallel').openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
   if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
   if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before), workers: 1 }
   return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }

@@ -1,7 +1,6 @@
 'use strict'
 
 const net = require('node:net')
-const tls = require('node:tls')
 const RedisParser = require('redis-parser')
 const { PipeloadError } = require('../errors')
 const { encodeCommand } = require('../encode/resp')
@@ -492,7 +491,7 @@ function openData (control, { timeout = 10000, signal } = {}) {
 function connectSocket (ep, timeout, signal) {
   if (signal?.aborted) return Promise.reject(abortError(ep.target, 'before connecting'))
   const opts = ep.path ? { path: ep.path } : { host: ep.host, port: ep.port }
-  const socket = ep.tls ? tls.connect({ ...opts, ...ep.tls }) : net.connect(opts)
+  const socket = ep.tls ? require('node:tls').connect({ ...opts, ...ep.tls }) : net.connect(opts)
   const ready = ep.tls ? 'secureConnect' : 'connect'
   // Between 'connect' and 'secureConnect' the server has the ClientHello: a server that
   // does not speak TLS just waits for a line of text, so say what the silence likely means.
