@@ -408,17 +408,27 @@ describe('workers: --resume after a stop, past a bad record', () => {
 })
 
 describe('workers: an input that pauses', () => {
-  /** A byte stream that gives `pieces` one at a time, `pauseMs` apart; `given()` how many so far. */
-  function pausing (pieces, pauseMs) {
+  /**
+   * A byte stream that gives `pieces` one at a time, `pauseMs` apart, and after the first
+   * `hold` waits for `resume()` (or `giveUpMs`) before the rest; `given()`: how many so far.
+   * The wait, not a race against the clock, makes the test: a loader that holds cut records
+   * back until more input comes writes nothing while it lasts, however slowly its workers start.
+   */
+  function pausing (pieces, { pauseMs = 10, hold, giveUpMs = 5000 }) {
     let i = 0
+    let given = 0
+    let resume
+    const resumed = new Promise(resolve => { resume = resolve })
     const stream = new Readable({
       read () {
         if (i === pieces.length) return this.push(null)
         const piece = pieces[i++]
-        setTimeout(() => this.push(piece), i === 1 ? 0 : pauseMs)
+        const give = () => { given++; this.push(piece) }
+        const wait = i === hold + 1 ? Promise.race([resumed, new Promise(resolve => setTimeout(resolve, giveUpMs))]) : null
+        setTimeout(() => wait ? wait.then(give) : give(), i === 1 ? 0 : pauseMs)
       }
     })
-    return { stream, given: () => i }
+    return { stream, given: () => given, resume }
   }
 
   // Before, the cutter held bytes until a whole chunk (1 MiB) had come or the input had
@@ -430,11 +440,12 @@ describe('workers: an input that pauses', () => {
     for (let p = 0; p < text.length; p += 97) pieces.push(Buffer.from(text.slice(p, p + 97))) // cuts inside quoted fields
     const base = await dryRun({ input: Readable.from(pieces), format: 'csv', name: 'p.csv', key: 'p:{id}', workers: 0 })
     for (const workers of [2, 4]) {
-      const src = pausing(pieces, 60)
+      const hold = Math.floor(pieces.length / 2) - 1 // less than half: the rest waits for a write
+      const src = pausing(pieces, { hold })
       const output = new PassThrough()
       const seen = [] // pieces given when each write came out
       const chunks = []
-      output.on('data', c => { chunks.push(c); seen.push(src.given()) })
+      output.on('data', c => { chunks.push(c); seen.push(src.given()); src.resume() })
       const summary = await load({ input: src.stream, format: 'csv', name: 'p.csv', key: 'p:{id}', dryRun: 'resp', output, workers, batchSize: 5 })
       expect(summary.records).toBe(60)
       expect(Buffer.concat(chunks).equals(base.bytes), `workers ${workers}`).toBe(true)
