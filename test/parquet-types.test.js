@@ -90,7 +90,7 @@ const COLUMNS = [
   ['i8', 'TINYINT', null, () => { const v = r.chance(0.2) ? r.pick([-128, 127, 0, -1]) : r.int(256) - 128; return same(String(v)) }],
   ['i16', 'SMALLINT', null, () => same(String(r.chance(0.2) ? r.pick([-32768, 32767]) : r.int(65536) - 32768))],
   ['i32', 'INTEGER', null, () => same(String(r.chance(0.2) ? r.pick([-2147483648, 2147483647]) : r.int(2 ** 32) - 2 ** 31))],
-  ['i64', 'BIGINT', null, () => same(r.chance(0.3) ? r.pick(['-9223372036854775808', '9223372036854775807', '9007199254740993', '-9007199254740993', '0']) : String(BigInt.asIntN(64, randomBigInt(64))))],
+  ['i64', 'BIGINT', null, () => same(r.chance(0.3) ? r.pick(['-9223372036854775808', '9223372036854775807', '9007199254740993', '-9007199254740993', '9007199254740991', '-9007199254740991', '9007199254740990', '0']) : String(BigInt.asIntN(64, randomBigInt(64))))],
   ['u8', 'UTINYINT', null, () => same(String(r.chance(0.2) ? 255 : r.int(256)))],
   ['u16', 'USMALLINT', null, () => same(String(r.chance(0.2) ? 65535 : r.int(65536)))],
   ['u32', 'UINTEGER', null, () => same(String(r.chance(0.2) ? 4294967295 : r.int(2 ** 32)))],

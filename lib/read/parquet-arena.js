@@ -172,7 +172,7 @@ function writeInt32 (buf, q, n) {
 function writeDigits (buf, q, n) {
   do {
     const d = Math.floor(n / 10)
-    buf[q--] = 48 + n - d * 10
+    buf[q--] = 48 + (n - d * 10) // not (48 + n) - …: past 2^53 - 48 that sum is rounded
     n = d
   } while (n > 0)
 }
