@@ -16,12 +16,12 @@ const SLOW_FIRST = [
 
 class SlowFirst extends BaseSequencer {
   async sort (files) {
-    const sorted = await super.sort(files)
     const rank = f => {
       const i = SLOW_FIRST.indexOf(path.basename(f.moduleId))
       return i === -1 ? SLOW_FIRST.length : i
     }
-    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(x => x.f)
+    // Array sort is stable: files of the same rank keep vitest's order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b))
   }
 }
 

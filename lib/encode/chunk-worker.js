@@ -59,14 +59,16 @@ const free = [] // output buffers the loader gave back, for the next batches of 
 // The input being read (set by begin()).
 let gen, name, format, skip, runBase, numbered, mapper
 let groups = null // a Parquet input's row groups (./parquet-groups.js), else null
-// The Parquet reader is loaded by a worker's first Parquet input: a CSV worker starts without it.
-const parquetGroups = () => require('./parquet-groups')
 
 /** A new input: what is left of the previous one (chunks after a fallback, say) is dropped. */
 function begin (input) {
   ({ gen, name, format, skip, runBase = 0 } = input)
   if (groups !== null) groups.close()
-  groups = input.parquet ? new (parquetGroups().GroupEncoder)(input.parquet, o) : null
+  groups = null
+  if (input.parquet) {
+    const { GroupEncoder } = require('./parquet-groups') // loaded by a worker's first Parquet input: a CSV worker starts without it
+    groups = new GroupEncoder(input.parquet, o)
+  }
   if (input.slots) slots = true
   // Records need their number in the whole input only for {$n} and {$line} (and to drop those
   // a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only

@@ -127,25 +127,13 @@ class Arena {
       n = -n
     }
     if (n < 0x80000000) { // int32 arithmetic
-      let len = 1
-      for (let t = n; t >= 10; t = (t / 10) | 0) len++
-      let q = p + len - 1
-      do {
-        const d = (n / 10) | 0
-        buf[q--] = 48 + n - d * 10
-        n = d
-      } while (n > 0)
-      this.pos = p + len
-      return
+      p += digitsOf(n | 0)
+      writeInt32(buf, p - 1, n | 0)
+    } else {
+      p += String(n).length
+      writeDigits(buf, p - 1, n)
     }
-    let len = 1
-    for (let t = n; t >= 10; t = Math.floor(t / 10)) len++
-    let q = p + len - 1
-    do {
-      buf[q--] = 48 + (n % 10)
-      n = Math.floor(n / 10)
-    } while (n > 0)
-    this.pos = p + len
+    this.pos = p
   }
 }
 
