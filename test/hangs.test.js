@@ -13,7 +13,8 @@ const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { startFakeRedis, ordinaryReply, bulk } = require('./helpers/fake-redis')
-const { runCli, BIN, ROOT, BASE_ENV } = require('./helpers/run-cli')
+// Spawned: these tests are about the process ending (and run side by side).
+const { runCliSpawned: runCli, BIN, ROOT, BASE_ENV } = require('./helpers/run-cli')
 const { load, bench } = require('..')
 
 const SLACK_MS = 5000

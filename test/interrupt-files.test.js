@@ -33,7 +33,7 @@ describe('an interrupted run of several inputs', () => {
     // SIGINT to itself at record 3000 of b.csv: a.csv and the empty one are read, c.csv never.
     const map = path.join(dir, 'stop.cjs')
     fs.writeFileSync(map, "module.exports = (r, ctx) => { if (ctx.n === 8000) process.kill(process.pid, 'SIGINT'); return [['SET', 'if:' + r.id, r.v]] }\n")
-    const r = await runCli(['import', a, empty, b, c, '-u', server.url, '--map', map, '-b', '100'])
+    const r = await runCli(['import', a, empty, b, c, '-u', server.url, '--map', map, '-b', '100'], { spawn: true }) // the map signals its own process
     expect(r.code, r.stderr).toBe(130)
     expect(r.stderr).toContain(`\n  ${empty}: 0 of 0 records loaded\n`)
     expect(r.stderr).toContain(`\n  ${c}: not started (the run stopped before it)\n`)

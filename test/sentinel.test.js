@@ -12,7 +12,9 @@ const os = require('node:os')
 const path = require('node:path')
 const { startRedis } = require('./helpers/redis-server')
 const { describeEachServer, serverKinds, NEWEST } = require('./helpers/servers')
-const { runCli } = require('./helpers/run-cli')
+// Spawned: the kinds' tests run side by side, so an in-process run could not tell what it left
+// open from another kind's (test/helpers/run-cli.js).
+const { runCliSpawned: runCli } = require('./helpers/run-cli')
 const { load } = require('..')
 const { connectData } = require('../lib/send/connection')
 

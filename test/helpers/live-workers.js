@@ -1,0 +1,28 @@
+'use strict'
+
+// A setup file (vitest.config.js): every worker thread started in a test file's process is
+// counted while it runs and is referenced (worker.unref() lets a process exit without it), so
+// that an in-process CLI run (./run-cli.js) can tell it left one running, as a spawned run
+// would by never exiting. Node's lists of what keeps a process alive do not show workers.
+// Set before the test file loads lib/, which takes `Worker` from node:worker_threads once.
+const threads = require('node:worker_threads')
+
+const KEY = Symbol.for('pipeload.test.liveWorkers')
+
+if (!globalThis[KEY]) {
+  const live = new Set()
+  globalThis[KEY] = live
+  const Base = threads.Worker
+  threads.Worker = class Worker extends Base {
+    constructor (...args) {
+      super(...args)
+      live.add(this)
+      this.once('exit', () => { this.exited = true; live.delete(this) })
+    }
+
+    // terminate() refs the worker it ends: one that has exited is not running.
+    ref () { if (!this.exited) live.add(this); return super.ref() }
+
+    unref () { live.delete(this); return super.unref() }
+  }
+}
