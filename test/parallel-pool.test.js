@@ -10,7 +10,9 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { dryRunIntoMemory } = require('./helpers/dry-run')
+const { respCommand } = require('./helpers/resp-model')
 const { Worker } = require('node:worker_threads')
+const { IDLE_MS, endIdleWorkers } = require('../lib/encode/parallel')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-pool-'))
 
@@ -76,11 +78,57 @@ describe('parse workers across the inputs of a run', () => {
   it('on-error abort stops at the first bad record with the same bytes; the next run starts its own 4 threads', async () => {
     const base = await dryRun({ ...o, onError: 'abort', workers: 0 })
     expect(base.error.code).toBe('PIPELOAD_INPUT_INVALID')
+    await endIdleWorkers() // the first test's, else taken (the next describe)
     const first = await nextThreadId()
     const got = await dryRun({ ...o, onError: 'abort', workers: 4 })
     expect((await nextThreadId()) - first - 1).toBe(4)
     expect(got.error).toEqual(base.error)
     expect(got.summary).toEqual(base.summary)
     expect(got.bytes.equals(base.bytes)).toBe(true)
+  })
+})
+
+// A run leaves its parse workers idle for IDLE_MS; the process's next run takes them, with its
+// own options, instead of starting new ones (a service calling load() again and again).
+describe('parse workers across the runs of a process', () => {
+  // 3 CSV files of 300 rows, each cut into several 2 KiB chunks.
+  const rows = k => Array.from({ length: 300 }, (_, i) => ({ id: `${k}-${i}`, v: `value ${i} of ${k}` }))
+  const files = [0, 1, 2].map(k => {
+    const file = path.join(tmp, `run-${k}.csv`)
+    fs.writeFileSync(file, 'id,v\n' + rows(k).map(r => `${r.id},${r.v}`).join('\n') + '\n')
+    return file
+  })
+  const running = globalThis[Symbol.for('pipeload.test.runningWorkers')]
+  const referenced = globalThis[Symbol.for('pipeload.test.liveWorkers')] // test/helpers/live-workers.js
+
+  it("a run takes the workers of the run before it, and writes its own templates' commands; workers idle for IDLE_MS end", async () => {
+    await endIdleWorkers()
+    let first = await nextThreadId()
+    const a = await dryRun({ input: files, commands: ['SET a:{id} {v}'], workers: 2, chunkSize: 2048 })
+    expect(a.error).toBe(null)
+    expect((await nextThreadId()) - first - 1).toBe(2)
+    // Idle, they keep no process alive: a CLI exits once its run is done, not IDLE_MS later.
+    expect([...running].length).toBe(2)
+    expect([...referenced].length).toBe(0)
+    // At once: the 2 idle workers are taken, 2 more started. Other templates, {$n} (records
+    // kept until their number is known), on-error abort: the first run's options must not stay.
+    first = await nextThreadId()
+    const b = await dryRun({ input: files, commands: ['HSET b:{id} n {$n} v {v}'], workers: 4, chunkSize: 2048, onError: 'abort' })
+    expect((await nextThreadId()) - first - 1).toBe(2)
+    expect(b.error).toBe(null)
+    expect(b.workers).toBe(4)
+    // The commands as the RESP spec writes them (test/helpers/resp-model.js), from the rows as made here.
+    let n = 0
+    const want = Buffer.concat([0, 1, 2].flatMap(k => rows(k).map(r => respCommand(['HSET', `b:${r.id}`, 'n', String(++n), 'v', r.v]))))
+    if (!b.bytes.equals(want)) expect.fail(`${b.bytes.length} bytes written, not the ${want.length} of HSET b:{id} n {$n} v {v} for 900 rows`)
+    // Left idle, unreferenced: ended IDLE_MS later, and the next run starts its own.
+    expect([...running].length).toBeGreaterThanOrEqual(4)
+    await new Promise(resolve => setTimeout(resolve, IDLE_MS + 500))
+    expect([...running].length).toBe(0)
+    first = await nextThreadId()
+    const c = await dryRun({ input: files, commands: ['SET c:{id} {v}'], workers: 2, chunkSize: 2048 })
+    expect(c.error).toBe(null)
+    expect((await nextThreadId()) - first - 1).toBe(2)
+    await endIdleWorkers()
   })
 })

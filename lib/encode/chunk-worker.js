@@ -16,16 +16,17 @@
 // Phase 2 ('bases'): encode the kept records with {$n} and lines made absolute; post the
 //   batches (bytes shared, not copied), the last one marked.
 //
-// The loader keeps its workers for the whole run (lib/encode/parallel.js WorkerPool): each
-// input begins with an 'input' message, which drops what is left of the previous one; every
-// message out carries that input's `gen`, so the loader tells a late one from the current.
+// The loader keeps its workers for the whole run, and for the process's next run (lib/encode/
+// parallel.js WorkerPool): each input begins with an 'input' message, which drops what is
+// left of the previous one (the first of a run brings the run's options); every message out
+// carries that input's `gen`, so the loader tells a late one from the current.
 //
 // A Parquet input (lib/encode/parquet-parallel.js) comes as 'input' with `parquet` (the file,
 // its footer, the columns to read) and 'group' messages: each row group is read and encoded
 // at once (./parquet-groups.js), its batches posted as a chunk's are; a group that cannot be
 // read is a 'group-error' of its own.
 //
-// Messages in:  input { gen, name, format, skip, runBase, slots, parquet? } | chunk { index, buf, offset, columns, fields, shape? }
+// Messages in:  input { gen, name, format, skip, runBase, slots, parquet?, options? } | chunk { index, buf, offset, columns, fields, shape? }
 //               | group { index, g, drop, before } | bases { index, recordBase,
 //               lineBase, shape } | slots { owners } (hash slots from now on, and group
 //               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
@@ -46,10 +47,10 @@ const { parseTemplate } = require('./template')
 const { where } = require('../errors')
 const { serializeError } = require('./thread-errors')
 
-const { options: o } = workerData
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
 const parsed = new Map() // index -> { batches } (records) or { encoded } (batches) of a chunk waiting for its bases
-const templateNumbers = usesNumbers(o.templates)
+let o // the run's options (its first input brings them: a worker serves one run after another)
+let templateNumbers
 const encodes = [] // bases messages, done before any parse: the loader waits on them
 const parses = []
 let busy = false
@@ -63,6 +64,7 @@ let groups = null // a Parquet input's row groups (./parquet-groups.js), else nu
 /** A new input: what is left of the previous one (chunks after a fallback, say) is dropped. */
 function begin (input) {
   ({ gen, name, format, skip, runBase = 0 } = input)
+  if (input.options) startRun(input.options)
   if (groups !== null) groups.close()
   groups = null
   if (input.parquet) {
@@ -81,6 +83,14 @@ function begin (input) {
   parses.length = 0
 }
 begin(workerData.input)
+
+/** A run's first input for this worker: nothing of the run before it carries over. */
+function startRun (options) {
+  o = options
+  templateNumbers = usesNumbers(o.templates)
+  slots = false
+  owners = null
+}
 
 parentPort.on('message', msg => {
   if (msg.type === 'input') return begin(msg)

@@ -107,38 +107,55 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
   return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape(), sequentialFrom: () => p.sequentialFrom }
 }
 
+// Parse workers a run has ended are kept this long for the process's next run (a service
+// calling load() over and over, a test suite), then ended. They keep the process alive no
+// longer than that: an idle worker is unref()'d (a CLI exits as soon as its run is done).
+// Starting a worker costs ~60-90 ms of CPU; an idle one ~10-15 MB of RSS.
+const IDLE_MS = 1000
+const idle = [] // { worker, timer } of ended runs, the most recently ended last
+let inputs = 0 // inputs given workers so far, by every run: messages carry the one they were sent for
+
 /**
- * The parse workers of a run: started when an input first needs them, given to each input
- * in turn (an 'input' message resets a worker's state: chunk-worker.js), ended with the run.
+ * The parse workers of a run: taken when an input first needs them (workers an earlier run
+ * of the process left idle first, then new ones), given to each input in turn (an 'input'
+ * message resets a worker's state: chunk-worker.js; a worker's first input of a run also
+ * brings the run's options), left idle for the next run when the run ends.
  * Starting n workers costs ~60-80 ms, which for many small inputs was most of the run.
  */
 class WorkerPool {
   constructor (o) {
-    this.data = { options: { ...workerOptions(o), fields: readerFields(o) } }
+    this.options = { ...workerOptions(o), fields: readerFields(o) }
     this.workers = []
     this.owner = null // the Parallel reading now
-    this.gen = 0 // inputs given workers so far: messages carry the one they were sent for
     this.ended = false
   }
 
-  /** n workers for `owner`'s input, told it first; started as many as are missing. */
+  /** n workers for `owner`'s input, told it first; as many as are missing taken or started. */
   take (n, owner, input) {
     this.owner = owner
-    const gen = ++this.gen
+    const gen = ++inputs
     for (const w of this.workers.slice(0, n)) {
       w.load = 0
       w.worker.postMessage({ type: 'input', gen, ...input })
     }
-    while (this.workers.length < n) this.start({ gen, ...input })
+    while (this.workers.length < n) this.adopt({ gen, ...input, options: this.options })
     return { gen, workers: this.workers.slice(0, n) }
   }
 
-  start (input) {
-    const worker = new Worker(WORKER, { workerData: { ...this.data, input }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
-    const w = { worker, load: 0 }
-    worker.on('message', msg => this.owner?.onMessage(w, msg))
-    worker.on('error', err => this.lost(w, reviveError(err)))
-    worker.on('exit', code => { if (code !== 0 && !this.ended) this.lost(w, new Error(`a parse worker stopped with code ${code}`)) })
+  /** A worker for this run: an idle one (told the run's options with its first input), else a new one. */
+  adopt (input) {
+    const kept = idle.pop()
+    let w
+    if (kept) {
+      clearTimeout(kept.timer)
+      w = kept.w
+      w.worker.ref()
+      w.worker.postMessage({ type: 'input', ...input })
+    } else {
+      w = start(input)
+    }
+    w.pool = this
+    w.load = 0
     this.workers.push(w)
   }
 
@@ -154,13 +171,54 @@ class WorkerPool {
     if (this.owner === owner) this.owner = null
   }
 
+  /** The run is done: its workers are left idle for the process's next run (IDLE_MS). */
   async end () {
     this.ended = true
     this.owner = null
     const workers = this.workers
     this.workers = []
-    await Promise.all(workers.map(w => w.worker.terminate()))
+    for (const w of workers) {
+      w.pool = null
+      w.worker.unref()
+      const timer = setTimeout(() => retire(w), IDLE_MS).unref()
+      idle.push({ w, timer })
+    }
   }
+}
+
+/** A new parse worker; what it posts goes to the run it works for (`w.pool`), if any. */
+function start (input) {
+  const worker = new Worker(WORKER, { workerData: { input }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
+  const w = { worker, load: 0, pool: null }
+  worker.on('message', msg => w.pool?.owner?.onMessage(w, msg))
+  worker.on('error', err => gone(w, reviveError(err)))
+  worker.on('exit', code => { if (code !== 0) gone(w, new Error(`a parse worker stopped with code ${code}`)) })
+  return w
+}
+
+/** A worker that failed or stopped: its run's input fails; an idle one is no longer kept. */
+function gone (w, err) {
+  if (w.pool) return w.pool.lost(w, err)
+  const i = idle.findIndex(k => k.w === w)
+  if (i !== -1) {
+    clearTimeout(idle[i].timer)
+    idle.splice(i, 1)
+  }
+}
+
+/** Ends the workers kept idle now, not IDLE_MS after their run (for tests). */
+async function endIdleWorkers () {
+  const kept = idle.splice(0)
+  for (const k of kept) clearTimeout(k.timer)
+  await Promise.all(kept.map(k => k.w.worker.terminate()))
+}
+
+/** An idle worker no run took within IDLE_MS: ended. */
+function retire (w) {
+  const i = idle.findIndex(k => k.w === w)
+  if (i === -1) return
+  idle.splice(i, 1)
+  w.worker.terminate()
 }
 
 /**
@@ -556,4 +614,4 @@ class ChunkMemory {
   }
 }
 
-module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, WorkerPool, PoolInput, CHUNK_SIZE }
+module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, WorkerPool, PoolInput, CHUNK_SIZE, IDLE_MS, endIdleWorkers }

@@ -7,17 +7,23 @@
 // Set before the test file loads lib/, which takes `Worker` from node:worker_threads once.
 const threads = require('node:worker_threads')
 
+// `running`: every worker that has not exited, referenced or not (parse workers a run left
+// idle for the next one are unref()'d: lib/encode/parallel.js).
 const KEY = Symbol.for('pipeload.test.liveWorkers')
+const RUNNING = Symbol.for('pipeload.test.runningWorkers')
 
 if (!globalThis[KEY]) {
   const live = new Set()
+  const running = new Set()
   globalThis[KEY] = live
+  globalThis[RUNNING] = running
   const Base = threads.Worker
   threads.Worker = class Worker extends Base {
     constructor (...args) {
       super(...args)
       live.add(this)
-      this.once('exit', () => { this.exited = true; live.delete(this) })
+      running.add(this)
+      this.once('exit', () => { this.exited = true; live.delete(this); running.delete(this) })
     }
 
     // terminate() refs the worker it ends: one that has exited is not running.

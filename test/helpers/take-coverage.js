@@ -7,6 +7,11 @@
 // ends its forks (the pool) without letting them: every in-process test counted for nothing.
 const v8 = require('node:v8')
 
-afterAll(() => {
-  if (process.env.NODE_V8_COVERAGE) v8.takeCoverage()
+// A worker thread writes its coverage when it exits: parse workers a run left idle for the
+// next run (lib/encode/parallel.js) are ended first (./live-workers.js knows them).
+afterAll(async () => {
+  if (!process.env.NODE_V8_COVERAGE) return
+  const running = globalThis[Symbol.for('pipeload.test.runningWorkers')] || []
+  await Promise.all([...running].map(w => w.terminate()))
+  v8.takeCoverage()
 })
