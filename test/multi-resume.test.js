@@ -141,8 +141,12 @@ describe('--resume over several inputs after a SIGKILL', () => {
     const name = 'p'
     const d = dataset(name)
     // The server is slowed (a busy Lua loop per record) so that the kill lands in the second
-    // input; the parse and encode run in two worker threads on small chunks.
-    const slow = `EVAL "local i=0 while i<100000 do i=i+1 end return redis.call('INCR',KEYS[1])" 1 ${name}:{id}`
+    // input; the parse and encode run in two worker threads on small chunks. The kill comes at
+    // the first checkpoint that has records of the second input, and a checkpoint is written
+    // every 500 ms: the input must last longer than 500 ms past that one. 100,000 turns
+    // (~0.75 ms a record on a 2-core machine: 0.45 s an input) let the next checkpoint land in
+    // the third input once; 400,000 (~2.7 ms: ~1.6 s) leave it room.
+    const slow = `EVAL "local i=0 while i<400000 do i=i+1 end return redis.call('INCR',KEYS[1])" 1 ${name}:{id}`
     const common = ['--workers', '2', '--chunk-size', '2KiB', '--batch-size', '20', '--window', '1', '--json']
     const st = await killedInTheSecondInput(d, ['-c', slow, ...common], {})
     const checkpointed = st.records
