@@ -112,7 +112,7 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
 // longer than that: an idle worker is unref()'d (a CLI exits as soon as its run is done).
 // Starting a worker costs ~60-90 ms of CPU; an idle one ~10-15 MB of RSS.
 const IDLE_MS = 1000
-const idle = [] // { worker, timer } of ended runs, the most recently ended last
+const idle = [] // workers ({ worker, load, pool, idleTimer }) of ended runs, the most recently ended last
 let inputs = 0 // inputs given workers so far, by every run: messages carry the one they were sent for
 
 /**
@@ -127,7 +127,6 @@ class WorkerPool {
     this.options = { ...workerOptions(o), fields: readerFields(o) }
     this.workers = []
     this.owner = null // the Parallel reading now
-    this.ended = false
   }
 
   /** n workers for `owner`'s input, told it first; as many as are missing taken or started. */
@@ -144,11 +143,9 @@ class WorkerPool {
 
   /** A worker for this run: an idle one (told the run's options with its first input), else a new one. */
   adopt (input) {
-    const kept = idle.pop()
-    let w
-    if (kept) {
-      clearTimeout(kept.timer)
-      w = kept.w
+    let w = idle.pop()
+    if (w) {
+      clearTimeout(w.idleTimer)
       w.worker.ref()
       w.worker.postMessage({ type: 'input', ...input })
     } else {
@@ -173,15 +170,14 @@ class WorkerPool {
 
   /** The run is done: its workers are left idle for the process's next run (IDLE_MS). */
   async end () {
-    this.ended = true
     this.owner = null
     const workers = this.workers
     this.workers = []
     for (const w of workers) {
       w.pool = null
       w.worker.unref()
-      const timer = setTimeout(() => retire(w), IDLE_MS).unref()
-      idle.push({ w, timer })
+      w.idleTimer = setTimeout(() => { if (unkeep(w)) w.worker.terminate() }, IDLE_MS).unref()
+      idle.push(w)
     }
   }
 }
@@ -199,26 +195,23 @@ function start (input) {
 /** A worker that failed or stopped: its run's input fails; an idle one is no longer kept. */
 function gone (w, err) {
   if (w.pool) return w.pool.lost(w, err)
-  const i = idle.findIndex(k => k.w === w)
-  if (i !== -1) {
-    clearTimeout(idle[i].timer)
-    idle.splice(i, 1)
-  }
+  unkeep(w)
+}
+
+/** Takes `w` out of the idle workers (its timer cleared); false if it was not one. */
+function unkeep (w) {
+  const i = idle.indexOf(w)
+  if (i === -1) return false
+  clearTimeout(w.idleTimer)
+  idle.splice(i, 1)
+  return true
 }
 
 /** Ends the workers kept idle now, not IDLE_MS after their run (for tests). */
 async function endIdleWorkers () {
-  const kept = idle.splice(0)
-  for (const k of kept) clearTimeout(k.timer)
-  await Promise.all(kept.map(k => k.w.worker.terminate()))
-}
-
-/** An idle worker no run took within IDLE_MS: ended. */
-function retire (w) {
-  const i = idle.findIndex(k => k.w === w)
-  if (i === -1) return
-  idle.splice(i, 1)
-  w.worker.terminate()
+  const kept = idle.slice()
+  for (const w of kept) unkeep(w)
+  await Promise.all(kept.map(w => w.worker.terminate()))
 }
 
 /**

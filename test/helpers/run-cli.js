@@ -86,14 +86,15 @@ process.on('exit', () => fs.rmSync(OUT_DIR, { recursive: true, force: true }))
 async function inProcess (args, { env, timeoutMs }) {
   const { run } = require('../../lib/cli')
   if (process.cwd() !== ROOT) throw new Error(`in-process runs need the working directory ${ROOT}, as a spawned run has: it is ${process.cwd()}`)
-  // Checked only when no other in-process run overlaps it (Promise.all of runs): what is
-  // left open is then this run's. A test that runs a load() of its own beside a CLI run,
-  // or whose describes run side by side, spawns its runs instead (runCliSpawned).
+  // Checked only when no other in-process run overlaps it (Promise.all of runs): none was
+  // going on when it started, and none started after it. What is left open is then this
+  // run's. A test that runs a load() of its own beside a CLI run, or whose describes run side
+  // by side, spawns its runs instead (runCliSpawned).
   const alone = inFlight++ === 0
   const id = ++started
   // A client the test made just before (ioredis connects on a later tick) is not the run's.
   if (alone) await new Promise(resolve => setImmediate(resolve))
-  const before = alone && inFlight === 1 ? handles() : null
+  const before = alone ? handles() : null
   const outFile = path.join(OUT_DIR, `stdout-${++outputs}`)
   const stdout = fs.createWriteStream(outFile)
   const err = []
@@ -112,7 +113,7 @@ async function inProcess (args, { env, timeoutMs }) {
     ])
     clearTimeout(timer)
     await new Promise((resolve, reject) => stdout.end(e => e ? reject(e) : resolve()))
-    if (before !== null && inFlight === 1 && started === id) await settled(before, args)
+    if (before !== null && started === id) await settled(before, args)
     const stdoutBytes = fs.readFileSync(outFile)
     return result(code, null, stdoutBytes, Buffer.concat(err))
   } finally {
@@ -156,12 +157,11 @@ async function settled (before, args) {
   const deadline = Date.now() + SETTLE_MS
   for (;;) {
     await new Promise(resolve => setImmediate(resolve))
-    if (leftOpen(before).length === 0) return
-    if (Date.now() > deadline) break
+    const left = leftOpen(before)
+    if (left.length === 0) return
+    if (Date.now() > deadline) throw new Error(`pipeload ${args.join(' ')} returned but left ${left.join(', ')} open: a process would not exit`)
     await new Promise(resolve => setTimeout(resolve, 10).unref())
   }
-  const left = leftOpen(before)
-  if (left.length) throw new Error(`pipeload ${args.join(' ')} returned but left ${left.join(', ')} open: a process would not exit`)
 }
 
 module.exports = { runCli, runCliSpawned, ROOT, BIN, BASE_ENV }
