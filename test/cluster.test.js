@@ -101,15 +101,14 @@ async function expectOnOwners (cluster, expected) {
         keys.push(...batch)
       } while (cursor !== '0')
       total += new Set(keys).size
-      for (const k of keys) {
-        if (owners[keySlot(k)] !== port) expect.fail(`${k} (slot ${keySlot(k)}) is on ${port}, its slot is owned by ${owners[keySlot(k)]}`)
-        if (!expected.has(k)) expect.fail(`unexpected key ${k} on ${port}`)
-      }
       // Every value read back, the keys of a slot together (keys of one slot may share a
       // command on a cluster node): MGET for strings, HGET in a script for hashes.
       const groups = new Map()
       for (const k of keys) {
-        const g = `${expected.get(k).type} ${keySlot(k)}`
+        const slot = keySlot(k)
+        if (owners[slot] !== port) expect.fail(`${k} (slot ${slot}) is on ${port}, its slot is owned by ${owners[slot]}`)
+        if (!expected.has(k)) expect.fail(`unexpected key ${k} on ${port}`)
+        const g = `${expected.get(k).type} ${slot}`
         if (!groups.has(g)) groups.set(g, [])
         groups.get(g).push(k)
       }

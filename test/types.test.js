@@ -2,21 +2,28 @@
 /* global describe, it, expect */
 
 // index.d.ts is hand-written; compiling a user's-eye program against it (through the
-// package's own "exports" map) keeps it honest.
-const { execFileSync } = require('node:child_process')
+// package's own "exports" map) keeps it honest. The compiler runs in this process, and what it
+// checks is ours: the options, index.d.ts and the program. @types/node's own declarations are
+// not (tsc -p checks all 190 files of it too: 8.4 s a run, against 5.7 s for ours).
+const ts = require('typescript')
 const path = require('node:path')
+
+function diagnostics (project) {
+  const host = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: d => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')) } }
+  const config = ts.getParsedCommandLineOfConfigFile(project, {}, host)
+  const program = ts.createProgram({ rootNames: config.fileNames, options: config.options })
+  const root = path.join(__dirname, '..')
+  const ours = program.getSourceFiles().filter(f => !path.relative(root, f.fileName).split(path.sep).includes('node_modules'))
+  const found = [...config.errors, ...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()]
+  for (const f of ours) found.push(...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f))
+  return { files: ours.map(f => path.relative(root, f.fileName)).sort(), text: ts.formatDiagnostics(found, { getCanonicalFileName: f => f, getCurrentDirectory: () => root, getNewLine: () => '\n' }) }
+}
 
 describe('index.d.ts', () => {
   it('type-checks a program that uses the public API', () => {
-    const tsc = require.resolve('typescript/bin/tsc')
-    const project = path.join(__dirname, 'types', 'tsconfig.json')
-    let output = ''
-    try {
-      execFileSync(process.execPath, [tsc, '-p', project], { encoding: 'utf8' })
-    } catch (err) {
-      output = String(err.stdout) + String(err.stderr)
-    }
-    expect(output).toBe('')
+    const { files, text } = diagnostics(path.join(__dirname, 'types', 'tsconfig.json'))
+    expect(files).toEqual(['index.d.ts', path.join('test', 'types', 'usage.ts')])
+    expect(text).toBe('')
   })
 
   it('names every runtime export', async () => {
