@@ -13,6 +13,7 @@ const { dryRunIntoMemory } = require('./helpers/dry-run')
 const { respCommand } = require('./helpers/resp-model')
 const { Worker } = require('node:worker_threads')
 const { IDLE_MS, endIdleWorkers } = require('../lib/encode/parallel')
+const { workerThreads } = require('./helpers/live-workers')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-pool-'))
 
@@ -98,8 +99,7 @@ describe('parse workers across the runs of a process', () => {
     fs.writeFileSync(file, 'id,v\n' + rows(k).map(r => `${r.id},${r.v}`).join('\n') + '\n')
     return file
   })
-  const running = globalThis[Symbol.for('pipeload.test.runningWorkers')]
-  const referenced = globalThis[Symbol.for('pipeload.test.liveWorkers')] // test/helpers/live-workers.js
+  const { running, referenced } = workerThreads()
 
   it("a run takes the workers of the run before it, and writes its own templates' commands; workers idle for IDLE_MS end", async () => {
     await endIdleWorkers()

@@ -61,6 +61,14 @@ const free = [] // output buffers the loader gave back, for the next batches of 
 let gen, name, format, skip, runBase, numbered, mapper
 let groups = null // a Parquet input's row groups (./parquet-groups.js), else null
 
+/** A run's first input for this worker: nothing of the run before it carries over. */
+function startRun (options) {
+  o = options
+  templateNumbers = usesNumbers(o.templates)
+  slots = false
+  owners = null
+}
+
 /** A new input: what is left of the previous one (chunks after a fallback, say) is dropped. */
 function begin (input) {
   ({ gen, name, format, skip, runBase = 0 } = input)
@@ -83,14 +91,6 @@ function begin (input) {
   parses.length = 0
 }
 begin(workerData.input)
-
-/** A run's first input for this worker: nothing of the run before it carries over. */
-function startRun (options) {
-  o = options
-  templateNumbers = usesNumbers(o.templates)
-  slots = false
-  owners = null
-}
 
 parentPort.on('message', msg => {
   if (msg.type === 'input') return begin(msg)

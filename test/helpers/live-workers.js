@@ -32,3 +32,16 @@ if (!globalThis[KEY]) {
     unref () { live.delete(this); return super.unref() }
   }
 }
+
+/**
+ * The worker threads of this process: `referenced` (what would keep it from exiting) and
+ * `running` (every one not exited), live Sets. Read through globalThis, so every copy of this
+ * module sees the same ones (a setup file and a test file's require may be two); throws where
+ * this file was not loaded as a setup file first, rather than report no workers.
+ */
+function workerThreads () {
+  if (!globalThis[KEY]) throw new Error('test/helpers/live-workers.js is not a setup file of this run (vitest.config.js)')
+  return { referenced: globalThis[KEY], running: globalThis[RUNNING] }
+}
+
+module.exports = { workerThreads }

@@ -22,6 +22,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { Writable } = require('node:stream')
+const { workerThreads } = require('./live-workers')
 
 const ROOT = path.resolve(__dirname, '..', '..')
 const BIN = path.join(ROOT, 'bin', 'pipeload.js')
@@ -132,7 +133,7 @@ function handles () {
   return {
     handles: new Set(process._getActiveHandles()),
     timers: process.getActiveResourcesInfo().filter(kind => kind === 'Timeout').length,
-    workers: new Set(globalThis[Symbol.for('pipeload.test.liveWorkers')] || [])
+    workers: new Set(workerThreads().referenced)
   }
 }
 

@@ -6,12 +6,12 @@
 // file's tests are done. Node writes it only when a process exits on its own, and vitest
 // ends its forks (the pool) without letting them: every in-process test counted for nothing.
 const v8 = require('node:v8')
+const { workerThreads } = require('./live-workers')
 
 // A worker thread writes its coverage when it exits: parse workers a run left idle for the
 // next run (lib/encode/parallel.js) are ended first (./live-workers.js knows them).
 afterAll(async () => {
   if (!process.env.NODE_V8_COVERAGE) return
-  const running = globalThis[Symbol.for('pipeload.test.runningWorkers')] || []
-  await Promise.all([...running].map(w => w.terminate()))
+  await Promise.all([...workerThreads().running].map(w => w.terminate()))
   v8.takeCoverage()
 })
