@@ -4,6 +4,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { PipeloadError, fsReason } = require('../errors')
 const { displayUrl } = require('../read/http-input')
+const { refuseCheckpointPath, notReplaceable, openTemp } = require('./output-path')
 
 // --checkpoint / --resume. The checkpoint file records how many input records, from the
 // start, are acknowledged by the server (batches are acknowledged in order, so that is a
@@ -151,6 +152,7 @@ function readCheckpoint (file) {
  * path may hold only a finished run's checkpoint, which is replaced, or an empty file).
  */
 function startingCheckpoint (file, resume) {
+  refuseCheckpointPath(file) // before reading it: a FIFO would block the read
   if (resume) {
     const state = readCheckpoint(file)
     if (state === null && resume !== 'if-present') {
@@ -296,12 +298,14 @@ class Checkpointer {
   check () {
     let reason = null
     try {
+      refuseCheckpointPath(this.file)
       if (fs.statSync(this.file, { throwIfNoEntry: false })?.isDirectory()) reason = 'it is a directory'
       else {
-        fs.closeSync(fs.openSync(this.tmp, 'w'))
+        fs.closeSync(openTemp(this.tmp))
         fs.unlinkSync(this.tmp)
       }
     } catch (err) {
+      if (err instanceof PipeloadError) throw err
       reason = fsReason(err, this.file)
     }
     if (reason !== null) {
@@ -320,17 +324,22 @@ class Checkpointer {
     this.lastWrite = Date.now()
     const body = JSON.stringify({ version: VERSION, [Array.isArray(this.identity) ? 'inputs' : 'input']: this.identity, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
     let fd = null
+    let opened = false // only then is the temporary file ours to remove
     try {
-      fd = fs.openSync(this.tmp, 'w')
+      fd = openTemp(this.tmp)
+      opened = true
       fs.writeFileSync(fd, body)
       fs.fsyncSync(fd) // the rename must not outlive the bytes after a power loss
       fs.closeSync(fd)
       fd = null
+      // The path may have become something a rename would destroy since the run began.
+      const why = notReplaceable(this.file)
+      if (why !== null) throw Object.assign(new Error(`${why}: not replaced`), { code: 'ENOTREG' })
       fs.renameSync(this.tmp, this.file)
     } catch (err) {
       this.failed = true
       if (fd !== null) try { fs.closeSync(fd) } catch {}
-      try { fs.unlinkSync(this.tmp) } catch {}
+      if (opened) try { fs.unlinkSync(this.tmp) } catch {}
       throw new PipeloadError('PIPELOAD_OUTPUT_FAILED', `checkpoint ${this.file} could not be written: ${fsReason(err, this.file)}`,
         { output: 'checkpoint', file: this.file, cause: err })
     }

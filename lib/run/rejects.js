@@ -3,6 +3,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { PipeloadError, where, fsReason } = require('../errors')
+const { openRejects } = require('./output-path')
 
 // The rejects file: one NDJSON line per failed record, input errors and error replies
 // alike: { file, line, offset, code, reason, source, raw }. `raw` is the record's input
@@ -34,7 +35,7 @@ class RejectsFile {
     try {
       if (resume) this.cutBack(from)
       // O_APPEND: after the cut, every write goes to the end whatever the file offset.
-      this.fd = fs.openSync(file, resume ? 'a' : 'w')
+      this.fd = openRejects(file, resume ? 'a' : 'w')
     } catch (err) {
       if (err instanceof PipeloadError) throw err
       throw new PipeloadError('PIPELOAD_OPTION_INVALID', `rejects ${file} cannot be written: ${fsReason(err, file)}`,
