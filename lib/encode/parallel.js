@@ -278,7 +278,7 @@ class Parallel extends PoolInput {
     this.state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
     this.start = startOf(desc)
     const range = desc.shard ? desc.shard.range : undefined
-    this.bytes = openBytes({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size, range }, this.state, this.start !== null)[Symbol.asyncIterator]()
+    this.bytes = openBytes({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size, range, signal: o.signal }, this.state, this.start !== null)[Symbol.asyncIterator]()
     this.cutter = null
     this.chunks = new Map() // index -> { chunk, bytesRead, worker, parsed, batches, done }
     this.cut = 0 // chunks cut

@@ -3,6 +3,7 @@
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { reviveError, serializeError } = require('./thread-errors')
+const { AbortRace } = require('../read/abortable')
 
 // The loader's side of the encode worker: an async iterable of encoded batches, in input
 // order, with at most `ahead` batches encoded but not yet taken (the worker waits for a
@@ -57,13 +58,29 @@ async function openWorkerBatches (desc, o, skip = 0, before = skip) {
   const worker = new Worker(WORKER, { workerData: { desc: workerDesc, options: workerOptions(o), ahead: AHEAD, skip, before } })
   const queue = new MessageQueue(worker)
   if (fromParent) feedStream(desc.stream, worker, queue)
-  const first = await queue.next()
+  // A stream that stalls before its header is read (stdin, a FIFO) holds the first message
+  // back: the run's abort ends the wait. Closing ends the stream too: a read of it still
+  // waiting would keep the process alive (stdin).
+  const close = () => {
+    desc.stream?.destroy?.()
+    return worker.terminate()
+  }
+  const race = new AbortRace(o.signal)
+  let first
+  try {
+    first = await race.wait(queue.next())
+  } catch (err) {
+    await close()
+    throw err
+  } finally {
+    race.close()
+  }
   if (first.type === 'error') {
-    await worker.terminate()
+    await close()
     throw reviveError(first.error)
   }
   const seen = { shape: null } // the reader's resumeShape(), as of the last batch
-  return { batches: batchesFrom(worker, queue, seen), close: () => worker.terminate(), resumeShape: () => seen.shape }
+  return { batches: batchesFrom(worker, queue, seen), close, resumeShape: () => seen.shape }
 }
 
 async function * batchesFrom (worker, queue, seen) {

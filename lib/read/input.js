@@ -65,6 +65,7 @@ function describeFile (path, o) {
   if (!format) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson|parquet`, { file: path })
   }
+  if (format === 'parquet' && size === undefined) throw parquetUnseekable(o.name || path, 'a FIFO or a device')
   return { kind: 'bytes', name: o.name || path, format, path, size }
 }
 
@@ -81,12 +82,15 @@ function describeStream (stream, name, o) {
   if (!o.format) {
     throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `the format of ${name} must be given: --format csv|tsv|json|ndjson`, { file: name })
   }
-  if (o.format === 'parquet') {
-    throw new PipeloadError('PIPELOAD_OPTION_INVALID',
-      `${name}: Parquet cannot be read from ${name === '<stdin>' ? 'stdin' : 'a stream'}: a Parquet file is read from its end (the footer holds the schema and where each column is), which a stream cannot seek to. Save it to a file, or give its http(s) URL (read by Range requests)`,
-      { option: 'input', file: name })
-  }
+  if (o.format === 'parquet') throw parquetUnseekable(name, name === '<stdin>' ? 'stdin' : 'a stream')
   return { kind: 'bytes', name, format: o.format, stream }
+}
+
+/** Parquet is read from its end (its footer): not from what cannot be sought. */
+function parquetUnseekable (name, what) {
+  return new PipeloadError('PIPELOAD_OPTION_INVALID',
+    `${name}: Parquet cannot be read from ${what}: a Parquet file is read from its end (the footer holds the schema and where each column is), which a stream cannot seek to. Save it to a file, or give its http(s) URL (read by Range requests)`,
+    { option: 'input', file: name })
 }
 
 /**
@@ -117,7 +121,8 @@ async function openRecords (desc, o, start = null, skip = 0) {
     start: start ?? desc.start ?? null
   }
   // desc.shard (--shard): lib/read/shard.js's plan of this shard's share of the input.
-  const reader = desc.shard ? openShardReader(desc, options) : openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size }, options)
+  // `signal`: a read still waiting when the run is aborted ends (lib/read/abortable.js).
+  const reader = desc.shard ? openShardReader(desc, options, o.signal) : openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size, signal: o.signal }, options)
   const tabular = desc.format === 'csv' || desc.format === 'tsv'
   if (o.columns && !tabular) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is ${desc.format}`, { option: 'columns', file: desc.name })

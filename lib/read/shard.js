@@ -255,9 +255,9 @@ class ChunkShard {
 }
 
 /** The reader of one shard of a described input (desc.shard: shardOf's plan). */
-function openShardReader (desc, options) {
+function openShardReader (desc, options, signal = null) {
   const plan = desc.shard
-  const source = { name: desc.name, path: desc.path, stream: desc.stream }
+  const source = { name: desc.name, path: desc.path, stream: desc.stream, signal }
   if (plan.mode === 'chunks') return new ChunkShard(source, options, plan)
   return openReader({ ...source, range: plan.range }, { ...options, start: plan.start })
 }

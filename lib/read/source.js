@@ -1,9 +1,11 @@
 'use strict'
 
 const fs = require('node:fs')
+const net = require('node:net')
 const zlib = require('node:zlib')
 const { Readable, pipeline } = require('node:stream')
 const { PipeloadError, where } = require('../errors')
+const { AbortRace } = require('./abortable')
 
 // Bigger than the fs default (64 KiB): fewer awaits and parser calls per MB.
 const FILE_CHUNK = 256 * 1024
@@ -15,14 +17,19 @@ const EMPTY = Buffer.alloc(0)
  * gzip is recognised by its magic bytes, a UTF-8 BOM is dropped; `state` tells the caller
  * how many raw bytes were consumed (`bytesRead`), how many BOM bytes were skipped
  * (`bomLength`) and whether the source was gzip (`gzip`), both known before the first
- * chunk is yielded.
+ * chunk is yielded. `source.signal` (the run's): a read still waiting when it aborts ends
+ * with PIPELOAD_ABORTED.
  */
 async function * openBytes (source, state, plain = false) {
   const file = source.name
-  const raw = source.path != null
-    ? openFile(source.path, source.range)
-    : source.stream
+  let raw
+  try {
+    raw = source.path != null ? openFile(source.path, source.range) : source.stream
+  } catch (err) {
+    throw readError(err, source, state)
+  }
   const it = raw[Symbol.asyncIterator]()
+  const race = new AbortRace(source.signal)
   let finished = false
   let bytesIt = null
 
@@ -31,7 +38,7 @@ async function * openBytes (source, state, plain = false) {
     for (;;) {
       let r
       try {
-        r = await it.next()
+        r = await race.wait(it.next())
       } catch (err) {
         throw readError(err, source, state)
       }
@@ -76,7 +83,9 @@ async function * openBytes (source, state, plain = false) {
       yield r.value
     }
   } finally {
-    // Early exit by the consumer, or an error: release gunzip, the file / upstream.
+    race.close()
+    // Early exit by the consumer, or an error (an abort: a read of the upstream may still be
+    // pending, which this ends): release gunzip, the file / upstream.
     if (!finished && bytesIt !== null) await bytesIt.return()
     if (!finished && typeof raw.destroy === 'function') raw.destroy()
   }
@@ -84,10 +93,28 @@ async function * openBytes (source, state, plain = false) {
 
 /** A file, or its byte range [start, end) (`end` null: to the end of the file). */
 function openFile (path, range) {
+  if (!range && fs.statSync(path).isFIFO()) return openFifo(path)
   if (!range) return fs.createReadStream(path, { highWaterMark: FILE_CHUNK })
   if (range.end != null && range.end <= range.start) return Readable.from([]) // an empty range
   // fs.createReadStream's `end` is inclusive.
   return fs.createReadStream(path, { highWaterMark: FILE_CHUNK, start: range.start, end: range.end == null ? undefined : range.end - 1 })
+}
+
+/**
+ * A FIFO (named pipe; also /dev/stdin or /dev/fd/N of a shell's pipe) read as a pipe, as
+ * stdin is: opened without waiting for a writer (a blocking open, or read, would hold a
+ * thread of libuv's pool that nothing can interrupt: not Ctrl-C, and not process.exit(),
+ * which waits for the pool's threads), read when the kernel says there is data. With no
+ * writer yet it waits, abortably, for one; the last writer closing it is its end.
+ */
+function openFifo (path) {
+  const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+  try {
+    return new net.Socket({ fd, readable: true, writable: false })
+  } catch (err) {
+    fs.closeSync(fd)
+    throw err
+  }
 }
 
 /** Reads chunks until at least `n` bytes are buffered (or the input ends). */

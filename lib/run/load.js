@@ -19,6 +19,7 @@ const { formatFailure, count } = require('./reporter')
 const { InputSequence } = require('./sources')
 const { FileCounts, addAcked, totals } = require('./file-counts')
 const { shardOf } = require('../read/shard')
+const { abortable } = require('../read/abortable')
 
 /**
  * Load a dataset into Redis. Resolves with the run's summary; rejects with a
@@ -409,7 +410,9 @@ class Run {
     const { signal } = this.o
     this.sink = sink
     try {
-      for await (const batch of batches) {
+      // Each wait for the next batch ends when the signal aborts: an input that stalls (stdin,
+      // a FIFO, a stream, an iterable, a parse worker reading one) does not hold the abort back.
+      for await (const batch of signal ? abortable(batches, signal, () => this.aborted()) : batches) {
         // An error reply (abort), one failure too many, or an output that cannot be
         // written: send nothing more.
         if (this.stop !== null || this.outputError !== null) {
@@ -436,13 +439,7 @@ class Run {
           break
         }
         this.progress(sink, false)
-        if (signal?.aborted) {
-          // An iterable's records are numbered: the first not sent is the next one. A file's
-          // next record starts at a position only reading it would tell (a quoted CSV field
-          // may span lines): left null.
-          if (this.inputs[this.current].kind === 'records') this.stopAt({ line: this.base.records + this.records + 1 })
-          throw new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
-        }
+        if (signal?.aborted) throw this.aborted()
       }
     } catch (err) {
       this.inputFailed(err)
@@ -463,6 +460,15 @@ class Run {
     if (this.outputError !== null) throw this.outputError
     this.progress(sink, true)
     if (this.stop !== null) throw this.stopError()
+  }
+
+  /** The signal aborted: nothing more is sent. */
+  aborted () {
+    // An iterable's records are numbered: the first not sent is the next one. A file's next
+    // record starts at a position only reading it would tell (a quoted CSV field may span
+    // lines): left null.
+    if (this.inputs[this.current].kind === 'records') this.stopAt({ line: this.base.records + this.records + 1 })
+    return new PipeloadError('PIPELOAD_ABORTED', 'the load was aborted')
   }
 
   /** A batch about to be sent: its failures wait for its acknowledgement (see constructor). */

@@ -70,7 +70,11 @@ async function encodeInThread (input, o, skip, before) {
     resumeShape: src.resumeShape,
     close: async () => {
       input.stream?.destroy?.() // a read still waiting on an idle stream ends now
-      await batches.return()
+      const closed = batches.return()
+      // Aborted while an iterable's next() was pending (Run.pump stopped waiting for it): the
+      // return waits behind that next(), which may never settle. Not awaited: the run ends.
+      if (input.kind === 'records' && o.signal?.aborted) closed.catch(() => {})
+      else await closed
     }
   }
 }
