@@ -15,12 +15,17 @@ const os = require('node:os')
 const path = require('node:path')
 const { spawn, execFileSync } = require('node:child_process')
 const { Readable, Writable } = require('node:stream')
-const { BIN, ROOT, BASE_ENV } = require('./helpers/run-cli')
+const { BIN, ROOT, BASE_ENV, runCli } = require('./helpers/run-cli')
+const { useServer } = require('./helpers/redis-server')
 const { waitFor } = require('./helpers/wait')
 const { load } = require('..')
 
 let tmp
 let slackMs
+let server
+let redis
+
+useServer('pipeload-stalled-srv-', s => { server = s.srv; redis = s.redis })
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-stalled-'))
@@ -120,6 +125,31 @@ describe.concurrent('CLI: the first Ctrl-C or SIGTERM ends a run whose input sta
     } finally {
       cli.child.stdin.destroy()
     }
+  })
+})
+
+describe('CLI against a server: stdin stalls mid-load', () => {
+  it('Ctrl-C: exit 130, the checkpoint holds what was acknowledged, and --resume loads the rest once', async () => {
+    const cp = path.join(tmp, 'stdin.checkpoint')
+    const rows = n => Array.from({ length: n }, (_, i) => `${i},v${i}\n`).join('')
+    const all = 'id,v\n' + rows(3000)
+    const first = 'id,v\n' + rows(1000)
+    const cli = startCli(['import', '-', '--format', 'csv', '-u', server.url, '-c', 'SET st:{id} {v}', '--checkpoint', cp, '--workers', '0'], 'pipe')
+    cli.child.stdin.on('error', () => {})
+    cli.child.stdin.write(first) // and then nothing: stdin stays open
+    try {
+      await waitFor('the first 1,000 records loaded', async () => await redis.dbsize() === 1000)
+      const res = await expectEnds(cli, 'SIGINT', 130)
+      expect(res.stderr).toMatch(/stopped after 1,000 records: 1,000 loaded and acknowledged, 0 failed/)
+    } finally {
+      cli.child.stdin.destroy()
+    }
+    expect(JSON.parse(fs.readFileSync(cp, 'utf8'))).toMatchObject({ records: 1000, loaded: 1000, complete: false })
+    const resumed = await runCli(['import', '-', '--format', 'csv', '-u', server.url, '-c', 'SET st:{id} {v}', '--checkpoint', cp, '--resume', '--json'], { input: all })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ resumedFrom: 1000, records: 3000, loaded: 3000 })
+    expect(await redis.dbsize()).toBe(3000)
+    expect(await redis.get('st:2999')).toBe('v2999')
   })
 })
 
