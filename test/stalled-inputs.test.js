@@ -69,6 +69,13 @@ function waitsOn (pid, file) {
   return false
 }
 
+/** Whether process `pid` has a terminal open besides its stdin, stdout and stderr: the input. */
+function opensTerminal (pid) {
+  return fs.readdirSync(`/proc/${pid}/fd`).some(fd => {
+    try { return Number(fd) > 2 && fs.readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('/dev/pts/') } catch { return false }
+  })
+}
+
 /** A blocked reader of `file` (if any) gets its writer and then the end: nothing is left waiting. */
 function release (file) {
   try { fs.closeSync(fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)) } catch {} // ENXIO: no reader left
@@ -113,6 +120,30 @@ describe.concurrent('CLI: the first Ctrl-C or SIGTERM ends a run whose input sta
       }
     })
   }
+
+  it('a terminal named as the input (/dev/stdin under script(1)), SIGINT: exit 130', async ({ skip }) => {
+    try { execFileSync('script', ['--version'], { stdio: 'ignore' }) } catch { skip('script(1) is not installed') }
+    // script gives the CLI a pseudo-terminal as stdin; `exec` makes the CLI script's child.
+    const cmd = `exec '${process.execPath}' '${BIN}' import /dev/stdin --format csv --key 'k:{id}' --dry-run text --workers 0`
+    const wrapper = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: ROOT, env: BASE_ENV, stdio: ['pipe', 'pipe', 'pipe'] })
+    wrapper.stdout.resume()
+    const closed = new Promise(resolve => wrapper.on('close', code => resolve(code)))
+    try {
+      const pid = await waitFor('the CLI to open the terminal', () => {
+        const child = Number(fs.readFileSync(`/proc/${wrapper.pid}/task/${wrapper.pid}/children`, 'utf8').trim().split(' ')[0])
+        return child && opensTerminal(child) ? child : null
+      })
+      const t0 = Date.now()
+      process.kill(pid, 'SIGINT')
+      await waitFor(`the CLI to exit after SIGINT (bound ${slackMs} ms)`, () => !fs.existsSync(`/proc/${pid}`), slackMs)
+      expect(Date.now() - t0).toBeLessThan(slackMs)
+      expect(await closed).toBe(130) // script -e: its child's exit code
+    } finally {
+      wrapper.stdin.destroy()
+      wrapper.kill('SIGKILL')
+      await closed
+    }
+  })
 
   it('stdin that stalls after a record: the first Ctrl-C ends it (exit 130), the record written, the summary printed', async () => {
     const cli = startCli(['import', '-', '--format', 'csv', '--key', 'k:{id}', '--dry-run', 'text', '--workers', '0'], 'pipe')

@@ -2,6 +2,7 @@
 
 const fs = require('node:fs')
 const net = require('node:net')
+const tty = require('node:tty')
 const zlib = require('node:zlib')
 const { Readable, pipeline } = require('node:stream')
 const { PipeloadError, where } = require('../errors')
@@ -93,28 +94,34 @@ async function * openBytes (source, state, plain = false) {
 
 /** A file, or its byte range [start, end) (`end` null: to the end of the file). */
 function openFile (path, range) {
-  if (!range && fs.statSync(path).isFIFO()) return openFifo(path)
-  if (!range) return fs.createReadStream(path, { highWaterMark: FILE_CHUNK })
+  if (!range) return openWhole(path)
   if (range.end != null && range.end <= range.start) return Readable.from([]) // an empty range
   // fs.createReadStream's `end` is inclusive.
   return fs.createReadStream(path, { highWaterMark: FILE_CHUNK, start: range.start, end: range.end == null ? undefined : range.end - 1 })
 }
 
 /**
- * A FIFO (named pipe; also /dev/stdin or /dev/fd/N of a shell's pipe) read as a pipe, as
- * stdin is: opened without waiting for a writer (a blocking open, or read, would hold a
- * thread of libuv's pool that nothing can interrupt: not Ctrl-C, and not process.exit(),
- * which waits for the pool's threads), read when the kernel says there is data. With no
- * writer yet it waits, abortably, for one; the last writer closing it is its end.
+ * A whole file. A FIFO (named pipe; /dev/stdin of a shell's pipe) is read as a pipe and a
+ * terminal as a terminal, as stdin is: opened without waiting for a writer, read when the
+ * kernel says there is data. fs.createReadStream would open and read them with blocking
+ * calls in a thread of libuv's pool, which nothing interrupts: not Ctrl-C, and not
+ * process.exit(), which waits for the pool's threads. A FIFO with no writer yet waits,
+ * abortably, for one; the last writer closing it is its end.
  */
-function openFifo (path) {
-  const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
-  try {
-    return new net.Socket({ fd, readable: true, writable: false })
-  } catch (err) {
-    fs.closeSync(fd)
-    throw err
+function openWhole (path) {
+  const st = fs.statSync(path)
+  if (st.isFIFO() || st.isCharacterDevice()) {
+    const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    try {
+      if (st.isFIFO()) return new net.Socket({ fd, readable: true, writable: false })
+      if (tty.isatty(fd)) return new tty.ReadStream(fd)
+    } catch (err) {
+      fs.closeSync(fd)
+      throw err
+    }
+    fs.closeSync(fd) // another device (/dev/zero): its reads do not wait
   }
+  return fs.createReadStream(path, { highWaterMark: FILE_CHUNK })
 }
 
 /** Reads chunks until at least `n` bytes are buffered (or the input ends). */
