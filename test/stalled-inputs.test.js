@@ -126,13 +126,18 @@ describe.concurrent('CLI: the first Ctrl-C or SIGTERM ends a run whose input sta
     // script gives the CLI a pseudo-terminal as stdin; `exec` makes the CLI script's child.
     const cmd = `exec '${process.execPath}' '${BIN}' import /dev/stdin --format csv --key 'k:{id}' --dry-run text --workers 0`
     const wrapper = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: ROOT, env: BASE_ENV, stdio: ['pipe', 'pipe', 'pipe'] })
-    wrapper.stdout.resume()
+    let shown = ''
+    wrapper.stdout.on('data', d => { shown += d })
     const closed = new Promise(resolve => wrapper.on('close', code => resolve(code)))
     try {
       const pid = await waitFor('the CLI to open the terminal', () => {
         const child = Number(fs.readFileSync(`/proc/${wrapper.pid}/task/${wrapper.pid}/children`, 'utf8').trim().split(' ')[0])
         return child && opensTerminal(child) ? child : null
       })
+      // Typed on the terminal: a header and a record; once its command is out, the CLI waits
+      // for the next line.
+      wrapper.stdin.write('id,name\n1,ada\n')
+      await waitFor('the first record\'s command', () => shown.includes('HSET k:1 id 1 name ada'))
       const t0 = Date.now()
       process.kill(pid, 'SIGINT')
       await waitFor(`the CLI to exit after SIGINT (bound ${slackMs} ms)`, () => !fs.existsSync(`/proc/${pid}`), slackMs)
