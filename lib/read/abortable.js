@@ -14,10 +14,9 @@ const aborted = () => new PipeloadError('PIPELOAD_ABORTED', 'the load was aborte
 class AbortRace {
   /**
    * @param {AbortSignal|null|undefined} signal
-   * @param {(() => void)|null} onAbort called once when the signal aborts: release what is waited for
    * @param {() => Error} error the error a wait ends with on abort
    */
-  constructor (signal, onAbort = null, error = aborted) {
+  constructor (signal, error = aborted) {
     this.signal = signal || null
     this.error = error
     this.reject = null // the wait in progress
@@ -27,7 +26,6 @@ class AbortRace {
       this.listener = null
       const reject = this.reject
       this.reject = null
-      if (onAbort) try { onAbort() } catch {}
       if (reject) reject(this.error())
     }
     this.signal.addEventListener('abort', this.listener, { once: true })
@@ -61,7 +59,7 @@ class AbortRace {
  */
 async function * abortable (iterable, signal, error = aborted) {
   const it = iterable[Symbol.asyncIterator]()
-  const race = new AbortRace(signal, null, error)
+  const race = new AbortRace(signal, error)
   let atYield = false
   let wasAborted = false
   try {
