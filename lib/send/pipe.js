@@ -38,6 +38,7 @@ const HELD_PER_WINDOW = 4
 const WAIT_MS = 1
 const PROBE_WAIT_MS = 100
 const PROBE_MS = 50
+const FORGET_MIN_MS = 60000
 
 class Batch extends SentBatch {
   constructor (encoded) {
@@ -90,8 +91,10 @@ class Pipe {
     this.lostSince = null
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
     this.rtt = new Reservoir()
-    // Answered, awaiting their replicas (Sentinel only); a replica that left counts for the retry time.
-    this.replicas = replicated ? new Replicas(retryTimeout) : null
+    // Answered, awaiting their replicas (Sentinel only). A replica that left the master counts
+    // at its last offset for the retry time, and a minute at least: until a sentinel demotes
+    // it, an old master takes writes its promoted replica will never have.
+    this.replicas = replicated ? new Replicas(Math.max(retryTimeout, FORGET_MIN_MS)) : null
     if (replicated) this.replicas.reset(replicated)
     this.held = []
     this.heldMax = window * HELD_PER_WINDOW
@@ -148,7 +151,8 @@ class Pipe {
    * never spans two), once nothing is in flight.
    */
   async sendEmpty (encoded) {
-    let last = this.inflight.at(-1) ?? this.held.at(-1)
+    let last = this.inflight.at(-1)
+    if (!last || last.probe) last = this.held.at(-1) // a probe goes only when nothing else is in flight
     if (last && last.fileIndex !== encoded.fileIndex && encoded.records) {
       await this.waitFor(() => this.inflight.length === 0 && this.held.length === 0 && !this.connecting)
       last = undefined
@@ -435,6 +439,8 @@ class Pipe {
     }
     this.inflight.unshift(...lost)
     this.replicas.reset(info)
+    // Offsets of another history cannot be compared with the new master's.
+    if (!plan.known) this.replicas.confirmedTag = -1
     return lost.length
   }
 }

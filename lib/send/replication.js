@@ -78,7 +78,7 @@ class Replicas {
     this.waitRefused = false
   }
 
-  /** A new history (another master): its replicas are others. */
+  /** A new history (another master): its replicas are others. What was confirmed stays: a promoted replica goes on with its offsets. */
   reset (info) {
     this.replid = info.replid
     this.offset = info.offset
