@@ -66,7 +66,8 @@ export interface ConnectionOptions {
    */
   retryTimeout?: number | string
   /** Called each time a lost connection has been re-established and batches re-sent. */
-  onReconnect?: (event: { cause: Error, resentBatches: number, resentCommands: number, target: string }) => void
+  /** `lostBatches` (with Sentinel): of the batches re-sent, those the old master had acknowledged that the new master lacks (docs/sentinel.md). */
+  onReconnect?: (event: { cause: Error, resentBatches: number, resentCommands: number, target: string, lostBatches?: number }) => void
 }
 
 export interface Progress {

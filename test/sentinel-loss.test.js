@@ -149,5 +149,21 @@ describeEachServer('sentinel: failover mid-load', server => {
     it('RPUSH, SENTINEL FAILOVER while the load goes on: nothing lost, at most one batch twice', async () => {
       expectNothingLost(await loadAcrossFailover('q2', false))
     }, 120_000)
+
+    it('a user without +info: refused before anything is sent; without +wait: loads, the replicas asked less often', async () => {
+      const { master } = await roles()
+      const c = master.client()
+      // ACLs are the server's own (not replicated): set on the master the sentinel names now.
+      await c.call('ACL', 'SETUSER', 'noinfo', 'on', '>pw', '~acl:*', '+rpush', '+wait')
+      await c.call('ACL', 'SETUSER', 'nowait', 'on', '>pw', '~acl:*', '+rpush', '+info')
+      const opts = user => ({ sentinels: [{ host: '127.0.0.1', port: trio.sentinel.port }], masterName: 'm', username: user, password: 'pw', batchSize: 100 })
+      const input = n => Array.from({ length: n }, (_, i) => ({ id: i }))
+      const refused = await load({ ...opts('noinfo'), input: input(10), command: 'RPUSH acl:a {id}' }).then(() => null, e => e)
+      expect(refused).toMatchObject({ code: 'PIPELOAD_CONNECTION_FAILED', message: expect.stringMatching(/answered INFO replication with NOPERM.*\(the user needs \+info\)$/) })
+      expect(await c.exists('acl:a')).toBe(0)
+      const summary = await load({ ...opts('nowait'), input: input(3000), command: 'RPUSH acl:b {id}' })
+      expect(summary.loaded).toBe(3000)
+      expect(await c.lrange('acl:b', 0, -1)).toEqual(input(3000).map(r => String(r.id)))
+    }, 60_000)
   })
 }, serverKinds(NEWEST), { concurrent: true })

@@ -69,8 +69,9 @@ class Pipe {
    * @param {(event: object) => void} [o.onReconnect] called when a lost connection is back
    * @param {AbortSignal} [o.signal] once aborted: no reconnect, replies awaited ABORT_GRACE ms at most
    * @param {object} [o.replicated] with Sentinel: the master's INFO replication when connected (./replication.js)
+   * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
-  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null }) {
+  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
     this.window = window
     this.reconnect = reconnect
     this.timeout = timeout
@@ -94,9 +95,10 @@ class Pipe {
     // Answered, awaiting their replicas (Sentinel only). A replica that left the master counts
     // at its last offset for the retry time, and a minute at least: until a sentinel demotes
     // it, an old master takes writes its promoted replica will never have.
-    this.replicas = replicated ? new Replicas(Math.max(retryTimeout, FORGET_MIN_MS)) : null
+    this.replicas = replicated ? new Replicas(forgetMs) : null
     if (replicated) this.replicas.reset(replicated)
     this.held = []
+    this.heldSince = 0 // when the replicas last confirmed a kept batch (or one was first kept)
     this.heldMax = window * HELD_PER_WINDOW
     this.probeTimer = null
     this.attach(conn)
@@ -295,9 +297,14 @@ class Pipe {
     if (!b.probe) this.rtt.add(performance.now() - b.sentAt)
     b.from = this.replicas.offset
     b.tag = info.offset
+    const fresh = this.held.length === 0
     if (!b.probe) this.held.push(b)
     const before = this.held.length
-    this.confirmUpTo(this.replicas.update(info, performance.now()))
+    const now = performance.now()
+    this.confirmUpTo(this.replicas.update(info, now))
+    // Replicas that stay connected and never catch up would keep the load waiting for ever.
+    if (fresh || this.held.length < before) this.heldSince = now
+    else if (this.held.length && now - this.heldSince > 2 * this.replicas.forgetMs) return this.fail(replicasStalled(target, this.held.length, now - this.heldSince))
     this.wake()
     this.scheduleProbe(b.probe && this.held.length === before ? PROBE_MS : 0)
   }
@@ -424,7 +431,7 @@ class Pipe {
     }
     if (plan.lostConfirmed) {
       this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-        `${cause.message}; the master is now ${this.conn.target}, which lacks writes its replica had confirmed before (the replica that was promoted had left the old master for longer than the retry timeout): records counted as loaded may be lost; load again from the start`,
+        `${cause.message}; the master is now ${this.conn.target}, which lacks writes the replicas had confirmed before (the replica promoted had left the old master longer than pipeload waits for one: --retry-timeout, a minute at least): records counted as loaded may be lost; load again from the start`,
         { target: this.conn.target, cause }))
       return -1
     }
@@ -457,6 +464,13 @@ async function masterInfo (conn, ms) {
   if (info.role === 'master') return info
   conn.close()
   throw new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${conn.target} is not a master (INFO replication: role:${info.role})`, { target: conn.target })
+}
+
+/** Kept batches the replicas of `target` have confirmed none of for `ms`. */
+function replicasStalled (target, batches, ms) {
+  return new PipeloadError('PIPELOAD_TIMEOUT',
+    `the replicas of Redis at ${target} confirmed none of the last ${batches === 1 ? 'batch' : `${batches} batches`} it answered for ${ms >= 10000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms)} ms`} (a replica connected but not catching up): they are not counted as loaded; with --checkpoint, --resume goes on from what the replicas hold`,
+    { target })
 }
 
 /** The end of the retry time: nothing reconnected, or reconnects that brought no reply. */
