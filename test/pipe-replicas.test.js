@@ -11,6 +11,7 @@ const { connectData } = require('../lib/send/connection')
 const { Pipe } = require('../lib/send/pipe')
 const { parseReplication } = require('../lib/send/replication')
 const { encodeCommand } = require('../lib/encode/resp')
+const { waitFor } = require('./helpers/wait')
 
 const REPLID = 'c'.repeat(40)
 
@@ -33,14 +34,17 @@ async function fakeMaster (replica) {
   return { fake, infos }
 }
 
-async function pipeTo (fake, forgetMs, acks) {
+async function pipeTo (fake, forgetMs, acks, signal) {
   const ep = { host: fake.host, port: fake.port, target: `${fake.host}:${fake.port}`, sentinel: true }
   const conn = await connectData(ep, 5000)
   const info = parseReplication(`role:master\r\nmaster_replid:${REPLID}\r\nmaster_repl_offset:1000\r\nsecond_repl_offset:-1\r\nslave0:ip=127.0.0.1,port=1,state=online,offset=1000,lag=0\r\n`)
-  const pipe = new Pipe({ conn, window: 1, file: 'x', onFailure: () => {}, onAck: b => acks.push(b), replicated: info, forgetMs })
-  const cmd = Buffer.from(encodeCommand(['SET', 'k', 'v']))
-  await pipe.send({ buf: cmd, cmds: 1, ends: [1], lines: [1], records: 1, fileIndex: 0 })
+  const pipe = new Pipe({ conn, window: 1, file: 'x', onFailure: () => {}, onAck: b => acks.push(b), replicated: info, forgetMs, signal })
+  await pipe.send(setBatch(1))
   return { pipe, conn }
+}
+
+function setBatch (line) {
+  return { buf: Buffer.from(encodeCommand(['SET', 'k', 'v'])), cmds: 1, ends: [1], lines: [line], records: 1, fileIndex: 0 }
 }
 
 describe('Pipe with Sentinel: replicas', () => {
@@ -69,9 +73,33 @@ describe('Pipe with Sentinel: replicas', () => {
       left = true
       await pipe.finish()
       expect(acks.map(b => b.lines)).toEqual([[1]])
+      expect(pipe.fatal).toBe(null)
       // Counted only after an INFO without the replica at least forgetMs after its last with it.
       const lastWith = infos.findLast(i => i.replica !== null).at
       expect(infos.at(-1).at - lastWith).toBeGreaterThanOrEqual(300)
+    } finally {
+      conn.end()
+      await fake.close()
+    }
+  })
+
+  it('an abort while kept batches hold the sender back: send() and finish() return at once, nothing counted', async () => {
+    const { fake } = await fakeMaster(() => null) // the replica left: nothing is confirmed for forgetMs
+    const acks = []
+    const ac = new AbortController()
+    const { pipe, conn } = await pipeTo(fake, 60_000, acks, ac.signal)
+    try {
+      // window 1: 4 kept batches at most (the first sent by pipeTo), then send() waits for the replicas.
+      for (let line = 2; line <= 4; line++) await pipe.send(setBatch(line))
+      await waitFor('4 batches answered and kept', () => pipe.held.length === 4 && pipe.inflight.length === 0)
+      let sent = false
+      const pending = pipe.send(setBatch(5)).then(() => { sent = true })
+      await new Promise(resolve => setImmediate(resolve))
+      expect(sent).toBe(false)
+      ac.abort()
+      await pending
+      await pipe.finish()
+      expect(acks).toEqual([])
     } finally {
       conn.end()
       await fake.close()

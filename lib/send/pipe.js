@@ -8,7 +8,7 @@ const { Reservoir } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { Activity } = require('./activity')
 const { refusedForGood } = require('./connection')
-const { Replicas, parseReplication, failoverPlan, askReplication, infoRefused, EMPTY } = require('./replication')
+const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
 // batches awaiting replies. send() waits only when the window is full, the socket asked
@@ -96,7 +96,7 @@ class Pipe {
     // at its last offset for the retry time, and a minute at least: until a sentinel demotes
     // it, an old master takes writes its promoted replica will never have.
     this.replicas = replicated ? new Replicas(forgetMs) : null
-    if (replicated) this.replicas.reset(replicated)
+    if (replicated) this.replicas.update(replicated, performance.now()) // its replicas count from the start
     this.held = []
     this.heldSince = 0 // when the replicas last confirmed a kept batch (or one was first kept)
     this.heldMax = window * HELD_PER_WINDOW
@@ -137,7 +137,8 @@ class Pipe {
   /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
   async send (encoded) {
     if (encoded.cmds === 0) return this.sendEmpty(encoded)
-    await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window && this.held.length < this.heldMax)
+    // Kept batches hold the sender back, but not an aborted run: it stops at this batch.
+    await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
     const b = new Batch(encoded)
     if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(b)
@@ -452,26 +453,6 @@ class Pipe {
   }
 }
 
-/** A reconnected data connection's INFO replication; a server that is not a master (yet) is another try. */
-async function masterInfo (conn, ms) {
-  let info
-  try {
-    info = await askReplication(conn, ms)
-  } catch (err) {
-    conn.close()
-    throw err
-  }
-  if (info.role === 'master') return info
-  conn.close()
-  throw new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${conn.target} is not a master (INFO replication: role:${info.role})`, { target: conn.target })
-}
-
-/** Kept batches the replicas of `target` have confirmed none of for `ms`. */
-function replicasStalled (target, batches, ms) {
-  return new PipeloadError('PIPELOAD_TIMEOUT',
-    `the replicas of Redis at ${target} confirmed none of the last ${batches === 1 ? 'batch' : `${batches} batches`} it answered for ${ms >= 10000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms)} ms`} (a replica connected but not catching up): they are not counted as loaded; with --checkpoint, --resume goes on from what the replicas hold`,
-    { target })
-}
 
 /** The end of the retry time: nothing reconnected, or reconnects that brought no reply. */
 function gaveUp (cause, last, retryTimeout, target) {

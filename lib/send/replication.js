@@ -132,8 +132,29 @@ function askReplication (conn, ms) {
   })
 }
 
+/** A reconnected data connection's INFO replication; a server that is not a master (yet) is another try. */
+async function masterInfo (conn, ms) {
+  let info
+  try {
+    info = await askReplication(conn, ms)
+  } catch (err) {
+    conn.close()
+    throw err
+  }
+  if (info.role === 'master') return info
+  conn.close()
+  throw new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${conn.target} is not a master (INFO replication: role:${info.role})`, { target: conn.target })
+}
+
+/** Kept batches the replicas of `target` have confirmed none of for `ms`. */
+function replicasStalled (target, batches, ms) {
+  return new PipeloadError('PIPELOAD_TIMEOUT',
+    `the replicas of Redis at ${target} confirmed none of the last ${batches === 1 ? 'batch' : `${batches} batches`} it answered for ${ms >= 10000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms)} ms`} (a replica connected but not catching up): they are not counted as loaded; with --checkpoint, --resume goes on from what the replicas hold`,
+    { target })
+}
+
 function infoRefused (target, why) {
   return new PipeloadError('PIPELOAD_CONNECTION_FAILED', `Redis at ${target} answered INFO replication with ${why}: with Sentinel, pipeload needs it to tell which acknowledged writes a failover may lose (the user needs +info)`, { target, reply: why })
 }
 
-module.exports = { parseReplication, failoverPlan, Replicas, askReplication, infoRefused, EMPTY }
+module.exports = { parseReplication, failoverPlan, Replicas, askReplication, masterInfo, infoRefused, replicasStalled, EMPTY }
