@@ -52,6 +52,7 @@ class Batch extends SentBatch {
     this.from = 0 // with Sentinel: the master's replication offset before the batch ran,
     this.tag = 0 // and after it
     this.probe = false // no commands of ours: a WAIT and INFO alone
+    this.absent = false // sent again after a failover, known to be missing on the new master
   }
 }
 
@@ -403,8 +404,13 @@ class Pipe {
     let commands = 0
     let batches = 0
     for (const b of this.inflight) {
-      commands += b.cmds // the whole batch: the server may have run any of them, answered or not
-      if (!b.probe) batches++
+      // The whole batch: the server may have run any of them, answered or not. Not one the
+      // new master is known to lack whole (as a cluster's MOVED, it ran nothing there).
+      if (!b.probe && !b.absent) {
+        commands += b.cmds
+        batches++
+      }
+      b.absent = false
       b.seen = Math.max(b.seen, b.replies)
       b.replies = 0
       this.write(b)
@@ -441,15 +447,17 @@ class Pipe {
       this.done(b)
     }
     const lost = this.held.splice(0)
-    for (const b of lost) {
+    for (const [i, b] of lost.entries()) {
       b.seen = b.cmds
       b.replies = 0
+      // Wholly past what the new master has: sending it again cannot run anything twice.
+      b.absent = plan.known && !(i === 0 && plan.partial)
     }
     this.inflight.unshift(...lost)
     this.replicas.reset(info)
     // Offsets of another history cannot be compared with the new master's.
     if (!plan.known) this.replicas.confirmedTag = -1
-    return lost.length
+    return lost.filter(b => b.absent).length
   }
 }
 
