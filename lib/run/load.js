@@ -143,7 +143,7 @@ async function openSink (o, input, run) {
     conn = await connectData(endpoint, o.connectTimeout, o.signal)
     // With Sentinel, batches are kept until the master's replicas have them: where its
     // replication stands before the first (lib/send/replication.js).
-    if (endpoint.sentinel) replicated = await askReplication(conn, o.connectTimeout)
+    if (endpoint.sentinel) replicated = await askReplication(conn, o.connectTimeout, o.signal)
   } catch (err) {
     conn?.close()
     if (owned) control.disconnect()
@@ -160,7 +160,8 @@ async function openSink (o, input, run) {
     onFailure,
     onAck: b => run.acked(b),
     onReconnect: e => run.reconnected(e),
-    replicated
+    replicated,
+    connectTimeout: o.connectTimeout
   })
   run.target = conn.target
   return {

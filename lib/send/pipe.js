@@ -70,9 +70,10 @@ class Pipe {
    * @param {(event: object) => void} [o.onReconnect] called when a lost connection is back
    * @param {AbortSignal} [o.signal] once aborted: no reconnect, replies awaited ABORT_GRACE ms at most
    * @param {object} [o.replicated] with Sentinel: the master's INFO replication when connected (./replication.js)
+   * @param {number} [o.connectTimeout] with Sentinel: how long a reconnected master may take to answer INFO replication
    * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
-  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
+  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
     this.window = window
     this.reconnect = reconnect
     this.timeout = timeout
@@ -97,6 +98,7 @@ class Pipe {
     // at its last offset for the retry time, and a minute at least: until a sentinel demotes
     // it, an old master takes writes its promoted replica will never have.
     this.replicas = replicated ? new Replicas(forgetMs) : null
+    this.connectTimeout = connectTimeout
     if (replicated) this.replicas.update(replicated, performance.now()) // its replicas count from the start
     this.held = []
     this.heldSince = 0 // when the replicas last confirmed a kept batch (or one was first kept)
@@ -382,8 +384,8 @@ class Pipe {
         const conn = await this.reconnect(Math.max(1, left()))
         if (this.fatal) { conn.end(); return }
         // With Sentinel: what the master we reached shares with the one we wrote to.
-        info = this.replicas ? await masterInfo(conn, Math.max(1, left())) : null
-        if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); break }
+        info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
+        if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); info = null; break }
         this.attach(conn)
         break
       } catch (err) {

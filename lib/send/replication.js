@@ -2,6 +2,7 @@
 
 const { PipeloadError } = require('../errors')
 const { encodeCommand } = require('../encode/resp')
+const { bounded } = require('./connection')
 
 // Which acknowledged writes a Sentinel failover can still take away, and which it took.
 //
@@ -112,31 +113,30 @@ class Replicas {
   }
 }
 
-/** Ask a connection (before the Pipe takes it) for INFO replication, within `ms`. */
-function askReplication (conn, ms) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(reject, new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${conn.target} did not answer INFO replication within ${ms} ms`, { target: conn.target })), ms)
-    function done (fn, v) {
-      clearTimeout(timer)
-      conn.onReply = conn.onReplyError = conn.onClose = () => {}
-      fn(v)
-    }
+/**
+ * Ask a connection (before the Pipe takes it) for INFO replication, like a setup step:
+ * within `ms` (the connect timeout), and an abort of `signal` ends it at once.
+ */
+function askReplication (conn, ms, signal) {
+  const quiet = () => { conn.onReply = conn.onReplyError = conn.onClose = () => {} }
+  return bounded(() => new Promise((resolve, reject) => {
     conn.onReply = text => {
+      quiet()
       const info = parseReplication(text)
-      if (info) done(resolve, info)
-      else done(reject, infoRefused(conn.target, 'an answer that is not INFO replication'))
+      if (info) resolve(info)
+      else reject(infoRefused(conn.target, 'an answer that is not INFO replication'))
     }
-    conn.onReplyError = err => done(reject, infoRefused(conn.target, err.message))
-    conn.onClose = err => done(reject, err)
+    conn.onReplyError = err => { quiet(); reject(infoRefused(conn.target, err.message)) }
+    conn.onClose = err => { quiet(); reject(err) }
     conn.write(INFO)
-  })
+  }), { ms, signal, target: conn.target, stage: 'while asking INFO replication', cancel: quiet })
 }
 
 /** A reconnected data connection's INFO replication; a server that is not a master (yet) is another try. */
-async function masterInfo (conn, ms) {
+async function masterInfo (conn, ms, signal) {
   let info
   try {
-    info = await askReplication(conn, ms)
+    info = await askReplication(conn, ms, signal)
   } catch (err) {
     conn.close()
     throw err
