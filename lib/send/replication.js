@@ -32,18 +32,29 @@ const EMPTY = Buffer.alloc(0)
 /** INFO replication's text → { role, replid, replid2, offset, secondOffset, replicas: [{ id, state, offset }] }, or null. */
 function parseReplication (text) {
   if (typeof text !== 'string' && !Buffer.isBuffer(text)) return null
-  const s = String(text)
-  const field = name => { const m = new RegExp(`^${name}:(.*?)\\r?$`, 'm').exec(s); return m ? m[1] : undefined }
-  const role = field('role')
-  if (role === undefined) return null
-  const info = { role, replid: field('master_replid') ?? null, replid2: field('master_replid2') ?? null, offset: Number(field('master_repl_offset')), secondOffset: Number(field('second_repl_offset') ?? -1), replicas: [] }
-  if (!Number.isSafeInteger(info.offset)) return null
-  for (const m of s.matchAll(/^slave\d+:(.*?)\r?$/gm)) {
-    const kv = Object.fromEntries(m[1].split(',').map(p => p.split('=')))
-    const offset = Number(kv.offset)
-    if (Number.isSafeInteger(offset)) info.replicas.push({ id: `${kv.ip}:${kv.port}`, state: kv.state, offset })
+  const fields = new Map()
+  const replicas = []
+  for (const line of String(text).split('\n')) {
+    const colon = line.indexOf(':')
+    if (colon <= 0) continue
+    const name = line.slice(0, colon)
+    const value = line.slice(colon + 1).trim()
+    if (/^slave\d+$/.test(name)) {
+      const kv = Object.fromEntries(value.split(',').map(p => p.split('=')))
+      const offset = Number(kv.offset)
+      if (Number.isSafeInteger(offset)) replicas.push({ id: `${kv.ip}:${kv.port}`, state: kv.state, offset })
+    } else fields.set(name, value)
   }
-  return info
+  const offset = Number(fields.get('master_repl_offset'))
+  if (!fields.has('role') || !Number.isSafeInteger(offset)) return null
+  return {
+    role: fields.get('role'),
+    replid: fields.get('master_replid') ?? null,
+    replid2: fields.get('master_replid2') ?? null,
+    offset,
+    secondOffset: Number(fields.get('second_repl_offset') ?? -1),
+    replicas
+  }
 }
 
 /**
