@@ -30,10 +30,11 @@ const BACKOFF_MAX = 2000
 // and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
 const ABORT_GRACE = 1000
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
-// With Sentinel: answered batches kept awaiting their replicas, at most, per batch of the
-// window; past one window of them, a batch's INFO comes after a WAIT of WAIT_MS (which makes
-// the master ask its replicas where they are at once, not at their next report a second
-// later). With nothing in flight, a probe (WAIT, INFO) goes every PROBE_MS while any is kept.
+// With Sentinel: at most HELD_PER_WINDOW x window answered batches kept awaiting their
+// replicas (then send() waits); once a window of them is kept, a batch's INFO comes after a
+// WAIT of WAIT_MS, which makes the master ask its replicas where they are at once, not at
+// their next report a second later. With nothing in flight, a probe (WAIT for PROBE_WAIT_MS,
+// INFO) goes while any is kept, PROBE_MS apart while they confirm nothing.
 const HELD_PER_WINDOW = 4
 const WAIT_MS = 1
 const PROBE_WAIT_MS = 100
