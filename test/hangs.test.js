@@ -54,6 +54,16 @@ const handshakeOnly = args => /^(CLIENT|INFO|AUTH|SELECT)/.test(name(args)) ? or
 // The control connection (the first) works; every later one (the data plane) is silent.
 const controlOnly = (args, conn) => conn.index === 0 ? ordinaryReply(args) : null
 // A cluster node that never answers CLUSTER SLOTS.
+// A Sentinel and its master in one: it names itself as the master and answers ioredis's
+// role check, but never answers the data connection's INFO replication.
+const sentinelMasterNoReplicationInfo = (args, conn) => {
+  const n = name(args)
+  if (n === 'SENTINEL GET-MASTER-ADDR-BY-NAME M') return `*2\r\n${bulk('127.0.0.1')}${bulk(String(conn.port))}`
+  if (/^SENTINEL/.test(n)) return '*0\r\n'
+  if (n === 'INFO REPLICATION') return null
+  if (/^INFO/.test(n)) return bulk('# Replication\r\nrole:master\r\nloading:0\r\n')
+  return /^(CLIENT|AUTH|SELECT)/.test(n) ? '+OK\r\n' : null
+}
 const clusterNoSlots = args => /^CLIENT/.test(name(args)) ? '+OK\r\n' : /^INFO/.test(name(args)) ? bulk('cluster_enabled:1\r\n') : null
 // A one-node cluster (all slots on itself) that answers setup and CLUSTER SLOTS, never a batch.
 const silentClusterNode = (args, { port }) => {
@@ -78,11 +88,12 @@ const STAGES = [
   ['the data connection never answers AUTH', controlOnly, [], /while sending AUTH/, { REDISCLI_AUTH: 'not-printed' }],
   ['a cluster node that never answers CLUSTER SLOTS', clusterNoSlots, [], /while asking for the cluster's slots \(CLUSTER SLOTS\)/],
   ['--tls to a server that does not speak it', silent, ['--tls'], /during the TLS handshake.*may not speak TLS on this port: drop --tls/],
-  ['a sentinel that never answers', silent, 'sentinel', /while asking the sentinels where master "m" is/]
+  ['a sentinel that never answers', silent, 'sentinel', /while asking the sentinels where master "m" is/],
+  ['a Sentinel master that never answers INFO replication', sentinelMasterNoReplicationInfo, 'sentinel-master', /while asking INFO replication/]
 ]
 
 function cliArgs (f, extra) {
-  if (extra === 'sentinel') return ['import', csv, '--key', 'k:{id}', '--sentinel', `${f.host}:${f.port}`, '--master-name', 'm']
+  if (extra === 'sentinel' || extra === 'sentinel-master') return ['import', csv, '--key', 'k:{id}', '--sentinel', `${f.host}:${f.port}`, '--master-name', 'm']
   return ['import', csv, '--key', 'k:{id}', '-h', f.host, '-p', String(f.port), ...extra]
 }
 
@@ -172,6 +183,7 @@ describe.concurrent('hangs: the first Ctrl-C or SIGTERM ends any stage at once',
     ['CLUSTER SLOTS', clusterNoSlots, [], f => f.sent('CLUSTER')],
     ['the TLS handshake', silent, ['--tls'], f => f.state.connections > 0],
     ['the sentinel lookup', silent, 'sentinel', f => f.state.commands.length > 0],
+    ['INFO replication of a Sentinel master', sentinelMasterNoReplicationInfo, 'sentinel', f => f.sent('INFO replication')],
     ['mid-load, waiting for replies', handshakeOnly, [], f => f.sent('HSET')],
     ['mid-load on a cluster, waiting for replies', silentClusterNode, [], f => f.sent('HSET')]
   ]

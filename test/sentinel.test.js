@@ -10,7 +10,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { startRedis } = require('./helpers/redis-server')
+const { startSentinelTrio } = require('./helpers/sentinel')
 const { describeEachServer, serverKinds, NEWEST } = require('./helpers/servers')
 // Spawned: the kinds' tests run side by side, so an in-process run could not tell what it left
 // open from another kind's (test/helpers/run-cli.js).
@@ -58,41 +58,20 @@ async function until (what, check, ms = 20_000) {
 }
 
 describeEachServer('sentinel', server => {
+  let trio
   let master
   let replica
   let sentinel
 
   beforeAll(async () => {
-    // A full sync starts at once (not after the default 5 s of waiting for more replicas):
-    // the replica's first, and the demoted master's after the failover.
-    const sync = ['--repl-diskless-sync-delay', '0']
-    master = await startRedis({ server, args: sync })
-    replica = await startRedis({ server, args: [...sync, '--replicaof', '127.0.0.1', String(master.port)] })
-    sentinel = await startRedis({
-      server,
-      sentinel: [
-        `sentinel monitor m 127.0.0.1 ${master.port} 1`,
-        'sentinel down-after-milliseconds m 1000',
-        'sentinel failover-timeout m 5000'
-      ].join('\n')
-    })
-    const s = sentinel.client()
-    // The sentinel's own timers, shortened with SENTINEL DEBUG (Redis 7.0 and later, Valkey):
-    // it asks its master and replicas for INFO every 10 s by default (500 ms here), so finds
-    // the replica, and after a failover the old master, at its next INFO; and it demotes an
-    // old master that still says it is one only after 4 publish periods of 2 s (250 ms here).
-    expect(await s.call('SENTINEL', 'DEBUG', 'INFO-PERIOD', '500', 'PUBLISH-PERIOD', '250')).toBe('OK')
-    // The sentinel must know the replica (from the master's INFO) before it can fail over.
-    await until('the sentinel to see the replica', async () => {
-      const replicas = await s.call('SENTINEL', 'REPLICAS', 'm')
-      return replicas.some(r => r[r.indexOf('port') + 1] === String(replica.port) && r[r.indexOf('master-link-status') + 1] === 'ok')
-    })
+    trio = await startSentinelTrio(server)
+    master = trio.master
+    replica = trio.replica
+    sentinel = trio.sentinel
   }, 40_000)
 
   afterAll(async () => {
-    await sentinel?.stop()
-    await replica?.stop()
-    await master?.stop()
+    await trio?.stop()
   })
 
   // Sequential: the failover test's failover is what the READONLY test after it relies on.

@@ -202,7 +202,7 @@ async function runImport (input, flags, io) {
     checkpoint: flags.checkpoint,
     resume: resumeFlag(flags),
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
-    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')} (${count(e.resentCommands, 'command')})\n`),
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')} (${count(e.resentCommands, 'command')})${e.lostBatches ? ` and ${count(e.lostBatches, 'batch', 'batches')} the old master had acknowledged but the new one lacks` : ''}\n`),
     dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,

@@ -10,6 +10,7 @@ const { Pipe } = require('../send/pipe')
 const { DryRunSink } = require('../send/dry-run')
 const { openControl, dataEndpoint, connectData, dataReconnector } = require('../send/connection')
 const { isCluster, openClusterSink } = require('../send/cluster')
+const { askReplication } = require('../send/replication')
 const { notIdempotent } = require('../encode/idempotent')
 const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, checkUrlResumable, inputIdentity, resumePlan } = require('./checkpoint')
 const { rangePlan, urlResumePlan } = require('./url-resume')
@@ -136,11 +137,16 @@ async function openSink (o, input, run) {
   const control = o.redis || await openControl(o)
   let conn
   let endpoint
+  let replicated = null
   try {
     if (await clusterMode(o, control)) return openClusterSink(o, input, run, control, owned)
     endpoint = dataEndpoint(control)
     conn = await connectData(endpoint, o.connectTimeout, o.signal)
+    // With Sentinel, batches are kept until the master's replicas have them: where its
+    // replication stands before the first (lib/send/replication.js).
+    if (endpoint.sentinel) replicated = await askReplication(conn, o.connectTimeout, o.signal)
   } catch (err) {
+    conn?.close()
     if (owned) control.disconnect()
     throw err
   }
@@ -154,7 +160,9 @@ async function openSink (o, input, run) {
     file: input.name,
     onFailure,
     onAck: b => run.acked(b),
-    onReconnect: e => run.reconnected(e)
+    onReconnect: e => run.reconnected(e),
+    replicated,
+    connectTimeout: o.connectTimeout
   })
   run.target = conn.target
   return {

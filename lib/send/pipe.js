@@ -8,6 +8,7 @@ const { Reservoir } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { Activity } = require('./activity')
 const { refusedForGood } = require('./connection')
+const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
 // batches awaiting replies. send() waits only when the window is full, the socket asked
@@ -19,6 +20,9 @@ const { refusedForGood } = require('./connection')
 // its bytes until acknowledged: when the connection drops or the server stops answering
 // (`timeout`), the Pipe reconnects with backoff (for up to `retryTimeout`) and re-sends
 // every batch not fully acknowledged, in order. Delivery is therefore at-least-once.
+//
+// With Sentinel (`replicated`), an answered batch is kept until its writes are on every
+// replica, so that a failover cannot take away what was counted: see ./replication.js.
 
 const BACKOFF_FIRST = 100
 const BACKOFF_MAX = 2000
@@ -26,6 +30,16 @@ const BACKOFF_MAX = 2000
 // and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
 const ABORT_GRACE = 1000
 const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
+// With Sentinel: at most HELD_PER_WINDOW x window answered batches kept awaiting their
+// replicas (then send() waits); once a window of them is kept, a batch's INFO comes after a
+// WAIT of WAIT_MS, which makes the master ask its replicas where they are at once, not at
+// their next report a second later. With nothing in flight, a probe (WAIT for PROBE_WAIT_MS,
+// INFO) goes while any is kept, PROBE_MS apart while they confirm nothing.
+const HELD_PER_WINDOW = 4
+const WAIT_MS = 1
+const PROBE_WAIT_MS = 100
+const PROBE_MS = 50
+const FORGET_MIN_MS = 60000
 
 class Batch extends SentBatch {
   constructor (encoded) {
@@ -35,6 +49,11 @@ class Batch extends SentBatch {
     this.failedUpTo = -1 // index of the last record counted as failed
     this.failed = 0 // records of this batch failed by an error reply
     this.sentAt = 0
+    this.due = this.cmds // replies awaited: with Sentinel, INFO's (and WAIT's) too
+    this.from = 0 // with Sentinel: the master's replication offset before the batch ran,
+    this.tag = 0 // and after it
+    this.probe = false // no commands of ours: a WAIT and INFO alone
+    this.absent = false // sent again after a failover, known to be missing on the new master
   }
 }
 
@@ -51,8 +70,11 @@ class Pipe {
    * @param {(batch: Batch) => void} [o.onAck] called for each fully acknowledged batch, in order
    * @param {(event: object) => void} [o.onReconnect] called when a lost connection is back
    * @param {AbortSignal} [o.signal] once aborted: no reconnect, replies awaited ABORT_GRACE ms at most
+   * @param {object} [o.replicated] with Sentinel: the master's INFO replication when connected (./replication.js)
+   * @param {number} [o.connectTimeout] with Sentinel: how long a reconnected master may take to answer INFO replication
+   * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
-  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal }) {
+  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
     this.window = window
     this.reconnect = reconnect
     this.timeout = timeout
@@ -73,6 +95,16 @@ class Pipe {
     this.lostSince = null
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
     this.rtt = new Reservoir()
+    // Answered, awaiting their replicas (Sentinel only). A replica that left the master counts
+    // at its last offset for the retry time, and a minute at least: until a sentinel demotes
+    // it, an old master takes writes its promoted replica will never have.
+    this.replicas = replicated ? new Replicas(forgetMs) : null
+    this.connectTimeout = connectTimeout
+    if (replicated) this.replicas.update(replicated, performance.now()) // its replicas count from the start
+    this.held = []
+    this.heldSince = 0 // when the replicas last confirmed a kept batch (or one was first kept)
+    this.heldMax = window * HELD_PER_WINDOW
+    this.probeTimer = null
     this.attach(conn)
     this.startTimer()
     this.signal = signal
@@ -96,6 +128,7 @@ class Pipe {
     this.timeout = this.timeout > 0 ? Math.min(this.timeout, ABORT_GRACE) : ABORT_GRACE
     this.startTimer()
     if (this.connecting) this.fail(abortedError(this.conn.target))
+    this.wake() // finish() waits for kept batches no longer
   }
 
   attach (conn) {
@@ -108,7 +141,8 @@ class Pipe {
   /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
   async send (encoded) {
     if (encoded.cmds === 0) return this.sendEmpty(encoded)
-    await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window)
+    // Kept batches hold the sender back, but not an aborted run: it stops at this batch.
+    await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
     const b = new Batch(encoded)
     if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(b)
@@ -125,8 +159,9 @@ class Pipe {
    */
   async sendEmpty (encoded) {
     let last = this.inflight.at(-1)
+    if (!last || last.probe) last = this.held.at(-1) // a probe goes only when nothing else is in flight
     if (last && last.fileIndex !== encoded.fileIndex && encoded.records) {
-      await this.waitFor(() => this.inflight.length === 0 && !this.connecting)
+      await this.waitFor(() => this.inflight.length === 0 && this.held.length === 0 && !this.connecting)
       last = undefined
     }
     if (last) {
@@ -146,19 +181,32 @@ class Pipe {
     }
   }
 
-  write (b) {
+  write (b, waitMs = this.held.length >= this.window ? WAIT_MS : 0) {
     b.sentAt = performance.now()
-    if (!this.conn.write(b.buf)) {
+    // One 'drain' listener per connection: a reconnect may write many batches at once.
+    if (!(this.replicas ? this.writeTagged(b, waitMs) : this.conn.write(b.buf)) && !this.needDrain) {
       this.needDrain = true
       const conn = this.conn
       conn.socket.once('drain', () => { if (this.conn === conn) { this.needDrain = false; this.wake() } })
     }
   }
 
-  /** Wait for every reply, then stop watching the connection. */
+  /** The batch, then INFO replication (after a WAIT of `waitMs`), in one write. */
+  writeTagged (b, waitMs) {
+    const probe = this.replicas.probe(waitMs)
+    b.due = b.cmds + probe.extra
+    const socket = this.conn.socket
+    socket?.cork()
+    if (b.buf.length) this.conn.write(b.buf)
+    const ok = this.conn.write(probe.buf)
+    socket?.uncork()
+    return ok
+  }
+
+  /** Wait for every reply (with Sentinel: and every replica), then stop watching the connection. */
   async finish () {
     try {
-      await this.waitFor(() => this.inflight.length === 0 && !this.connecting)
+      await this.waitFor(() => this.inflight.length === 0 && !this.connecting && (this.held.length === 0 || Boolean(this.signal?.aborted)))
     } finally {
       this.close()
     }
@@ -167,6 +215,7 @@ class Pipe {
   close () {
     this.closing = true
     clearInterval(this.timer)
+    clearTimeout(this.probeTimer)
     this.signal?.removeEventListener('abort', this.onAbort)
   }
 
@@ -178,12 +227,12 @@ class Pipe {
     this.gate.wake()
   }
 
-  onReply () {
+  onReply (r) {
     const b = this.inflight[0]
     if (!b) return this.protocolError()
     this.activity.count++
     this.lostSince = null
-    if (++b.replies === b.cmds) this.ack(b)
+    if (++b.replies === b.due) this.ack(b, r)
   }
 
   onReplyError (err) {
@@ -196,6 +245,7 @@ class Pipe {
     if (TRANSIENT.test(err.message) && this.reconnect) {
       return this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${this.conn.target} is not ready: ${err.message}`, { target: this.conn.target }))
     }
+    if (b.replies >= b.cmds) return this.probeRefused(b, err)
     if (b.replies >= b.seen) {
       this.stats.errorReplies++
       const rec = b.recordOf(b.replies)
@@ -207,18 +257,87 @@ class Pipe {
         this.onFailure({ file: b.file ?? this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, element: b.elements?.[rec] ?? undefined, rowGroup: b.rowGroups?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
       }
     }
-    if (++b.replies === b.cmds) this.ack(b)
+    if (++b.replies === b.due) this.ack(b)
   }
 
-  ack (b) {
+  /** WAIT refused (an ACL without +wait): INFO alone from now on. INFO refused: we cannot go on. */
+  probeRefused (b, err) {
+    if (b.due - b.replies === 2) {
+      this.replicas.waitRefused = true
+      b.replies++
+      return
+    }
+    this.fail(infoRefused(this.conn.target, err.message))
+  }
+
+  ack (b, reply) {
+    if (this.replicas) return this.answered(b, reply)
     this.inflight.shift()
     this.rtt.add(performance.now() - b.sentAt)
+    this.done(b)
+    this.wake()
+  }
+
+  /** A batch counts as acknowledged: loaded, checkpointed. */
+  done (b) {
     this.stats.acked += b.cmds
     this.stats.ackedRecords += b.ends.length
     if (b.release) b.release()
     b.buf = null
     this.onAck(b)
+  }
+
+  /**
+   * With Sentinel: a batch and its INFO replication answered. Kept until its replicas have
+   * it; a master demoted under us (a server that keeps its connections) is left, as for READONLY.
+   */
+  answered (b, reply) {
+    const target = this.conn.target
+    const info = parseReplication(reply)
+    if (!info) return this.fail(infoRefused(target, 'an answer that is not INFO replication'))
+    if (info.role !== 'master') {
+      return this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target} is a replica now (INFO replication: role:${info.role}): asking Sentinel for the master`, { target }))
+    }
+    this.inflight.shift()
+    if (!b.probe) this.rtt.add(performance.now() - b.sentAt)
+    b.from = this.replicas.offset
+    b.tag = info.offset
+    const fresh = this.held.length === 0
+    if (!b.probe) this.held.push(b)
+    const before = this.held.length
+    const now = performance.now()
+    this.confirmUpTo(this.replicas.update(info, now))
+    // Replicas that stay connected and never catch up would keep the load waiting for ever.
+    if (fresh || this.held.length < before) this.heldSince = now
+    else if (this.held.length && now - this.heldSince > 2 * this.replicas.forgetMs) return this.fail(replicasStalled(target, this.held.length, now - this.heldSince))
     this.wake()
+    this.scheduleProbe(b.probe && this.held.length === before ? PROBE_MS : 0)
+  }
+
+  confirmUpTo (offset) {
+    while (this.held.length && this.held[0].tag <= offset) {
+      const b = this.held.shift()
+      this.replicas.confirmedTag = b.tag
+      this.done(b)
+    }
+  }
+
+  /** Nothing in flight, batches kept: ask (WAIT, INFO) where the replicas are, after `delay` ms. */
+  scheduleProbe (delay) {
+    if (this.probeTimer || !this.idleWithHeld()) return
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null
+      if (!this.idleWithHeld() || this.conn.closed) return
+      const b = new Batch({ buf: EMPTY, cmds: 0, ends: [], lines: [], records: 0 })
+      b.probe = true
+      this.inflight.push(b)
+      this.activity.touch()
+      this.write(b, PROBE_WAIT_MS)
+    }, delay)
+  }
+
+  idleWithHeld () {
+    return this.held.length > 0 && this.inflight.length === 0 && !this.connecting && !this.fatal && !this.closing
   }
 
   protocolError () {
@@ -253,6 +372,7 @@ class Pipe {
     const started = this.lostSince
     let delay = BACKOFF_FIRST
     let last = cause
+    let info = null
     const left = () => this.retryTimeout - (performance.now() - started)
     for (;;) {
       if (this.fatal) return // aborted while waiting
@@ -264,7 +384,9 @@ class Pipe {
         // One attempt never outlasts the retry time (its own limit is the connect timeout).
         const conn = await this.reconnect(Math.max(1, left()))
         if (this.fatal) { conn.end(); return }
-        if (this.closing && this.inflight.length === 0) { conn.end(); break }
+        // With Sentinel: what the master we reached shares with the one we wrote to.
+        info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
+        if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); info = null; break }
         this.attach(conn)
         break
       } catch (err) {
@@ -277,25 +399,71 @@ class Pipe {
         }
       }
     }
+    const lost = info ? this.afterFailover(info, cause) : 0
+    if (lost < 0) return
     this.stats.reconnects++
-    this.stats.resentBatches += this.inflight.length
     this.needDrain = false
     this.activity.touch()
     let commands = 0
+    let batches = 0
     for (const b of this.inflight) {
-      commands += b.cmds // the whole batch: the server may have run any of them, answered or not
+      // The whole batch: the server may have run any of them, answered or not. Not one the
+      // new master is known to lack whole (as a cluster's MOVED, it ran nothing there).
+      if (!b.probe && !b.absent) {
+        commands += b.cmds
+        batches++
+      }
+      b.absent = false
       b.seen = Math.max(b.seen, b.replies)
       b.replies = 0
       this.write(b)
     }
+    this.stats.resentBatches += batches
     this.stats.resentCommands += commands
     this.connecting = false
-    this.onReconnect({ cause, resentBatches: this.inflight.length, resentCommands: commands, target: this.conn.target })
+    this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: this.conn.target, ...(info ? { lostBatches: lost } : {}) })
     // The new connection may have dropped while we were writing to it.
     if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()
   }
+
+  /**
+   * With Sentinel, reconnected: the batches kept for their replicas that the master reached
+   * has are confirmed, the others go back in front of those in flight, to be sent again
+   * (their error replies are counted already). Returns how many went back, or -1 when the
+   * new master lacks batches already confirmed: then nothing can be made whole, and the run fails.
+   */
+  afterFailover (info, cause) {
+    const plan = failoverPlan(this.held, this.replicas, info)
+    if (plan.same) {
+      this.replicas.offset = info.offset
+      return 0
+    }
+    if (plan.lostConfirmed) {
+      this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
+        `${cause.message}; the master is now ${this.conn.target}, which lacks writes the replicas had confirmed before (the replica promoted had left the old master longer than pipeload waits for one: --retry-timeout, a minute at least): records counted as loaded may be lost; load again from the start`,
+        { target: this.conn.target, cause }))
+      return -1
+    }
+    for (const b of this.held.splice(0, plan.confirm)) {
+      this.replicas.confirmedTag = b.tag
+      this.done(b)
+    }
+    const lost = this.held.splice(0)
+    for (const [i, b] of lost.entries()) {
+      b.seen = b.cmds
+      b.replies = 0
+      // Wholly past what the new master has: sending it again cannot run anything twice.
+      b.absent = plan.known && !(i === 0 && plan.partial)
+    }
+    this.inflight.unshift(...lost)
+    this.replicas.reset(info)
+    // Offsets of another history cannot be compared with the new master's.
+    if (!plan.known) this.replicas.confirmedTag = -1
+    return lost.filter(b => b.absent).length
+  }
 }
+
 
 /** The end of the retry time: nothing reconnected, or reconnects that brought no reply. */
 function gaveUp (cause, last, retryTimeout, target) {
