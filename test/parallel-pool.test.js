@@ -66,6 +66,7 @@ describe('parse workers across the inputs of a run', () => {
     const base = await dryRun({ ...o, workers: 0 })
     expect(base.error).toBe(null)
     expect(base.summary.errors).toBe(15)
+    await endIdleWorkers() // a run of the file before this one, in this process, may have left some
     const first = await nextThreadId()
     const got = await dryRun({ ...o, workers: 2 })
     const started = (await nextThreadId()) - first - 1 // less the probe's own

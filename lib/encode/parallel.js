@@ -425,7 +425,7 @@ class Parallel extends PoolInput {
       if (!msg.ok) w.load--
       this.placeChunks()
     } else if (msg.type === 'batch') {
-      const b = receiveBatch(msg.batch, w.worker, () => this.closed)
+      const b = receiveBatch(msg.batch, w.worker)
       e.batches.push(b)
       if (msg.last) {
         e.done = true

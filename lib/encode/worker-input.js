@@ -81,7 +81,7 @@ class WorkerInput extends PoolInput {
         const msg = await this.next()
         if (msg.type === 'done') return
         if (msg.type === 'error') throw reviveError(msg.error)
-        const b = receiveBatch(msg.batch, this.worker, () => this.closed)
+        const b = receiveBatch(msg.batch, this.worker)
         if (msg.shape) this.shape = msg.shape
         yield b
         this.post({ type: 'credit' })
