@@ -26,7 +26,11 @@
 // at once (./parquet-groups.js), its batches posted as a chunk's are; a group that cannot be
 // read is a 'group-error' of its own.
 //
-// Messages in:  input { gen, name, format, skip, runBase, slots, parquet?, options? } | chunk { index, buf, offset, columns, fields, shape? }
+// An input read whole in this worker (--workers 1, a JSON document: lib/encode/worker-input.js)
+// comes as 'input' with `whole`; ./whole-input.js reads it and takes its messages (credit,
+// bytes, bytes-end, bytes-error, stop) and posts its own (ready, batch, done, error, bytes-ack).
+//
+// Messages in:  input { gen, name, format, skip, runBase, slots, parquet?, whole?, options? } | chunk { index, buf, offset, columns, fields, shape? }
 //               | group { index, g, drop, before } | bases { index, recordBase,
 //               lineBase, shape } | slots { owners } (hash slots from now on, and group
 //               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
@@ -60,6 +64,8 @@ const free = [] // output buffers the loader gave back, for the next batches of 
 // The input being read (set by begin()).
 let gen, name, format, skip, runBase, numbered, mapper
 let groups = null // a Parquet input's row groups (./parquet-groups.js), else null
+let whole = null // an input read whole here (./whole-input.js), else null
+const WHOLE = new Set(['credit', 'bytes', 'bytes-end', 'bytes-error', 'stop'])
 
 /** A run's first input for this worker: nothing of the run before it carries over. */
 function startRun (options) {
@@ -75,9 +81,17 @@ function begin (input) {
   if (input.options) startRun(input.options)
   if (groups !== null) groups.close()
   groups = null
+  if (whole !== null) whole.stop()
+  whole = null
   if (input.parquet) {
     const { GroupEncoder } = require('./parquet-groups') // loaded by a worker's first Parquet input: a CSV worker starts without it
     groups = new GroupEncoder(input.parquet, o)
+  }
+  if (input.whole) {
+    const { WholeInput } = require('./whole-input')
+    const at = gen
+    whole = new WholeInput(input.whole, o, free, msg => parentPort.postMessage({ ...msg, gen: at }))
+    whole.run()
   }
   if (input.slots) slots = true
   // Records need their number in the whole input only for {$n} and {$line} (and to drop those
@@ -94,6 +108,10 @@ begin(workerData.input)
 
 parentPort.on('message', msg => {
   if (msg.type === 'input') return begin(msg)
+  if (WHOLE.has(msg.type)) {
+    if (whole !== null && msg.gen === gen) whole.onMessage(msg)
+    return
+  }
   if (msg.type === 'chunk' || msg.type === 'group') parses.push(msg)
   else if (msg.type === 'bases') encodes.push(msg)
   else if (msg.type === 'slots') {

@@ -127,6 +127,19 @@ class WorkerPool {
     this.options = { ...workerOptions(o), fields: readerFields(o) }
     this.workers = []
     this.owner = null // the Parallel reading now
+    this.memory = null // the inputs' chunk memory (ChunkMemory), one after another
+  }
+
+  /**
+   * Chunk memory for an input cut into chunks of `chunkSize`, `max` of them at most in flight:
+   * the pool's, used by one input after another. Each input's own was dropped with it, and
+   * its SharedArrayBuffers freed only when this thread's garbage collector (which seldom runs
+   * here) got round to them: RSS grew with the number of inputs.
+   */
+  chunkMemory (chunkSize, max) {
+    if (this.memory === null || this.memory.chunkSize !== chunkSize) this.memory = new ChunkMemory(chunkSize, max)
+    this.memory.max = Math.max(this.memory.max, max)
+    return this.memory
   }
 
   /** n workers for `owner`'s input, told it first; as many as are missing taken or started. */
@@ -274,7 +287,6 @@ class Parallel extends PoolInput {
     this.tabular = desc.format === 'csv' || desc.format === 'tsv'
     this.chunkSize = o.chunkSize || CHUNK_SIZE
     this.max = maxChunks(n)
-    this.memory = new ChunkMemory(this.chunkSize, this.max + 1)
     this.state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
     this.start = startOf(desc)
     const range = desc.shard ? desc.shard.range : undefined
@@ -304,6 +316,7 @@ class Parallel extends PoolInput {
     this.opened = false
     this.shape = null // what the mapper knows of the input (the columns)
     this.takeWorkers(o, pool, n, { name: desc.name, format: desc.format, skip, runBase: this.runBase, slots })
+    this.memory = this.pool.chunkMemory(this.chunkSize, this.max + 1)
   }
 
   async open () {
@@ -412,7 +425,7 @@ class Parallel extends PoolInput {
       if (!msg.ok) w.load--
       this.placeChunks()
     } else if (msg.type === 'batch') {
-      const b = receiveBatch(msg.batch, w.worker, () => this.closed)
+      const b = receiveBatch(msg.batch, w.worker)
       e.batches.push(b)
       if (msg.last) {
         e.done = true
@@ -590,6 +603,7 @@ class Parallel extends PoolInput {
  */
 class ChunkMemory {
   constructor (chunkSize, max) {
+    this.chunkSize = chunkSize
     this.size = chunkSize + (chunkSize >> 2)
     this.max = max
     this.free = []

@@ -89,7 +89,7 @@ class ParquetParallel extends PoolInput {
       item.done = true
       w.load--
     } else if (msg.type === 'batch') {
-      const b = receiveBatch(msg.batch, w.worker, () => this.closed)
+      const b = receiveBatch(msg.batch, w.worker)
       item.batches.push(b)
       if (msg.last) {
         item.done = true

@@ -214,7 +214,7 @@ async function openUrl (input, o, range = null) {
  * the byte ranges the reader asks for (no `stream`: nothing is downloaded whole).
  */
 async function openParquetUrl (input, o) {
-  const buffer = await require('./parquet-http').urlBuffer(input, o, { get, parseInputUrl, userAgent: `pipeload/${version}` })
+  const buffer = await require('./parquet-http').urlBuffer(input, o, { get, parseInputUrl, idleText, userAgent: `pipeload/${version}` })
   input.kind = 'bytes'
   input.buffer = buffer
   input.size = buffer.byteLength
@@ -243,6 +243,11 @@ function partOf (res, range, bodySize, shown) {
       { file: shown, url: shown, status: 206 })
   }
   return { total: total ?? range.size ?? null }
+}
+
+/** A --timeout as messages say it: `500 ms`, `30s`. */
+function idleText (ms) {
+  return ms % 1000 ? `${ms} ms` : `${ms / 1000}s`
 }
 
 // Unread body bytes held here before the response is paused. Node drops what a response
@@ -292,8 +297,7 @@ function bodyStream (res, size, idleMs = 0) {
     }
   }
   const stalled = () => {
-    const s = idleMs % 1000 ? `${idleMs} ms` : `${idleMs / 1000}s`
-    failure = Object.assign(new Error(`the server sent nothing for ${s} after ${received.toLocaleString('en-US')} bytes (--timeout)`), { code: 'ETIMEDOUT' })
+    failure = Object.assign(new Error(`the server sent nothing for ${idleText(idleMs)} after ${received.toLocaleString('en-US')} bytes (--timeout)`), { code: 'ETIMEDOUT' })
     res.destroy()
     signal()
   }

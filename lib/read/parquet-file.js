@@ -7,6 +7,16 @@ const { PipeloadError } = require('../errors')
 // with one open descriptor (hyparquet's own asyncBufferFromFile opens a stream per range).
 // `bytesRead` counts what was read, for the progress line.
 
+// The longest range read at once: a column chunk (hyparquet takes it whole, as one ArrayBuffer).
+// Node 20 cannot allocate more (buffer.constants.MAX_LENGTH); Node 24 could, and a footer that
+// claims a chunk of 5 GiB would have it read into memory. Also parquet-http.js's.
+const MAX_RANGE = 4 * 2 ** 30
+
+/** Why a range of `start`-`end` (exclusive) is not read, over MAX_RANGE; null when it may be. */
+function tooLong (start, end) {
+  return end - start > MAX_RANGE ? `bytes ${start}-${end - 1}: a read of ${(end - start).toLocaleString('en-US')} bytes, over the 4 GiB a column chunk may take` : null
+}
+
 /**
  * @param {string} path
  * @param {string} name the input's name in messages
@@ -27,6 +37,8 @@ async function fileBuffer (path, name = path) {
     bytesRead: 0,
     async slice (start, end = size) {
       if (end > size) throw new Error(`the file ends at byte ${size}, before byte ${end} (truncated?)`)
+      const long = tooLong(start, end)
+      if (long) throw new Error(long)
       const length = Math.max(0, end - start)
       // Its own memory, not the pool's: hyparquet takes the whole ArrayBuffer.
       const buf = Buffer.allocUnsafeSlow(length)
@@ -47,4 +59,4 @@ async function fileBuffer (path, name = path) {
   }
 }
 
-module.exports = { fileBuffer }
+module.exports = { fileBuffer, tooLong }

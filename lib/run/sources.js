@@ -2,7 +2,8 @@
 
 const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
-const { openWorkerBatches, workerEligible } = require('../encode/worker-batches')
+const { workerEligible } = require('../encode/worker-batches')
+const { openWorkerBatches } = require('../encode/worker-input')
 const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = require('../encode/parallel')
 const { mapperFor } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
@@ -45,8 +46,9 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
 
 /**
  * Where the input is parsed and encoded: on this thread (workers 0, records, map()), in
- * one worker thread (workers 1, JSON documents, which cannot be cut, and inputs read from
- * their middle), or in n worker threads on chunks of the input (n ≥ 2), the run's `pool`'s.
+ * one worker thread (workers 1, JSON documents, which cannot be cut, and a --shard share
+ * of stdin, gzip or a URL), or in n worker threads on chunks of the input (n ≥ 2): the
+ * workers of the run's `pool`, kept from one input to the next.
  * `cluster`: whether the sink is a cluster, when already known (workers 'auto').
  */
 async function parseWhere (input, o, skip, before, cluster, masters, pool) {
@@ -55,7 +57,7 @@ async function parseWhere (input, o, skip, before, cluster, masters, pool) {
   // (encode/parquet-parallel.js); a URL's are read on this thread, through its one Range reader.
   if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { ...await require('../encode/parquet-parallel').openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
   if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
-  if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before), workers: 1 }
+  if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before, pool), workers: 1 }
   return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
 }
 
@@ -99,7 +101,7 @@ class InputSequence {
     this.cluster = undefined // whether the sink is a cluster, once known (workers 'auto')
     this.masters = undefined // and of how many masters
     this.slots = false // the sink is a cluster: workers that can hash the slots do
-    this.pool = new WorkerPool(o) // parse workers (n ≥ 2), started once for every input, ended by close()
+    this.pool = new WorkerPool(o) // parse workers (n ≥ 1), started once for every input, ended by close()
   }
 
   async open (i, skip, before) {

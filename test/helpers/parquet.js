@@ -115,4 +115,77 @@ function shortestFloat32 (f) {
   throw new Error(`no text for ${f}`)
 }
 
-module.exports = { sql, writeRows, writeQuery, chunksOf, rowGroupsOf, fixtureDir, shortestFloat32 }
+/**
+ * A Parquet file's bytes with its footer edited: `edit(path, value)` is called for each i64
+ * field of the footer's Thrift (compact protocol), `path` its field ids and list indexes from
+ * FileMetaData (row_groups is 4, a RowGroup's columns 1, a ColumnChunk's meta_data 3, its
+ * total_compressed_size 7: [4, g, 1, c, 3, 7]), and returns a new value (a BigInt) or
+ * undefined. What no writer here would write (a column chunk of 5 GiB), for the reader to meet.
+ */
+function editFooter (bytes, edit) {
+  const length = bytes.readUInt32LE(bytes.length - 8)
+  const start = bytes.length - 8 - length
+  const r = { buf: bytes, at: start }
+  const out = []
+  const copy = from => { for (let i = from; i < r.at; i++) out.push(bytes[i]) }
+  const varint = () => {
+    let v = 0n
+    for (let shift = 0n; ; shift += 7n) {
+      const b = bytes[r.at++]
+      v |= BigInt(b & 0x7f) << shift
+      if (!(b & 0x80)) return v
+    }
+  }
+  const i64 = v => { // zigzag, then varint
+    let u = v >= 0n ? v << 1n : ((-v) << 1n) - 1n
+    do { out.push(Number(u & 0x7fn) | (u > 0x7fn ? 0x80 : 0)); u >>= 7n } while (u > 0n)
+  }
+  const value = (type, path) => {
+    const from = r.at
+    if (type === 6) {
+      const u = varint()
+      const was = u & 1n ? -((u + 1n) >> 1n) : u >> 1n
+      const now = edit(path, was)
+      return now === undefined ? copy(from) : i64(now)
+    }
+    if (type === 3) r.at++
+    else if (type === 4 || type === 5) varint()
+    else if (type === 7) r.at += 8
+    else if (type === 8) { const n = Number(varint()); r.at += n }
+    else if (type === 12) return struct(path)
+    else if (type === 9) {
+      const head = bytes[r.at++]
+      let n = head >> 4
+      if (n === 15) n = Number(varint())
+      copy(from)
+      const elem = head & 0x0f
+      for (let i = 0; i < n; i++) {
+        if (elem === 1 || elem === 2) { out.push(bytes[r.at++]); continue }
+        value(elem, [...path, i])
+      }
+      return
+    }
+    copy(from)
+  }
+  const struct = path => {
+    let fid = 0
+    for (;;) {
+      const from = r.at
+      const head = bytes[r.at++]
+      const type = head & 0x0f
+      if (type === 0) return copy(from)
+      if (head >> 4) fid += head >> 4
+      else { const u = varint(); fid = Number(u & 1n ? -((u + 1n) >> 1n) : u >> 1n) }
+      copy(from)
+      if (type !== 1 && type !== 2) value(type, [...path, fid])
+    }
+  }
+  struct([])
+  const footer = Buffer.from(out)
+  const tail = Buffer.alloc(8)
+  tail.writeUInt32LE(footer.length, 0)
+  tail.write('PAR1', 4)
+  return Buffer.concat([bytes.subarray(0, start), footer, tail])
+}
+
+module.exports = { sql, writeRows, writeQuery, chunksOf, rowGroupsOf, fixtureDir, shortestFloat32, editFooter }
