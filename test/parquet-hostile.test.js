@@ -200,6 +200,33 @@ describe('a dictionary index past the dictionary', () => {
     }
   })
 
+  it('in a struct (hyparquet assembles it): refused, not sent as null', async () => {
+    const entries = plainBytes(['x'])
+    // Definition levels: both rows' struct present (an RLE run of 2 of level 1, width 1); indices 0, 5.
+    const levels = Buffer.concat([varint(2 << 1), Buffer.from([1])])
+    const length = Buffer.alloc(4)
+    length.writeUInt32LE(levels.length)
+    const body = Buffer.concat([length, levels, dictionaryIndices([0, 5])])
+    const file = write('dict-struct.parquet', parquetFile({
+      schema: [{ name: 'schema', children: 2 }, { name: 'id', type: 'INT32', repetition: 'REQUIRED' },
+        { name: 'st', repetition: 'OPTIONAL', children: 1 }, { name: 'a', type: 'BYTE_ARRAY', repetition: 'REQUIRED', converted: 'UTF8' }],
+      rowGroups: [{
+        rows: 2,
+        columns: [
+          { path: ['id'], type: 'INT32', pages: [{ kind: 'data', values: 2, encoding: 'PLAIN', body: plainInt32([1, 2]) }] },
+          { path: ['st', 'a'], type: 'BYTE_ARRAY', pages: [{ kind: 'dictionary', values: 1, body: entries }, { kind: 'data', values: 2, encoding: 'RLE_DICTIONARY', body }] }
+        ]
+      }]
+    }))
+    for (const extra of WORKERS) {
+      const res = await dryRun(file, ['SET k:{id} {st}'], extra)
+      expect(res.code, res.stderr).toBe(3)
+      expect(res.stderr).toContain('dict-struct.parquet: row group 0 (rows 1-2), column "st": cannot be read: a value its page does not hold (a dictionary index past the dictionary, or fewer values than its levels say)')
+      expect(res.stderr).not.toMatch(NO_STACK)
+      expect(res.stdout).toBe('')
+    }
+  })
+
   it('a dictionary-encoded page without a dictionary is refused too', async () => {
     const indices = dictionaryIndices([0, 0])
     const file = write('no-dict.parquet', idAnd('s', ['', ''], { pages: [{ kind: 'data', values: 2, encoding: 'RLE_DICTIONARY', body: indices, size: indices.length }] }))

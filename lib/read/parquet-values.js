@@ -287,17 +287,21 @@ function keepsAnnotation (element) {
 /**
  * The function turning a top-level column's assembled value into its record value, from its
  * schema tree node (hyparquet's parquetSchema): a leaf, a list (an array), a map (an object,
- * as hyparquet assembles it) or a struct (an object of its fields).
+ * as hyparquet assembles it) or a struct (an object of its fields). `nested`: a leaf within a
+ * list or struct, where hyparquet's assembly leaves undefined for a value its page does not
+ * hold (a dictionary index past the dictionary: it looks the index up unchecked), refused
+ * here rather than sent as null.
  */
-function nodeValue (node) {
+function nodeValue (node, nested = false) {
   if (node.children.length === 0) {
     const leaf = leafValue(node.element)
+    if (nested) return v => v === undefined ? noValue() : v === null ? null : leaf(v)
     return v => v == null ? null : leaf(v)
   }
   const ctype = node.element.converted_type
   const ltype = node.element.logical_type && node.element.logical_type.type
   if (ctype === 'LIST' || ltype === 'LIST') {
-    const item = nodeValue(listElement(node))
+    const item = nodeValue(listElement(node), true)
     return v => v == null ? null : v.map(item)
   }
   if (ctype === 'MAP' || ctype === 'MAP_KEY_VALUE' || ltype === 'MAP') {
@@ -311,13 +315,17 @@ function nodeValue (node) {
     }
   }
   // hyparquet assembles a struct field under its name, but `__proto__` under STRUCT_PROTO (strippedMetadata).
-  const fields = node.children.map(c => [c.element.name, c.element.name === '__proto__' ? STRUCT_PROTO : c.element.name, nodeValue(c)])
+  const fields = node.children.map(c => [c.element.name, c.element.name === '__proto__' ? STRUCT_PROTO : c.element.name, nodeValue(c, true)])
   return v => {
     if (v == null) return null
     const out = {}
     for (const [name, stored, value] of fields) setField(out, name, value(v[stored]))
     return out
   }
+}
+
+function noValue () {
+  throw new Error('a value its page does not hold (a dictionary index past the dictionary, or fewer values than its levels say)')
 }
 
 /**
@@ -341,7 +349,7 @@ function convertColumn (data, value) {
 
 /**
  * The name a struct field named `__proto__` is read under (hyparquet would assign it, setting
- * the prototype of its struct): not a name of the file's, since no name holds a NUL before.
+ * the prototype of its struct): one no writer gives (a NUL first).
  */
 const STRUCT_PROTO = '\u0000__proto__'
 
