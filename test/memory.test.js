@@ -289,7 +289,7 @@ describe('bounded memory: Parquet decompression bombs', () => {
     return JSON.parse(out)
   }
 
-  it('gzip, brotli, zstd and snappy bombs fail naming the page, with a peak RSS under 256 MB, with workers too', async () => {
+  it('gzip, brotli, zstd, snappy and dictionary-index bombs fail naming the page, with a peak RSS under 256 MB, with workers too', async () => {
     const { oneColumn, plainInt64, zstdRle, compressZeros, varint } = require('./helpers/parquet-raw')
     const MB = 1048576
     const page = (codec, body, size = 8) => oneColumn({ name: 'id', type: 'INT64', rows: 1, codec, pages: [{ kind: 'data', values: 1, encoding: 'PLAIN', body, size }] })
@@ -298,7 +298,13 @@ describe('bounded memory: Parquet decompression bombs', () => {
       gzip: page('GZIP', await compressZeros('gzip', 512 * MB)),
       brotli: page('BROTLI', await compressZeros('brotli', 512 * MB)),
       zstd: page('ZSTD', zstdRle(512 * MB)),
-      snappy: page('SNAPPY', literal, 2 ** 31 - 1)
+      snappy: page('SNAPPY', literal, 2 ** 31 - 1),
+      // Not compressed: one RLE run of 2^28 dictionary indices in a row group of 1 row (a
+      // 1 GiB array of indices before; 1.1 GB peak RSS, and the file loaded).
+      indices: oneColumn({
+        name: 'id', type: 'INT64', rows: 1, pages: [{ kind: 'dictionary', values: 1, body: plainInt64([7n]) },
+          { kind: 'data', values: 2 ** 28, encoding: 'RLE_DICTIONARY', body: Buffer.concat([Buffer.from([1]), varint(2 ** 29), Buffer.from([0])]) }]
+      })
     }
     const mb = n => (n / 1048576).toFixed(1)
     for (const [codec, bytes] of Object.entries(bombs)) {

@@ -227,6 +227,18 @@ describe('a dictionary index past the dictionary', () => {
     }
   })
 
+  it('a page of more values than the row group has rows (2^28 indices in one RLE run of a few bytes): refused before its array is made', async () => {
+    const file = write('dict-count.parquet', oneColumn({
+      name: 'id', type: 'INT64', rows: 1, pages: [{ kind: 'dictionary', values: 1, body: plainInt64([7n]) },
+        { kind: 'data', values: 2 ** 28, encoding: 'RLE_DICTIONARY', body: Buffer.concat([Buffer.from([1]), varint(2 ** 29), Buffer.from([0])]) }]
+    }))
+    for (const extra of WORKERS) {
+      const res = await dryRun(file, ['SET k:{id} {id}'], extra)
+      expect(res.code, res.stderr).toBe(3)
+      expect(res.stderr).toContain('dict-count.parquet: row group 0 (rows 1-1), column "id": cannot be read: a page of 268435456 values where the row group has 1 rows left')
+    }
+  })
+
   it('a dictionary-encoded page without a dictionary is refused too', async () => {
     const indices = dictionaryIndices([0, 0])
     const file = write('no-dict.parquet', idAnd('s', ['', ''], { pages: [{ kind: 'data', values: 2, encoding: 'RLE_DICTIONARY', body: indices, size: indices.length }] }))

@@ -92,6 +92,7 @@ async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compr
   let i = 0
   while (i < rows && reader.offset < reader.view.byteLength - 1) {
     const header = parquetHeader(reader)
+    checkCount(header, rows - i)
     if (header.type === 'DICTIONARY_PAGE') {
       const { data } = readPage(reader, header, decoder, undefined, undefined, 0)
       maker.dictionary(convert(data, decoder))
@@ -116,6 +117,21 @@ async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compr
   }
   if (i < rows) throw new Error(`the column chunk holds ${i} values, the row group ${rows} rows`)
   return segments
+}
+
+/**
+ * A page of a flat column holds no more values than the row group has rows left (one value a
+ * row), a dictionary no more entries than its bytes can hold (a bit each, at the least):
+ * checked before the values' arrays are made, which a page of a few bytes (an RLE run of 2^31
+ * dictionary indices) could make gigabytes long.
+ */
+function checkCount (header, left) {
+  const data = header.data_page_header || header.data_page_header_v2
+  if (data && data.num_values > left) throw new Error(`a page of ${data.num_values} values where the row group has ${left} rows left`)
+  const dictionary = header.dictionary_page_header
+  if (dictionary && dictionary.num_values > 8 * header.uncompressed_page_size) {
+    throw new Error(`a dictionary page of ${dictionary.num_values} entries in ${header.uncompressed_page_size} bytes`)
+  }
 }
 
 const BYTES = new Set(['BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'])
