@@ -292,3 +292,64 @@ describe('bounded memory: Parquet', () => {
     }
   }, 240_000)
 })
+
+// Parquet decompression bombs (issue 37 item 3): a page whose data decompresses to far more
+// than its header says, or whose header claims 2 GiB, fails with the page named while the
+// process's peak RSS stays near what any small run takes. Each bomb is a 512 MiB page of
+// zeros (a page of 8 bytes by its header) in a file of 16 KB to 500 KB; before, zlib decoded
+// to the end of the stream whatever the header said (gzip and brotli: ~1.1 GB peak RSS), and
+// a snappy header claiming 2 GiB was allocated and copied (2.1 GB, and the file loaded).
+// zstd: Node's zlib (22.15 and later) as gzip; on Node 20 the WebAssembly decoder was
+// already given the header's size.
+describe('bounded memory: Parquet decompression bombs', () => {
+  const BOUND = 256 * 1048576 // a failed small run peaks at ~65-90 MB (Node 20), workers included
+
+  /** The library's dry run of `file` in a process of its own: its error and its peak RSS. */
+  async function failedRun (file, workers) {
+    const script = `require(${JSON.stringify(path.join(__dirname, '..', 'lib'))}).load({
+      input: process.argv[1], commands: ['SET k:{id} {id}'], dryRun: 'resp', workers: ${workers},
+      output: require('node:fs').createWriteStream('/dev/null')
+    }).then(() => ({ code: 'none' }), err => ({ code: err.code, message: err.message }))
+      .then(r => console.log(JSON.stringify({ ...r, peakRssBytes: process.resourceUsage().maxRSS * 1024 })))`
+    const child = spawn(process.execPath, ['-e', script, file], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', d => { out += d })
+    child.stderr.on('data', d => { err += d })
+    const code = await new Promise(resolve => child.on('close', resolve))
+    expect(err).toBe('')
+    expect(code).toBe(0)
+    return JSON.parse(out)
+  }
+
+  it('gzip, brotli, zstd, snappy and dictionary-index bombs fail naming the page, with a peak RSS under 256 MB, with workers too', async () => {
+    const { oneColumn, plainInt64, zstdRle, compressZeros, varint } = require('./helpers/parquet-raw')
+    const MB = 1048576
+    const page = (codec, body, size = 8) => oneColumn({ name: 'id', type: 'INT64', rows: 1, codec, pages: [{ kind: 'data', values: 1, encoding: 'PLAIN', body, size }] })
+    const literal = Buffer.concat([varint(8), Buffer.from([(8 - 1) << 2]), plainInt64([7n])])
+    const bombs = {
+      gzip: page('GZIP', await compressZeros('gzip', 512 * MB)),
+      brotli: page('BROTLI', await compressZeros('brotli', 512 * MB)),
+      zstd: page('ZSTD', zstdRle(512 * MB)),
+      snappy: page('SNAPPY', literal, 2 ** 31 - 1),
+      // Not compressed: one RLE run of 2^28 dictionary indices in a row group of 1 row (a
+      // 1 GiB array of indices before; 1.1 GB peak RSS, and the file loaded).
+      indices: oneColumn({
+        name: 'id', type: 'INT64', rows: 1, pages: [{ kind: 'dictionary', values: 1, body: plainInt64([7n]) },
+          { kind: 'data', values: 2 ** 28, encoding: 'RLE_DICTIONARY', body: Buffer.concat([Buffer.from([1]), varint(2 ** 29), Buffer.from([0])]) }]
+      })
+    }
+    const mb = n => (n / 1048576).toFixed(1)
+    for (const [codec, bytes] of Object.entries(bombs)) {
+      const file = path.join(dir, `${codec}-bomb.parquet`)
+      fs.writeFileSync(file, bytes)
+      for (const workers of [0, 2]) {
+        const run = await failedRun(file, workers)
+        console.log(`${codec} bomb (${bytes.length} bytes), ${workers} workers: ${run.code}, peak RSS ${mb(run.peakRssBytes)} MB`)
+        expect(run.code).toBe('PIPELOAD_INPUT_INVALID')
+        expect(run.message).toContain(`${codec}-bomb.parquet: row group 0 (rows 1-1), column "id": cannot be read: `)
+        expect(run.peakRssBytes).toBeLessThan(BOUND)
+      }
+    }
+  }, 120_000)
+})

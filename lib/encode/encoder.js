@@ -6,6 +6,7 @@ const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
 const { ELEMENT } = require('../read/json-value')
 const { ROW_GROUP } = require('../read/parquet-values')
+const { exactJson } = require('../read/json-number')
 const { IDLE, orIdle } = require('./idle')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
@@ -183,11 +184,14 @@ function elementOf (rec) {
   return rec !== null && typeof rec === 'object' ? rec[ELEMENT] : undefined
 }
 
-/** A record of an iterable as text for the rejects file: JSON where it can be. */
+/**
+ * A record of an iterable, or a Parquet row, as text for the rejects file: JSON where it can
+ * be, numbers as their text (a 64-bit integer or a decimal, a JsonNumber: not rounded to a double).
+ */
 function rawOf (rec) {
   if (typeof rec === 'string') return rec
   try {
-    const s = JSON.stringify(rec)
+    const s = exactJson(rec)
     return s === undefined ? String(rec) : s
   } catch {
     return String(rec)

@@ -10,10 +10,23 @@ const zlib = require('node:zlib')
 //   WebAssembly (@bokuweb/zstd-wasm), loaded once per thread by prepareCodecs() for a file
 //   that has zstd pages. The 99 zstd pages (34 MB) of the 3M-row flights file: fzstd, the
 //   JavaScript decoder, 0.45-0.6 s; the WebAssembly one ~0.1 s; Node 24's ~0.06 s.
-// Each is given the page's size from its header (`outputLength`); hyparquet checks the result
-// against it.
+//
+// Each is given the page's size from its header (`outputLength`) and makes no more than that:
+// a page is a decompression bomb otherwise (8 KB to 3 MB files took 4-6 GB: zlib's decoders
+// went on to the end of the stream whatever the header said, and a snappy header claiming
+// 2 GiB was allocated and copied). So every codec is bounded() here: a declared size over
+// MAX_PAGE_BYTES is refused before anything is allocated, zlib stops at the declared size
+// (maxOutputLength), snappy's own length (its preamble) must be the header's, and what comes
+// out must be exactly the declared size. The error is the page's: parquet.js names the file,
+// row group and column.
+
+// The most one page may hold uncompressed. Parquet writes a page's sizes as int32 (2 GiB);
+// writers cut data pages at ~1 MiB (parquet-mr, Arrow) to 100 MB (DuckDB), and DuckDB's
+// dictionary pages go up to 1e9 bytes: 1 GiB takes every page those write.
+const MAX_PAGE_BYTES = 1024 * 1024 * 1024
 
 let codecs = null
+let loaded = false // hyparquet-compressors' codecs are in the table
 let wasm = null // the zstd WebAssembly module, once loaded (a promise until then)
 
 // Codecs Node or WebAssembly decode: hyparquet-compressors (its module sets up every codec's
@@ -24,25 +37,86 @@ const OWN = new Set(['UNCOMPRESSED', 'GZIP', 'BROTLI', 'ZSTD'])
 function pageCodecs () {
   if (codecs === null) {
     codecs = {
-      GZIP: input => zlib.gunzipSync(input),
-      BROTLI: input => zlib.brotliDecompressSync(input)
+      GZIP: bounded('gzip', zlibDecoder('gzip', zlib.gunzipSync)),
+      BROTLI: bounded('brotli', zlibDecoder('brotli', zlib.brotliDecompressSync)),
+      // hyparquet's own snappy (it would decode into an array of the header's size unchecked),
+      // until hyparquet-compressors' faster one is loaded.
+      SNAPPY: bounded('snappy', snappyDecoder((input, size) => {
+        const out = new Uint8Array(size)
+        require('hyparquet/src/snappy.js').snappyUncompress(input, out)
+        return out
+      }))
     }
-    if (typeof zlib.zstdDecompressSync === 'function') codecs.ZSTD = input => zlib.zstdDecompressSync(input)
+    if (typeof zlib.zstdDecompressSync === 'function') codecs.ZSTD = bounded('zstd', zlibDecoder('zstd', zlib.zstdDecompressSync))
   }
   return codecs
+}
+
+/**
+ * A codec that decodes no more than the page's declared size (`size`, hyparquet's
+ * outputLength), which must be a size at most MAX_PAGE_BYTES, into exactly that many bytes.
+ */
+function bounded (name, decode) {
+  return (input, size) => {
+    if (!Number.isSafeInteger(size) || size < 0) throw new Error(`the page header gives its uncompressed size as ${size}`)
+    if (size > MAX_PAGE_BYTES) {
+      throw new Error(`the page header says it holds ${size} bytes uncompressed, more than a page may (${MAX_PAGE_BYTES} bytes, 1 GiB)`)
+    }
+    const out = decode(input, size)
+    if (out.length !== size) throw new Error(`${name}: the page decompresses to ${out.length} bytes, not the ${size} its header says`)
+    return out
+  }
+}
+
+/** One of zlib's sync decoders, stopped once it has made more than `size` bytes. */
+function zlibDecoder (name, decompress) {
+  return (input, size) => {
+    try {
+      return decompress(input, { maxOutputLength: Math.max(1, size) })
+    } catch (err) {
+      if (err.code === 'ERR_BUFFER_TOO_LARGE') throw new Error(`${name}: the page decompresses to more than the ${size} bytes its header says`)
+      throw err
+    }
+  }
+}
+
+/**
+ * Snappy: its data starts with its length (a varint), which must be the header's, and cannot
+ * be more than the data can make (a copy of at most 64 bytes takes 3 bytes or more: 64/3 per
+ * byte), checked before `decode` allocates it.
+ */
+function snappyDecoder (decode) {
+  return (input, size) => {
+    let length = 0
+    let p = 0
+    for (let shift = 0; ; shift += 7) {
+      if (p >= input.length || shift > 28) throw new Error('snappy: the page does not start with its length')
+      const byte = input[p++]
+      length += (byte & 0x7f) * 2 ** shift
+      if (byte < 0x80) break
+    }
+    if (length !== size) throw new Error(`snappy: the page's data says it holds ${length} bytes, its header ${size}`)
+    if (size > Math.ceil((input.length - p) * 64 / 3)) throw new Error(`snappy: ${input.length - p} bytes of snappy data cannot hold the ${size} bytes its header says`)
+    return decode(input, size)
+  }
 }
 
 /** Loads what the file's codecs need before its pages are read: hyparquet-compressors' codecs, the zstd decoder where Node has none. */
 async function prepareCodecs (metadata) {
   const table = pageCodecs()
   const used = codecsOf(metadata)
-  if ([...used].some(c => !OWN.has(c))) {
-    for (const [name, codec] of Object.entries(require('hyparquet-compressors').compressors)) table[name] ??= codec
+  if (!loaded && [...used].some(c => !OWN.has(c))) {
+    // Not its gzip, brotli and zstd: Node's and WebAssembly's are faster, and fzstd would size
+    // its output from the frame, not from the page header.
+    for (const [name, codec] of Object.entries(require('hyparquet-compressors').compressors)) {
+      if (!OWN.has(name)) table[name] = bounded(name.toLowerCase(), name === 'SNAPPY' ? snappyDecoder(codec) : codec)
+    }
+    loaded = true
   }
   if (typeof zlib.zstdDecompressSync === 'function' || !used.has('ZSTD')) return
   if (wasm === null) wasm = loadZstdWasm()
   const module = await wasm
-  table.ZSTD = (input, outputLength) => wasmDecompress(module, input, outputLength)
+  table.ZSTD = bounded('zstd', (input, outputLength) => wasmDecompress(module, input, outputLength))
 }
 
 /** The codecs of a file's column chunks. */
@@ -62,6 +136,9 @@ async function loadZstdWasm () {
   return require(path.join(path.dirname(main), 'module.js')).Module
 }
 
+// zstd_errors.h: ZSTD_error_dstSize_tooSmall, the page makes more than the header's size.
+const ZSTD_DST_TOO_SMALL = 70
+
 /**
  * One zstd page into exactly `outputLength` bytes (the page header's size): ZSTD_decompress
  * with our own size, not the package's decompress(), which trusts the frame's content size
@@ -71,9 +148,14 @@ function wasmDecompress (M, input, outputLength) {
   const src = M._malloc(Math.max(1, input.length))
   const dst = M._malloc(Math.max(1, outputLength))
   try {
+    if (src === 0 || dst === 0) throw new Error(`zstd: no memory for a page of ${outputLength} bytes`)
     M.HEAPU8.set(input, src) // HEAPU8 read after both mallocs: growing the heap replaces it
     const n = M._ZSTD_decompress(dst, outputLength, src, input.length)
-    if (M._ZSTD_isError(n)) throw new Error(`zstd: the page does not decompress (error ${-n >>> 0})`)
+    if (M._ZSTD_isError(n)) {
+      const code = -n >>> 0
+      if (code === ZSTD_DST_TOO_SMALL) throw new Error(`zstd: the page decompresses to more than the ${outputLength} bytes its header says`)
+      throw new Error(`zstd: the page does not decompress (error ${code})`)
+    }
     return M.HEAPU8.slice(dst, dst + n)
   } finally {
     M._free(dst)
@@ -81,4 +163,4 @@ function wasmDecompress (M, input, outputLength) {
   }
 }
 
-module.exports = { pageCodecs, prepareCodecs }
+module.exports = { pageCodecs, prepareCodecs, MAX_PAGE_BYTES }

@@ -9,6 +9,9 @@
 // dictionary's entries are converted once, and a dictionary-encoded page's indices pick them.
 // Nested columns keep hyparquet's parquetRead (parquet.js).
 
+const { isUtf8 } = require('node:buffer')
+const { leafRule, notUtf8 } = require('./parquet-values')
+
 let hy = null
 
 /** hyparquet's page-level modules (package.json exports ./src/*.js), loaded with the reader. */
@@ -43,6 +46,7 @@ function isFlat (node) {
 async function readFlatColumn (chunk) {
   const { readDataPage } = pages()
   const value = chunk.value
+  const strings = STRING_RULES.has(leafRule(chunk.node.element).rule)
   let dictionary = null // the dictionary's entries as record values
   const segments = await readPages(chunk, {
     dictionary (entries) {
@@ -51,11 +55,11 @@ async function readFlatColumn (chunk) {
     },
     v1 (raw, daph, decoder, maxDef) {
       return daph.encoding === 'PLAIN' && BYTES.has(decoder.type)
-        ? lazyPage(raw, daph, decoder, value, maxDef)
-        : eagerPage(readDataPage(raw, daph, decoder), daph.encoding, dictionary, decoder, value)
+        ? lazyPage(raw, daph, decoder, value, maxDef, strings)
+        : eagerPage(readDataPage(raw, daph, decoder), daph.encoding, dictionary, decoder, value, strings)
     },
     v2 (page, encoding, decoder) {
-      return eagerPage(page, encoding, dictionary, decoder, value)
+      return eagerPage(page, encoding, dictionary, decoder, value, strings)
     }
   })
   return new FlatColumn(segments, chunk.rows)
@@ -88,6 +92,7 @@ async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compr
   let i = 0
   while (i < rows && reader.offset < reader.view.byteLength - 1) {
     const header = parquetHeader(reader)
+    checkCount(header, rows - i)
     if (header.type === 'DICTIONARY_PAGE') {
       const { data } = readPage(reader, header, decoder, undefined, undefined, 0)
       maker.dictionary(convert(data, decoder))
@@ -114,15 +119,33 @@ async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compr
   return segments
 }
 
+/**
+ * A page of a flat column holds no more values than the row group has rows left (one value a
+ * row), a dictionary no more entries than its bytes can hold (a bit each, at the least):
+ * checked before the values' arrays are made, which a page of a few bytes (an RLE run of 2^31
+ * dictionary indices) could make gigabytes long.
+ */
+function checkCount (header, left) {
+  const data = header.data_page_header || header.data_page_header_v2
+  if (data && data.num_values > left) throw new Error(`a page of ${data.num_values} values where the row group has ${left} rows left`)
+  const dictionary = header.dictionary_page_header
+  if (dictionary && dictionary.num_values > 8 * header.uncompressed_page_size) {
+    throw new Error(`a dictionary page of ${dictionary.num_values} entries in ${header.uncompressed_page_size} bytes`)
+  }
+}
+
 const BYTES = new Set(['BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'])
+// The rules (parquet-values.js leafRule) of text: UTF-8, checked.
+const STRING_RULES = new Set(['string', 'text'])
 
 /**
  * A page decoded whole by hyparquet: `next()` gives its values in order (a dictionary-encoded
  * page's indices pick the converted dictionary's entries).
  */
-function eagerPage ({ definitionLevels: defs, dataPage }, encoding, dictionary, decoder, value) {
-  const byIndex = dictionary !== null && encoding.endsWith('_DICTIONARY')
-  const values = byIndex ? dataPage : pages().convert(dataPage, decoder)
+function eagerPage ({ definitionLevels: defs, dataPage }, encoding, dictionary, decoder, value, strings) {
+  const byIndex = encoding.endsWith('_DICTIONARY')
+  if (byIndex) checkIndices(dataPage, dictionary)
+  const values = byIndex ? dataPage : storedValues(dataPage, decoder, strings)
   let k = 0
   return {
     rows: defs && defs.length ? defs.length : values.length,
@@ -132,16 +155,44 @@ function eagerPage ({ definitionLevels: defs, dataPage }, encoding, dictionary, 
 }
 
 /**
+ * A dictionary-encoded page's indices each pick an entry of the dictionary (else the row
+ * would have no value: its field left out, the row sent without it).
+ */
+function checkIndices (indices, dictionary) {
+  if (dictionary === null) throw new Error('a dictionary-encoded page without a dictionary page before it')
+  const size = dictionary.length
+  for (let i = 0; i < indices.length; i++) {
+    if (!(indices[i] < size)) throw new Error(`a dictionary-encoded page's value ${i + 1} is entry ${indices[i]} of a dictionary of ${size} entries`)
+  }
+}
+
+/**
+ * A page's values decoded by hyparquet, converted by it (strings decoded: parquet.js
+ * RAW_PARSERS); `strings`: a text column whose values it left as bytes (JSON, ENUM), each
+ * checked now to be UTF-8 (parquet-values.js utf8Text would refuse it as its row is taken).
+ */
+function storedValues (dataPage, decoder, strings) {
+  const values = pages().convert(dataPage, decoder)
+  if (strings) {
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]
+      if (v instanceof Uint8Array && !isUtf8(v)) throw notUtf8(v)
+    }
+  }
+  return values
+}
+
+/**
  * A PLAIN page of byte arrays, its definition levels read now (as hyparquet's readDataPage
  * reads them) and its values when taken: hyparquet's readPlain from where the last take
  * stopped. The values' lengths are checked now, so that a take cannot fail.
  */
-function lazyPage (raw, daph, decoder, value, maxDef) {
+function lazyPage (raw, daph, decoder, value, maxDef, strings) {
   const { readPlain, convert } = pages()
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
   const reader = { view, offset: 0 }
   const { defs, present } = readDefs(reader, daph.num_values, maxDef)
-  checkLengths(view, reader.offset, present, decoder)
+  checkLengths(view, reader.offset, present, decoder, strings)
   let held = [] // the values read ahead of the rows taken
   let k = 0
   return {
@@ -194,19 +245,34 @@ function oneRun (reader, count, maxDef) {
   return false
 }
 
-/** A PLAIN page's `count` byte arrays from `offset` end within the page (else readPlain would read past it). */
-function checkLengths (view, offset, count, decoder) {
+/**
+ * A PLAIN page's `count` byte arrays from `offset` end within the page (else readPlain would
+ * read past it); `utf8`: each is UTF-8 (a string column's: else it is refused now, with the
+ * page, not when its row is taken).
+ */
+function checkLengths (view, offset, count, decoder, utf8 = false) {
   const size = decoder.element.type_length
+  const bytes = utf8 ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : null
   if (decoder.type === 'FIXED_LEN_BYTE_ARRAY') {
     if (!size) throw new Error('parquet missing fixed length')
     if (offset + count * size > view.byteLength) throw new Error(`a PLAIN page of ${count} values of ${size} bytes is ${view.byteLength} bytes long`)
+    if (utf8) for (let i = 0, s = offset; i < count; i++, s += size) checkUtf8(bytes, s, s + size)
     return
   }
   for (let i = 0; i < count; i++) {
     if (offset + 4 > view.byteLength) throw new Error(`a PLAIN page ends within its value ${i + 1} of ${count}`)
-    offset += 4 + view.getUint32(offset, true)
+    const s = offset + 4
+    offset = s + view.getUint32(offset, true)
+    if (utf8 && offset <= view.byteLength) checkUtf8(bytes, s, offset)
   }
   if (offset > view.byteLength) throw new Error(`a PLAIN page ends within its value ${count} of ${count}`)
+}
+
+/** bytes[s, e) are UTF-8, or the value is refused (parquet-values.js notUtf8). */
+function checkUtf8 (bytes, s, e) {
+  let or = 0
+  for (let i = s; i < e; i++) or |= bytes[i]
+  if (or >= 0x80 && !isUtf8(bytes.subarray(s, e))) throw notUtf8(bytes.subarray(s, e))
 }
 
 /**
@@ -249,4 +315,4 @@ class FlatColumn {
   }
 }
 
-module.exports = { readFlatColumn, readPages, readDefs, checkLengths, pages, isFlat, FlatColumn, BYTES }
+module.exports = { readFlatColumn, readPages, readDefs, checkLengths, checkIndices, storedValues, pages, isFlat, FlatColumn, BYTES, STRING_RULES }

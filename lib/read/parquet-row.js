@@ -1,7 +1,7 @@
 'use strict'
 
 const { JsonNumber } = require('./json-number')
-const { ROW_GROUP } = require('./parquet-values')
+const { ROW_GROUP, setField } = require('./parquet-values')
 const { KEY_ORDER } = require('./json-value')
 
 // A Parquet row as text (parquet-text.js): row r of a batch whose columns (the projected ones,
@@ -49,7 +49,7 @@ class ParquetRow {
     for (let k = 0; k < columns.length; k++) {
       const c = this.cols[k]
       const s = c.spans[2 * r]
-      rec[columns[k]] = s === -1 ? null : valueOf(c.buf, s, c.spans[2 * r + 1], c.tags[r])
+      setField(rec, columns[k], s === -1 ? null : valueOf(c.buf, s, c.spans[2 * r + 1], c.tags[r]))
     }
     return rec
   }

@@ -1,8 +1,7 @@
 'use strict'
 
-const { isUtf8 } = require('node:buffer')
 const { leafRule, int64Value, NEGATIVE_ZERO } = require('./parquet-values')
-const { readPages, readDefs, checkLengths, pages, BYTES: BYTE_TYPES } = require('./parquet-flat')
+const { readPages, readDefs, checkLengths, checkIndices, storedValues, pages, BYTES: BYTE_TYPES, STRING_RULES } = require('./parquet-flat')
 const { ParquetRow, headOf, NUMBER, BYTES, STRING } = require('./parquet-row')
 const { Arena, ColumnBatch, putValue } = require('./parquet-arena')
 
@@ -36,7 +35,7 @@ let batchNo = 0
 /** A dictionary-encoded page: its indices, taken in order. */
 class DictionaryPage {
   constructor (indices, dictionary, rows, defs) {
-    if (dictionary === null) throw new Error('a dictionary-encoded page without a dictionary page')
+    checkIndices(indices, dictionary === null ? null : dictionary.stamp)
     this.indices = indices
     this.dictionary = dictionary
     this.rows = rows
@@ -165,8 +164,7 @@ const NUMBER_TYPES = Object.freeze({ int32: 'INT32', uint32: 'INT32', int64: 'IN
 
 /**
  * A PLAIN page of byte arrays (4-byte length, bytes) or fixed-length ones, copied as they are
- * taken: strings (valid UTF-8 as it is, else decoded and encoded again, as TextDecoder and the
- * mapper would) or bytes.
+ * taken: strings (their UTF-8 checked with the page: checkLengths) or bytes.
  */
 class BytesPage {
   constructor (view, offset, size, tag, rows, defs) {
@@ -191,21 +189,13 @@ class BytesPage {
       const e = s + len
       this.p = e
       const start = arena.open()
-      if (this.tag === STRING && !ascii(bytes, s, e) && !isUtf8(bytes.subarray(s, e))) arena.utf8(bytes.toString('utf8', s, e))
-      else arena.copy(bytes, s, e)
+      arena.copy(bytes, s, e)
       arena.close(start, out, o)
       out.tags[o] = this.tag
     }
   }
 }
 
-function ascii (bytes, s, e) {
-  let or = 0
-  for (let i = s; i < e; i++) or |= bytes[i]
-  return or < 0x80
-}
-
-const STRING_RULES = new Set(['string', 'text'])
 
 /**
  * The segment for a decompressed DATA_PAGE: the fast pages for PLAIN numbers, strings and
@@ -219,7 +209,7 @@ function pageV1 (raw, daph, decoder, maxDef, rule, value, dictionary) {
   const fast = encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY'
   if (!fast || decoder.type === 'BOOLEAN') {
     const { definitionLevels, dataPage } = readDataPage(raw, daph, decoder)
-    return storedPage(definitionLevels, dataPage, encoding, daph.num_values, decoder, value, dictionary)
+    return storedPage(definitionLevels, dataPage, encoding, daph.num_values, decoder, value, dictionary, rule)
   }
   const { defs, present } = readDefs(reader, daph.num_values, maxDef)
   if (encoding !== 'PLAIN') {
@@ -234,7 +224,8 @@ function pageV1 (raw, daph, decoder, maxDef, rule, value, dictionary) {
     return new NumberPage(view, reader.offset, rule.rule, daph.num_values, defs)
   }
   if (BYTE_TYPES.has(decoder.type) && (STRING_RULES.has(rule.rule) || rule.rule === 'bytes')) {
-    checkLengths(view, reader.offset, present, decoder)
+    const strings = STRING_RULES.has(rule.rule)
+    checkLengths(view, reader.offset, present, decoder, strings)
     const size = decoder.type === 'FIXED_LEN_BYTE_ARRAY' ? decoder.element.type_length : 0
     return new BytesPage(view, reader.offset, size, rule.rule === 'bytes' ? BYTES : STRING, daph.num_values, defs)
   }
@@ -242,11 +233,11 @@ function pageV1 (raw, daph, decoder, maxDef, rule, value, dictionary) {
 }
 
 /** A page hyparquet decoded whole ({ definitionLevels, dataPage }): dictionary indices, or values. */
-function storedPage (definitionLevels, dataPage, encoding, numValues, decoder, value, dictionary) {
+function storedPage (definitionLevels, dataPage, encoding, numValues, decoder, value, dictionary, rule) {
   const defs = definitionLevels && definitionLevels.length ? definitionLevels : null
   const rows = defs ? defs.length : numValues
-  if (dictionary !== null && encoding.endsWith('_DICTIONARY')) return new DictionaryPage(dataPage, dictionary, rows, defs)
-  return new ValuesPage(pages().convert(dataPage, decoder), value, rows, defs)
+  if (encoding.endsWith('_DICTIONARY')) return new DictionaryPage(dataPage, dictionary, rows, defs)
+  return new ValuesPage(storedValues(dataPage, decoder, STRING_RULES.has(rule.rule)), value, rows, defs)
 }
 
 /**
@@ -265,7 +256,7 @@ async function readTextColumn (chunk, prefix) {
       dictionary = new TextDictionary(entries, value, prefix)
     },
     v1: (raw, daph, decoder, maxDef) => pageV1(raw, daph, decoder, maxDef, rule, value, dictionary),
-    v2: (page, encoding, decoder) => storedPage(page.definitionLevels, page.dataPage, encoding, page.dataPage.length, decoder, value, dictionary)
+    v2: (page, encoding, decoder) => storedPage(page.definitionLevels, page.dataPage, encoding, page.dataPage.length, decoder, value, dictionary, rule)
   })
   return new TextColumn(segments, chunk.rows, prefix)
 }

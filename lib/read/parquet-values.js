@@ -1,6 +1,8 @@
 'use strict'
 
+const { isUtf8 } = require('node:buffer')
 const { JsonNumber } = require('./json-number')
+const { invalidAt } = require('./utf8')
 
 // Parquet values as the record values the mapper writes, one rule per physical and logical
 // type (docs/parquet.md has the table). Nothing is rounded: hyparquet's own conversions are
@@ -15,6 +17,15 @@ const { JsonNumber } = require('./json-number')
 // column at a time (convertColumn); nested values (structs, lists) element by element.
 
 const DAY = 86400
+
+/**
+ * obj[key] = value as an own property: `__proto__` too, which assigned would set the object's
+ * prototype instead (a column or struct field named so became `{}`, or vanished).
+ */
+function setField (obj, key, value) {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
+  else obj[key] = value
+}
 
 /** A Parquet record's row group (a symbol property: not a field, not in `*` or {$}), named in failures. */
 const ROW_GROUP = Symbol('pipeload row group')
@@ -180,6 +191,23 @@ function bufferOf (b) {
 const utf8 = new TextDecoder()
 
 /**
+ * A string column's stored bytes as text: refused where they are not UTF-8, which a
+ * TextDecoder would turn into U+FFFD, and Redis would store so (docs/errors.md: invalid
+ * UTF-8 is refused, in every format).
+ */
+function utf8Text (bytes) {
+  if (!isUtf8(bytes)) throw notUtf8(bytes)
+  return utf8.decode(bytes)
+}
+
+/** The error for a string value that is not UTF-8: where in the value, and what to do. */
+function notUtf8 (bytes) {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const at = invalidAt(b, b.length)[0] ?? 0
+  return new Error(`a string value is not UTF-8 (its byte ${at + 1} of ${b.length} is 0x${b[at].toString(16).padStart(2, '0')}), which Redis would get as U+FFFD: write the column as UTF-8, or as bytes (BYTE_ARRAY without a STRING type), which are sent as they are`)
+}
+
+/**
  * The rule a leaf's stored values follow, from its original schema element (physical type,
  * converted and logical type): `{ rule, … }` with the rule's parameters. leafValue makes the
  * rule's function; the Parquet text rows (parquet-text.js) write the common rules' text
@@ -231,7 +259,7 @@ const RULES = Object.freeze({
   time: ({ unit, utc }) => v => timeText(v, unit, utc),
   uuid: () => uuidText,
   interval: () => intervalText,
-  text: () => v => utf8.decode(v),
+  text: () => utf8Text,
   string: () => identity, // decoded by hyparquet, a dictionary's once
   boolean: () => identity,
   int32: () => identity,
@@ -259,17 +287,21 @@ function keepsAnnotation (element) {
 /**
  * The function turning a top-level column's assembled value into its record value, from its
  * schema tree node (hyparquet's parquetSchema): a leaf, a list (an array), a map (an object,
- * as hyparquet assembles it) or a struct (an object of its fields).
+ * as hyparquet assembles it) or a struct (an object of its fields). `nested`: a leaf within a
+ * list or struct, where hyparquet's assembly leaves undefined for a value its page does not
+ * hold (a dictionary index past the dictionary: it looks the index up unchecked), refused
+ * here rather than sent as null.
  */
-function nodeValue (node) {
+function nodeValue (node, nested = false) {
   if (node.children.length === 0) {
     const leaf = leafValue(node.element)
+    if (nested) return v => v === undefined ? noValue() : v === null ? null : leaf(v)
     return v => v == null ? null : leaf(v)
   }
   const ctype = node.element.converted_type
   const ltype = node.element.logical_type && node.element.logical_type.type
   if (ctype === 'LIST' || ltype === 'LIST') {
-    const item = nodeValue(listElement(node))
+    const item = nodeValue(listElement(node), true)
     return v => v == null ? null : v.map(item)
   }
   if (ctype === 'MAP' || ctype === 'MAP_KEY_VALUE' || ltype === 'MAP') {
@@ -278,17 +310,22 @@ function nodeValue (node) {
     return v => {
       if (v == null) return null
       const out = {}
-      for (const k of Object.keys(v)) out[k] = value(v[k])
+      for (const k of Object.keys(v)) setField(out, k, value(v[k]))
       return out
     }
   }
-  const fields = node.children.map(c => [c.element.name, nodeValue(c)])
+  // hyparquet assembles a struct field under its name, but `__proto__` under STRUCT_PROTO (strippedMetadata).
+  const fields = node.children.map(c => [c.element.name, c.element.name === '__proto__' ? STRUCT_PROTO : c.element.name, nodeValue(c, true)])
   return v => {
     if (v == null) return null
     const out = {}
-    for (const [name, value] of fields) out[name] = value(v[name])
+    for (const [name, stored, value] of fields) setField(out, name, value(v[stored]))
     return out
   }
+}
+
+function noValue () {
+  throw new Error('a value its page does not hold (a dictionary index past the dictionary, or fewer values than its levels say)')
 }
 
 /**
@@ -310,8 +347,18 @@ function convertColumn (data, value) {
   return out
 }
 
+/**
+ * The name a struct field named `__proto__` is read under (hyparquet would assign it, setting
+ * the prototype of its struct): one no writer gives (a NUL first).
+ */
+const STRUCT_PROTO = '\u0000__proto__'
+
 module.exports = {
   ROW_GROUP,
+  STRUCT_PROTO,
+  setField,
+  utf8Text,
+  notUtf8,
   leafRule,
   leafValue,
   int64Value,

@@ -1,7 +1,8 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { nodeValue, keepsAnnotation, ROW_GROUP } = require('./parquet-values')
+const { nodeValue, setField, utf8Text, ROW_GROUP } = require('./parquet-values')
+const { checkSchema, readableMetadata } = require('./parquet-schema')
 const { fileBuffer } = require('./parquet-file')
 const { pageCodecs, prepareCodecs } = require('./parquet-codecs')
 const { KEY_ORDER } = require('./json-value')
@@ -64,25 +65,24 @@ const RAW_PARSERS = Object.freeze({
   timestampFromMicroseconds: v => v,
   timestampFromNanoseconds: v => v,
   dateFromDays: v => v,
-  stringFromBytes: v => v == null ? v : TEXT.decode(v),
+  stringFromBytes: v => v == null ? v : utf8Text(v), // not UTF-8: refused
   jsonFromBytes: v => v,
   geometryFromBytes: v => v,
   geographyFromBytes: v => v,
   uuidFromBytes: v => v
 })
-const TEXT = new TextDecoder()
-
-/** The file's metadata with the leaves' annotations removed but strings': hyparquet then gives stored values. */
-function strippedMetadata (metadata) {
-  const schema = metadata.schema.map(e => e.num_children || keepsAnnotation(e) ? e : { ...e, converted_type: undefined, logical_type: undefined })
-  return { ...metadata, schema }
-}
 
 const EMPTY = Buffer.alloc(0)
 
 /** A name as a RESP bulk string. */
 function bulkOf (name) {
   return Buffer.from(`$${Buffer.byteLength(name)}\r\n${name}\r\n`)
+}
+
+/** A footer that cannot be read, or whose schema is no tree, as the error that names the file. */
+function footerError (name, err) {
+  if (err instanceof PipeloadError) return err
+  return new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}: cannot read the Parquet footer (a Parquet file is read from its end): ${reasonOf(err)}`, { file: name, cause: err })
 }
 
 function reasonOf (err) {
@@ -96,7 +96,7 @@ class ParquetFile {
     this.name = name
     this.buffer = buffer
     this.metadata = metadata
-    this.readable = strippedMetadata(metadata)
+    this.readable = readableMetadata(metadata)
     this.tree = parquetSchema(metadata)
     this.columns = this.tree.children.map(c => c.element.name)
     this.nodes = new Map(this.tree.children.map(c => [c.element.name, c]))
@@ -123,18 +123,30 @@ class ParquetFile {
     let metadata
     try {
       if (buffer.byteLength < 12) throw new Error(`it is ${buffer.byteLength} bytes long, shorter than any Parquet file`)
-      metadata = await parquetMetadataAsync(buffer, { initialFetchSize: FOOTER_FETCH })
+      // geoparquet: false: its marking of GeoParquet columns (whose bytes are sent as they are
+      // anyway) walks the schema before it is checked, and a negative number of children
+      // looped it forever.
+      metadata = await parquetMetadataAsync(buffer, { initialFetchSize: FOOTER_FETCH, geoparquet: false })
     } catch (err) {
-      if (err instanceof PipeloadError) throw err
-      throw new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}: cannot read the Parquet footer (a Parquet file is read from its end): ${reasonOf(err)}`, { file: name, cause: err })
+      throw footerError(name, err)
     }
     return ParquetFile.of(name, buffer, metadata)
   }
 
-  /** A file whose footer was read already (`metadata`: a parse worker's, from the loader), its codecs made ready. */
+  /**
+   * A file whose footer was read already (`metadata`: a parse worker's, from the loader), its
+   * codecs made ready. A schema that is no tree, or nested too deep, is the footer's error.
+   */
   static async of (name, buffer, metadata) {
+    let pf
+    try {
+      checkSchema(metadata.schema)
+      pf = new ParquetFile(name, buffer, metadata)
+    } catch (err) {
+      throw footerError(name, err)
+    }
     await prepareCodecs(metadata)
-    return new ParquetFile(name, buffer, metadata)
+    return pf
   }
 
   /**
@@ -207,13 +219,11 @@ class ParquetFile {
         }
         continue
       }
-      let parts
       try {
-        parts = await this.readParts(group, c)
+        values.push(convertParts(await this.readParts(group, c), group.rows, this.valueOf(c)))
       } catch (err) {
         throw this.groupError(group, c, err)
       }
-      values.push(convertParts(parts, group.rows, this.valueOf(c)))
     }
     return { rows: group.rows, columns, values }
   }
@@ -320,6 +330,14 @@ class ParquetFile {
       }
     }
     const out = new Array(end - start)
+    if (columns.includes('__proto__')) { // an own field, not the record's prototype
+      for (let r = start; r < end; r++) {
+        const rec = Object.create(proto)
+        for (let c = 0; c < n; c++) setField(rec, columns[c], from[c][r + at[c]])
+        out[r - start] = rec
+      }
+      return out
+    }
     for (let r = start; r < end; r++) {
       const rec = Object.create(proto)
       for (let c = 0; c < n; c++) rec[columns[c]] = from[c][r + at[c]]
