@@ -148,6 +148,46 @@ describe('re-sent commands', () => {
     expect(json.stderr).not.toMatch(/may have run twice/)
   }, 60_000)
 
+  it('error replies of a batch re-sent after a silence: each reply counted once, the first answer of a command the final one', async () => {
+    // One server (no cluster). Its first data connection answers 1,245 commands (two batches
+    // of 500 and 245 of the third: ids 1243 and 1244, answered OK, come after the third's last
+    // refused one, 1242) and then nothing, though it still takes (runs) the commands it is
+    // sent; later connections answer all. Every command of a record whose id % 7 === 3 is
+    // refused, and a command run a second time is refused too (as XADD with an explicit id
+    // is). So after the re-send, the commands the first connection answered come back
+    // refused: their first answer stands (an OK stays loaded, an error is not counted
+    // again); the ones it took without answering did run twice, and their refusal counts.
+    const N = 20_000
+    const ran = new Set()
+    const unanswered = new Set() // ids the first data connection ran without answering
+    let silentConn = null
+    const fake = await startFakeRedis((args, conn) => {
+      if (args[0] !== 'SET') return ordinaryReply(args)
+      const id = Number(args[1].slice(3))
+      const again = ran.has(id)
+      ran.add(id)
+      conn.sets = (conn.sets || 0) + 1
+      if (silentConn === null && conn.sets > 1245) silentConn = conn.index
+      if (conn.index === silentConn) { unanswered.add(id); return null }
+      if (id % 7 === 3) return `-ERR bad value for ${id}\r\n`
+      return again ? `-ERR ran twice: ${id}\r\n` : '+OK\r\n'
+    })
+    closers.push(() => fake.close())
+    const failed = []
+    const summary = await load({
+      url: `redis://127.0.0.1:${fake.port}`, input: rows(N), command: 'SET rs:{id} v', batchSize: 500, window: 8, timeout: '500ms', retryTimeout: '10s',
+      onError: 'skip', maxFailures: N, onFailure: f => failed.push(Number(f.message.split(' ').at(-1)))
+    })
+    expect(silentConn).not.toBe(null)
+    expect(unanswered.size).toBeGreaterThan(500) // whole batches and the rest of a partly answered one
+    // The oracle: the ids the server refused whatever the order, and those it ran twice.
+    const expected = new Set(unanswered)
+    for (let id = 0; id < N; id++) if (id % 7 === 3) expected.add(id)
+    expect(summary).toMatchObject({ records: N, loaded: N - expected.size, errors: expected.size, errorReplies: expected.size })
+    expect(failed.length).toBe(expected.size) // each failed record reported once
+    expect(new Set(failed)).toEqual(expected)
+  }, 60_000)
+
   it('a cluster node that goes silent: only its unanswered commands are re-sent, and counted', async () => {
     // A one-node cluster (all slots on itself). Its first data connection answers 1,250
     // INCRs (two and a half batches of 500) and then nothing; later connections answer all.

@@ -30,11 +30,11 @@ const echo = args => `-WRONGPASS invalid username-password pair: you said ${JSON
  * it are accepted. With `dropAfter`, the first data connection is closed after that many
  * data commands (so the client has to reconnect).
  */
-async function echoingServer ({ echoFrom, dropAfter = Infinity }) {
+async function echoingServer ({ echoFrom, dropAfter = Infinity, echoing = echo }) {
   let data = 0
   srv = await scriptedServer((args, conn) => {
     const cmd = args[0].toUpperCase()
-    if (cmd === 'AUTH') return conn.id >= echoFrom ? echo(args) : '+OK\r\n'
+    if (cmd === 'AUTH') return conn.id >= echoFrom ? echoing(args) : '+OK\r\n'
     const u = usual(args)
     if (u !== null) return u
     if (conn.id === 2 && ++data > dropAfter) { conn.socket.destroy(); return null }
@@ -78,6 +78,21 @@ describe('the scrubber: a server that echoes the password in its error reply', (
         expect([cmd.toUpperCase(), ...rest]).toEqual(['AUTH', PW])
       })
     }
+  }
+
+  // A server (or a proxy in front of one) may quote the password as it would appear in a
+  // URL, %-encoded: the client sent it decoded, and that form is a secret all the same.
+  for (const [where, echoFrom] of [['the control connection', 1], ['the data connection', 2]]) {
+    it(`CLI, ${where}, a reply that quotes the password %-encoded: shown with *** for it`, async () => {
+      await echoingServer({ echoFrom, echoing: args => `-WRONGPASS invalid username-password pair: you said ${encodeURIComponent(args.at(-1))}\r\n` })
+      const r = await runCli(['import', '-', '--format', 'csv', '-c', 'SET a:{id} {v}', '--json', '-u', `redis://:${encodeURIComponent(PW)}@127.0.0.1:${srv.port}`], { input: CSV })
+      expect(r.code).toBe(4)
+      expect(JSON.parse(r.stdout).error.code).toBe('PIPELOAD_AUTH_FAILED')
+      expect(r.stderr).toMatch(/WRONGPASS invalid username-password pair: you said \*\*\*$/m)
+      expectNoPassword('%-encoded echo', r.stdout, r.stderr)
+      const [cmd, ...rest] = srv.connections[echoFrom - 1].commands[0]
+      expect([cmd.toUpperCase(), ...rest]).toEqual(['AUTH', PW]) // sent decoded
+    })
   }
 
   it('CLI, a data reconnect mid-load: the load stops with exit 4 and the summary, no password anywhere', async () => {
