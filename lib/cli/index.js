@@ -330,7 +330,7 @@ Connection flags are redis-cli's: -u URL, -h host, -p port, -a password, -n db, 
 ${ENV_HELP}${EXIT_HELP}${manualHelp()}`)
   const settings = program.configureOutput()
   program.addCommand(importCommand(io).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
-  // bench's own text (lib/bench/cli.js) says what it writes; the environment is the import's.
+  // bench's own text (lib/cli/bench.js) says what it writes; the environment is the import's.
   program.addCommand(benchCommand(io).addHelpText('after', ENV_HELP + manualHelp('the timing mode: timing.md')).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   return program
 }
