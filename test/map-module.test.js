@@ -101,6 +101,9 @@ describe('--map <module>', () => {
     const ns = []
     const state = JSON.parse(fs.readFileSync(checkpoint, 'utf8'))
     state.records = 2; state.loaded = 1; state.skipped = 1; state.commands = 1; state.line = 3; state.complete = false
+    // Whether the first run's checkpoint has a `next` (a record start to read from) depends on
+    // when its last write came: one past record 2 would contradict the records set here.
+    delete state.next
     fs.writeFileSync(checkpoint, JSON.stringify(state))
     const again = await load({ url: srv.url, input: file, checkpoint, resume: true, map: (r, ctx) => { ns.push(ctx.n); return [['SET', 'mk:' + r.id, r.name]] } })
     expect(ns).toEqual([3, 4])
