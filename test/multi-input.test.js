@@ -238,6 +238,32 @@ describe('failures in several inputs name their own file:line', () => {
   })
 })
 
+describe('--on-error abort sends nothing after the error reply', () => {
+  it('the next input\'s batch, already waiting for the window when the error reply comes, is not sent', async () => {
+    const d = path.join(dir, 'abort-waiting')
+    fs.mkdirSync(d)
+    fs.writeFileSync(path.join(d, 'one.ndjson'), '{"id":"bad"}\n')
+    fs.writeFileSync(path.join(d, 'two.ndjson'), '{"id":"next"}\n')
+    // The error reply to one.ndjson's command comes late: two.ndjson is read and its batch
+    // handed to the sender, which waits for the window (-w 1), before the reply is in.
+    const srv = await scriptedServer((args, conn) => {
+      if (args[0] !== 'SET') return usual(args)
+      if (args[1] === 'k:bad') setTimeout(() => conn.socket.write('-ERR refused\r\n'), 300)
+      else return '+OK\r\n'
+      return null
+    })
+    try {
+      const res = await pipeload(['import', 'one.ndjson', 'two.ndjson', '-u', srv.url, '-c', 'SET k:{id} 1', '-w', '1'], { cwd: d })
+      expect(res.code).toBe(1)
+      expect(res.stderr).toMatch(/^pipeload: one\.ndjson:1: ERR refused \(stopped: on-error abort\)$/m)
+      const sets = srv.connections.flatMap(c => c.commands).filter(a => a[0] === 'SET').map(a => a[1])
+      expect(sets).toEqual(['k:bad'])
+    } finally {
+      await srv.close()
+    }
+  })
+})
+
 describe('a batch never spans two inputs', () => {
   it('records without commands at the start of an input, while the last input\'s batch awaits its reply, are counted for their own input', async () => {
     const d = path.join(dir, 'empty-batch')

@@ -249,6 +249,9 @@ class Run {
       // Each wait for the next batch ends when the signal aborts: an input that stalls (stdin,
       // a FIFO, a stream, an iterable, a parse worker reading one) does not hold the abort back.
       for await (const batch of signal ? abortable(batches, signal, () => this.aborted()) : batches) {
+        // The window's room first (one server): an error reply that comes while this batch
+        // waits for it is seen below, and the batch is not sent.
+        if (batch.cmds && sink.room) await sink.room()
         // An error reply (abort), one failure too many, or an output that cannot be
         // written: send nothing more.
         if (this.stop !== null || this.outputError !== null) {

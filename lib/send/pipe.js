@@ -138,11 +138,20 @@ class Pipe {
     conn.onClose = this.onClose.bind(this)
   }
 
+  /**
+   * Resolves once a batch can be sent without waiting (the window has room): the run looks at
+   * its error policy after this, so an error reply that comes meanwhile stops it before the
+   * next batch goes (--on-error abort), not after.
+   */
+  room () {
+    // Kept batches hold the sender back, but not an aborted run: it stops at this batch.
+    return this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
+  }
+
   /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
   async send (encoded) {
     if (encoded.cmds === 0) return this.sendEmpty(encoded)
-    // Kept batches hold the sender back, but not an aborted run: it stops at this batch.
-    await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
+    await this.room()
     const b = new Batch(encoded)
     if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(b)
