@@ -11,7 +11,7 @@ const { BaseSequencer } = require('vitest/node')
 const SLOW_FIRST = [
   'cluster', 'readme', 'memory', 'faults', 'parallel', 'fidelity-worker', 'resume', 'auto-workers-load',
   'shard-cli', 'ndjson-wide', 'parquet-resume', 'multi-resume', 'fuzz', 'multi-input', 'fidelity',
-  'relax-quotes', 'http-stall', 'hangs', 'bad-input', 'types', 'sentinel', 'tls'
+  'relax-quotes', 'http-stall', 'hangs', 'bad-input', 'types', 'sentinel', 'sentinel-loss', 'tls'
 ].map(name => `${name}.test.js`)
 
 class SlowFirst extends BaseSequencer {
