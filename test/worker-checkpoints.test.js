@@ -7,13 +7,14 @@
 //   row group numbers its records ({$n}) as the whole run does: record i (0-based) is i + 1,
 //   in the chunk or group holding the first record not skipped and in every one after it;
 // - the checkpoint's `next` (where a resumed run may start reading: an http(s) input's Range
-//   request) names the byte offset and line where its record starts, for a record in a
-//   chunk other than the first.
+//   request) and the summary's `stoppedAt` (where the first record not sent starts) name the
+//   byte offset and line of one record, for a record in a chunk other than the first.
 // Each case has many chunks or row groups and several workers, so that the records to check
 // are in chunks and groups other than the first.
 
 const fs = require('node:fs')
 const path = require('node:path')
+const { PassThrough } = require('node:stream')
 const { useServer } = require('./helpers/redis-server')
 const { writeQuery, rowGroupsOf } = require('./helpers/parquet')
 const { load } = require('..')
@@ -87,16 +88,17 @@ describe('--resume in parse workers: {$n} goes on from the checkpoint', () => {
   })
 })
 
-describe('the checkpoint of a run in parse workers', () => {
-  it('`next` names the offset and line where its record starts, in a chunk after the first', async () => {
-    // Records of one line each, of different lengths: record i starts at line i + 2.
-    const rows = 20_000
-    const lines = Array.from({ length: rows }, (_, i) => `${i},${'x'.repeat(i % 13)}`)
+describe('where a run in parse workers may resume, or stopped', () => {
+  // Records of one line each, of different lengths: record i starts at line i + 2.
+  const rows = 20_000
+  const lines = Array.from({ length: rows }, (_, i) => `${i},${'x'.repeat(i % 13)}`)
+  const starts = [] // byte offset of record i, counted here
+  let at = Buffer.byteLength('id,v\n')
+  for (const l of lines) { starts.push(at); at += Buffer.byteLength(l) + 1 }
+
+  it('the checkpoint\'s `next` names the offset and line where its record starts, in a chunk after the first', async () => {
     const file = path.join(dir, 'next.csv')
     fs.writeFileSync(file, 'id,v\n' + lines.join('\n') + '\n')
-    const starts = [] // byte offset of record i, counted here
-    let at = Buffer.byteLength('id,v\n')
-    for (const l of lines) { starts.push(at); at += Buffer.byteLength(l) + 1 }
     for (const workers of [2, 3]) {
       const cp = path.join(dir, `next-${workers}.checkpoint`)
       // No {$n} nor {$line}: chunks are encoded as soon as they are parsed, their lines moved after.
@@ -106,5 +108,18 @@ describe('the checkpoint of a run in parse workers', () => {
       expect(next.records).toBeGreaterThan(rows / 2) // the last batch's start: far past the first chunk
       expect(next, `--workers ${workers}`).toMatchObject({ offset: starts[next.records], line: next.records + 2 })
     }
+  })
+
+  it('a run stopped by max-errors: the summary\'s stoppedAt is the offset and line of one record', async () => {
+    const bad = 15_000 // a field too many: rejected, and with max-errors 0 the run stops after it
+    const file = path.join(dir, 'stop.csv')
+    fs.writeFileSync(file, 'id,v\n' + lines.map((l, i) => i === bad ? l + ',extra' : l).join('\n') + '\n')
+    const shifted = starts.map((s, i) => i > bad ? s + ','.length + 'extra'.length : s)
+    const err = await load({ input: file, key: 's:{id}', dryRun: 'resp', output: new PassThrough().resume(), onError: 'skip', maxErrors: 0, workers: 2, chunkSize: 4096, batchSize: 100 }).catch(e => e)
+    expect(err.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
+    const { stoppedAt } = err.summary
+    const r = shifted.indexOf(stoppedAt.offset)
+    expect(r, `stoppedAt ${JSON.stringify(stoppedAt)}: the start of a record after the failed one`).toBeGreaterThan(bad)
+    expect(stoppedAt.line).toBe(r + 2)
   })
 })
