@@ -132,6 +132,40 @@ describe('parse workers across the runs of a process', () => {
     expect((await nextThreadId()) - first - 1).toBe(2)
     await endIdleWorkers()
   })
+
+  // For a cluster the workers hash each command's slot and, told each slot's master (owners),
+  // group a batch's commands by master. A run's workers start from no slot map: taking over
+  // the one of the cluster run before (another topology) they would lay batches out by it.
+  // The sender routes by its own map whatever the layout (lib/encode/group.js), so what reaches
+  // each master is the same either way: this checks the workers' state, not the wire.
+  it('a run does not keep the slot map its workers were told by the run before', async () => {
+    const { WorkerPool, openParallelBatches } = require('../lib/encode/parallel')
+    const { normalizeLoadOptions } = require('../lib/run/options')
+    const { describeInput } = require('../lib/read/input')
+    const { SLOTS } = require('../lib/encode/slots')
+    /** A cluster run's batches of files[0] in 2 workers, told `owners` once open (null: none). */
+    async function clusterRead (owners) {
+      const o = normalizeLoadOptions({ input: files[0], key: 'g:{id}', dryRun: 'resp', workers: 2, chunkSize: 512, batchSize: 20 })
+      const pool = new WorkerPool(o)
+      const src = await openParallelBatches(describeInput(o), o, 0, 2, true, 0, pool)
+      if (owners) src.useSlots(owners)
+      const batches = []
+      for await (const b of src.batches) batches.push(b)
+      await pool.end() // its workers left idle, for the next run
+      return batches
+    }
+    await endIdleWorkers()
+    const two = new Uint16Array(SLOTS).map((_, s) => s % 2) // two masters, every other slot
+    const told = await clusterRead(two)
+    expect(told.some(b => b.stops), 'batches grouped by master once the owners are told').toBe(true)
+    const first = await nextThreadId()
+    const next = await clusterRead(null)
+    expect((await nextThreadId()) - first - 1).toBe(0) // the idle workers taken
+    expect(next.length).toBeGreaterThan(5)
+    expect(next.every(b => b.slots && b.slots.length === b.cmds), 'every batch hashed').toBe(true)
+    expect(next.filter(b => b.stops).length, 'batches grouped by the run before\'s masters').toBe(0)
+    await endIdleWorkers()
+  })
 })
 
 // An input read whole by one worker (--workers 1; a JSON document, which cannot be cut) takes a
