@@ -1,9 +1,18 @@
 'use strict'
 
 const { load } = require('./run/load')
-const { bench } = require('./bench')
 const { PipeloadError, EXIT, CODES } = require('./errors')
 const { DEFAULTS } = require('./run/options')
 const { JsonNumber } = require('./read/json-number')
 
-module.exports = { load, bench, PipeloadError, EXIT, CODES, DEFAULTS, JsonNumber }
+module.exports = {
+  load,
+  // The timing mode (lib/bench/), loaded when `bench` is first read: a program that only loads
+  // data never loads it.
+  get bench () { return require('./bench').bench },
+  PipeloadError,
+  EXIT,
+  CODES,
+  DEFAULTS,
+  JsonNumber
+}

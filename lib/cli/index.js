@@ -6,7 +6,6 @@ const { PipeloadError, EXIT, where } = require('../errors')
 const { DEFAULTS, parseShard } = require('../run/options')
 const { formatProgress, formatSummary, formatFailure, int, count } = require('../run/reporter')
 const { version } = require('../../package.json')
-const { benchCommand } = require('./bench')
 const { outputError } = require('../send/dry-run')
 const { refuseOutputsOverInputs } = require('../run/same-file')
 const { collect, addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
@@ -303,8 +302,12 @@ function optionDescription (option) {
 
 const HELP_SETTINGS = { optionDescription }
 
-/** A fresh program; `io` = { stdout, stderr, env, signal } so tests can run it in-process. */
-function createProgram (io) {
+/**
+ * A fresh program; `io` = { stdout, stderr, env, signal } so tests can run it in-process.
+ * `argv`, when given, is the command line it will parse: an import leaves the timing mode's
+ * command out (its code, lib/cli/bench.js and lib/bench/, is then never loaded).
+ */
+function createProgram (io, argv = null) {
   const program = new Command('pipeload')
     .description('Stream CSV, TSV, JSON and NDJSON datasets into Redis or Valkey as pipelined commands')
     .usage('<command> [options]')
@@ -330,7 +333,9 @@ Connection flags are redis-cli's: -u URL, -h host, -p port, -a password, -n db, 
 ${ENV_HELP}${EXIT_HELP}${manualHelp()}`)
   const settings = program.configureOutput()
   program.addCommand(importCommand(io).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
+  if (argv !== null && argv[0] === 'import') return program
   // bench's own text (lib/cli/bench.js) says what it writes; the environment is the import's.
+  const { benchCommand } = require('./bench')
   program.addCommand(benchCommand(io).addHelpText('after', ENV_HELP + manualHelp('the timing mode: timing.md')).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   return program
 }
@@ -372,7 +377,7 @@ function takesValue (cmd, arg) {
 
 /** Run the CLI; resolves with the exit code. */
 async function run (argv, io) {
-  const program = createProgram(io)
+  const program = createProgram(io, argv)
   try {
     await program.parseAsync(bareHelp(argv, program), { from: 'user' })
     return io.exitCode ?? EXIT.OK

@@ -43,8 +43,6 @@ const { openReader, Rejected } = require('../read/reader')
 const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
 const { recycle, reuse, shareOutput } = require('./writer')
-const { groupByOwner } = require('./group')
-const { SlotScanner, commandSlots } = require('./slots')
 const { countLines } = require('../read/cut')
 const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
@@ -60,6 +58,7 @@ const parses = []
 let busy = false
 let slots = false // the target is a cluster: each command's hash slot too
 let owners = null // each slot's master, as the loader last told (null: not grouped)
+let cluster = null // ./slots and ./group, loaded by the first input to a cluster (useSlots())
 const free = [] // output buffers the loader gave back, for the next batches of any chunk
 // The input being read (set by begin()).
 let gen, name, format, skip, runBase, numbered, mapper
@@ -93,7 +92,7 @@ function begin (input) {
     whole = new WholeInput(input.whole, o, free, msg => parentPort.postMessage({ ...msg, gen: at }))
     whole.run()
   }
-  if (input.slots) slots = true
+  if (input.slots) useSlots()
   // Records need their number in the whole input only for {$n} and {$line} (and to drop those
   // a resumed run skips): without them, a chunk is encoded as soon as it is parsed, and only
   // its batches' line numbers are shifted once its place is known. Parsed records kept
@@ -115,7 +114,7 @@ parentPort.on('message', msg => {
   if (msg.type === 'chunk' || msg.type === 'group') parses.push(msg)
   else if (msg.type === 'bases') encodes.push(msg)
   else if (msg.type === 'slots') {
-    slots = true
+    useSlots()
     owners = msg.owners ?? null
   }
   else if (msg.type === 'recycle') return recycle(free, msg.buf)
@@ -270,17 +269,27 @@ function send (index, batch, last) {
   parentPort.postMessage({ type: 'batch', gen, index, batch, last })
 }
 
-const scanner = new SlotScanner()
+/**
+ * The target is a cluster: hash slots from now on. What its batches need here (slots, grouping
+ * by master) is loaded once, by the worker's first such input: a run into one server loads none of it.
+ */
+function useSlots () {
+  slots = true
+  if (cluster === null) {
+    const { SlotScanner, commandSlots } = require('./slots')
+    cluster = { scanner: new SlotScanner(), commandSlots, groupByOwner: require('./group').groupByOwner }
+  }
+}
 
 /**
  * For a cluster: each command's start and hash slot, so the loader's thread need not scan;
  * and, once the loader told the slots' masters, the commands grouped by master.
  */
 function addSlots (batch) {
-  const { starts, slots } = commandSlots(scanner, batch.buf, batch.cmds)
+  const { starts, slots } = cluster.commandSlots(cluster.scanner, batch.buf, batch.cmds)
   batch.starts = starts
   batch.slots = slots
-  const grouped = owners && groupByOwner(batch.buf, starts, slots, owners, n => reuse(free, n))
+  const grouped = owners && cluster.groupByOwner(batch.buf, starts, slots, owners, n => reuse(free, n))
   if (grouped) {
     recycle(free, batch.buf.buffer) // copied: written into again
     batch.buf = grouped.buf

@@ -5,7 +5,7 @@ const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
 const { ELEMENT } = require('../read/json-value')
-const { ROW_GROUP } = require('../read/parquet-values')
+const { ROW_GROUP } = require('../read/row-marks')
 const { exactJson } = require('../read/json-number')
 const { IDLE, orIdle } = require('./idle')
 
@@ -174,7 +174,7 @@ class BatchEncoder {
   }
 }
 
-/** A Parquet row's row group (parquet-values ROW_GROUP), or undefined. */
+/** A Parquet row's row group (row-marks ROW_GROUP), or undefined. */
 function rowGroupOf (rec) {
   return rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
 }

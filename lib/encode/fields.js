@@ -4,7 +4,6 @@ const { PipeloadError } = require('../errors')
 const { FieldMissing, toArg, jsonText, spreadArgs, vectorBytes } = require('./values')
 const { CsvRow } = require('../read/csv-row')
 const { JsonRow } = require('../read/json-row')
-const { ParquetRow } = require('../read/parquet-row')
 const { INDEX, MEMBER_KEY } = require('../read/json-value')
 
 // A template's {field} parts as getters on a plain record (mapper.js): by column for a CSV
@@ -175,11 +174,27 @@ function recordJson (shape) {
   return rec => jsonText(rec, '$')
 }
 
-/** A fast-path record as the reader would otherwise give it: string array or object. */
+/** A fast-path record as the reader would otherwise give it: string array or object (a Parquet text row: plainFor). */
 function plain (rec) {
   if (rec instanceof CsvRow) return rec.toArray()
-  if (rec instanceof JsonRow || rec instanceof ParquetRow) return rec.toObject()
+  if (rec instanceof JsonRow) return rec.toObject()
   return rec
 }
 
-module.exports = { fieldGetter, columnIndex, altGetter, noRecordNumber, plain }
+/**
+ * The class of the Parquet text rows an input of this shape gives (ParquetRow), or null. They
+ * come only where the shape names their columns (read/parquet-input.js, compile.js's
+ * writeParquet), and only then is the class loaded: a CSV or JSON run loads no Parquet module.
+ */
+function parquetRowClass (shape) {
+  return shape && shape.parquetColumns ? require('../read/parquet-row').ParquetRow : null
+}
+
+/** plain() for the records of an input of this shape, Parquet text rows included. */
+function plainFor (shape) {
+  const ParquetRow = parquetRowClass(shape)
+  if (ParquetRow === null) return plain
+  return rec => rec instanceof ParquetRow ? rec.toObject() : plain(rec)
+}
+
+module.exports = { fieldGetter, columnIndex, altGetter, noRecordNumber, plain, plainFor, parquetRowClass }

@@ -2,7 +2,7 @@
 
 const { PipeloadError } = require('../errors')
 const { toArg } = require('./values')
-const { plain, noRecordNumber } = require('./fields')
+const { noRecordNumber } = require('./fields')
 const { mapKeyCommands } = require('./ttl-replace')
 
 // The mapper for a map(record, ctx) function instead of templates (mapper.js): it gets the
@@ -15,9 +15,9 @@ const SKIP = Symbol('skip')
  * map() gets a CSV row with a header as an object of column → text, as docs/templates.md's
  * `r.id` reads it (a bare array would make `r.id` undefined and every key `k:undefined`);
  * without a header, the array. fromEntries defines own properties, so a column named
- * `__proto__` is a field like any other.
+ * `__proto__` is a field like any other. `plain`: the input's record as plain data (fields.js plainFor).
  */
-function recordForMap (columns) {
+function recordForMap (columns, plain) {
   if (!columns) return plain
   return rec => {
     const row = plain(rec)
@@ -25,8 +25,8 @@ function recordForMap (columns) {
   }
 }
 
-function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file, shard }) {
-  const toRecord = recordForMap(columns)
+function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file, shard, plain }) {
+  const toRecord = recordForMap(columns, plain)
   const keyCommands = mapKeyCommands({ ttl, ttlKeys, replace })
   // map(record, ctx): n is the record's number over the whole run (stable across --resume);
   // a shard does not know it, and reading ctx.n there fails the record with why.

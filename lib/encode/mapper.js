@@ -3,9 +3,8 @@
 const { parseTemplate } = require('./template')
 const { CsvRow } = require('../read/csv-row')
 const { JsonRow } = require('../read/json-row')
-const { ParquetRow } = require('../read/parquet-row')
 const { FieldMissing, toArg, vectorBytes } = require('./values')
-const { plain } = require('./fields')
+const { plainFor, parquetRowClass } = require('./fields')
 const { compileCommand } = require('./compile')
 const { templateKeyCommands } = require('./ttl-replace')
 const { mapFunctionMapper, SKIP } = require('./map-function')
@@ -31,7 +30,9 @@ const { mapFunctionMapper, SKIP } = require('./map-function')
  * @param {object} o { templates: string[], ttl?: number, map?: fn, shape: { columns?: string[]|null, file } }
  */
 function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map, shape, vectors }) {
-  if (map) return mapFunctionMapper(map, { ttl, ttlKeys, replace, columns: shape && shape.columns, file: shape && shape.file, shard: Boolean(shape && shape.shard) })
+  const plain = plainFor(shape)
+  if (map) return mapFunctionMapper(map, { ttl, ttlKeys, replace, columns: shape && shape.columns, file: shape && shape.file, shard: Boolean(shape && shape.shard), plain })
+  const ParquetRow = parquetRowClass(shape) // null: the input gives no Parquet text rows
   const vectorMap = new Map((vectors || []).map(v => [v.name, v]))
   const commands = templates.map(t => compileCommand(parseTemplate(t), shape, vectorMap))
   templateKeyCommands(commands, templates[0], { ttl, ttlKeys, replace })
@@ -67,7 +68,7 @@ function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map
         for (let i = 0; i < n; i++) commands[i].writeRow(rec, w)
       } else if (rec instanceof JsonRow) {
         for (let i = 0; i < n; i++) commands[i].writeJson(rec, w)
-      } else if (rec instanceof ParquetRow) {
+      } else if (ParquetRow !== null && rec instanceof ParquetRow) {
         for (let i = 0; i < n; i++) commands[i].writeParquet(rec, w)
       } else {
         for (let i = 0; i < n; i++) commands[i].write(rec, w)

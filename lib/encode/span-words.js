@@ -3,7 +3,7 @@
 const { FIELD } = require('./template')
 const { FieldMissing } = require('./values')
 const { columnIndex } = require('./fields')
-const { headOf } = require('../read/parquet-row')
+const { headOf } = require('../read/row-marks')
 
 // The writers of a template word for the readers' byte rows (mapper.js's hot path): a
 // CsvRow's or JsonRow's fields, or a ParquetRow's column values, copied into RESP as spans of

@@ -10,7 +10,7 @@ const { bulk } = require('./resp')
 const { PipeloadError } = require('../errors')
 const { describeLoneSurrogate } = require('../read/json-value')
 const { copyBytes } = require('../read/copy')
-const { headOf } = require('../read/parquet-row')
+const { headOf } = require('../read/row-marks')
 
 const CR = 13
 const LF = 10

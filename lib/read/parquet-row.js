@@ -3,6 +3,7 @@
 const { JsonNumber } = require('./json-number')
 const { ROW_GROUP, setField } = require('./parquet-values')
 const { KEY_ORDER } = require('./json-value')
+const { headOf } = require('./row-marks') // the writers of encode/ read it from there: a CSV run loads no Parquet module
 
 // A Parquet row as text (parquet-text.js): row r of a batch whose columns (the projected ones,
 // in schema order) are ColumnBatches, each value the bytes the mapper sends for it (the text
@@ -57,15 +58,6 @@ class ParquetRow {
   toJSON () {
     return this.toObject()
   }
-}
-
-/**
- * Where the bulk string of the text at [start, end) starts: `$`, the length's digits and CRLF
- * before it (parquet-text.js writes each value so).
- */
-function headOf (start, end) {
-  const len = end - start
-  return start - 3 - (len < 10 ? 1 : len < 100 ? 2 : len < 1000 ? 3 : len < 10000 ? 4 : String(len).length)
 }
 
 function valueOf (buf, s, e, tag) {

@@ -3,6 +3,7 @@
 const { isUtf8 } = require('node:buffer')
 const { JsonNumber } = require('./json-number')
 const { invalidAt } = require('./utf8')
+const { ROW_GROUP } = require('./row-marks') // a record's row group, kept there for the encoder: a CSV run loads no Parquet module
 
 // Parquet values as the record values the mapper writes, one rule per physical and logical
 // type (docs/parquet.md has the table). Nothing is rounded: hyparquet's own conversions are
@@ -26,9 +27,6 @@ function setField (obj, key, value) {
   if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
   else obj[key] = value
 }
-
-/** A Parquet record's row group (a symbol property: not a field, not in `*` or {$}), named in failures. */
-const ROW_GROUP = Symbol('pipeload row group')
 
 /** The shortest decimal text whose float32 is `x`, as the double that prints it; -0 as "-0". */
 function float32Value (x) {

@@ -9,7 +9,7 @@ const { autoWorkers } = require('../encode/parallel')
 const { Pipe } = require('../send/pipe')
 const { DryRunSink } = require('../send/dry-run')
 const { openControl, dataEndpoint, connectData, dataReconnector } = require('../send/connection')
-const { isCluster, openClusterSink } = require('../send/cluster')
+const { isCluster } = require('../send/target-kind')
 const { askReplication } = require('../send/replication')
 const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, inputIdentity, resumePlan } = require('./checkpoint')
 const { rangePlan, urlResumePlan } = require('./url-resume')
@@ -136,7 +136,8 @@ async function openSink (o, input, run) {
   let endpoint
   let replicated = null
   try {
-    if (await clusterMode(o, control)) return openClusterSink(o, input, run, control, owned)
+    // The cluster sink is loaded for a cluster only: a run into one server loads none of it.
+    if (await clusterMode(o, control)) return require('../send/cluster').openClusterSink(o, input, run, control, owned)
     endpoint = dataEndpoint(control)
     conn = await connectData(endpoint, o.connectTimeout, o.signal)
     // With Sentinel, batches are kept until the master's replicas have them: where its

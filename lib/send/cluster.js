@@ -11,6 +11,7 @@ const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../enc
 const { NodePipe, NodeBatch } = require('./cluster-node')
 const { OTHER } = require('../encode/group')
 const { scrub } = require('./connection')
+const { isCluster } = require('./target-kind')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
 // cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
@@ -510,17 +511,6 @@ class Topology {
     for (const c of this.clients.values()) c.disconnect()
     this.clients.clear()
   }
-}
-
-/**
- * Is the server behind this control client a cluster node? (INFO cluster; false when not
- * allowed.) Bounded by `ms` and `signal`: a server that does not answer is an error, not "no".
- */
-async function isCluster (control, { ms, signal } = {}) {
-  if (control.isCluster) return true
-  const info = await ask(control, 'while asking INFO cluster whether it is a cluster node (--no-cluster skips this)',
-    () => control.info('cluster').catch(() => ''), { ms, signal })
-  return /^cluster_enabled:1\b/m.test(info)
 }
 
 /** The data endpoint template (credentials, TLS) for a control client or an ioredis Cluster. */
