@@ -13,7 +13,8 @@ const { skipRecords, tooFew } = require('../read/skip')
 const { pieces } = require('../read/copy')
 const { reviveError } = require('./thread-errors')
 const { IDLE, orIdle } = require('./idle')
-const { where, PipeloadError } = require('../errors')
+const { PipeloadError } = require('../errors')
+const { SourceFailed, chunkReason, describeFallback } = require('./fallback')
 
 // The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
 // chunks at record boundaries (lib/read/cut.js); n worker threads (chunk-worker.js) parse
@@ -281,13 +282,6 @@ class PoolInput {
   }
 }
 
-/** The input's bytes could not be read (not a failure of the cutting). */
-class SourceFailed {
-  constructor (cause) {
-    this.cause = cause
-  }
-}
-
 class Parallel extends PoolInput {
   constructor (desc, o, skip, n, slots, before = skip, pool = null) {
     super()
@@ -436,7 +430,7 @@ class Parallel extends PoolInput {
       return
     }
     if (msg.type === 'parsed') {
-      if (!msg.ok) msg.reason = this.relocate(msg.reason)
+      if (!msg.ok) msg.reason = chunkReason(msg.reason, this.desc.name)
       if (msg.index === 0) this.firstParsed(msg)
       e.parsed = msg
       if (!msg.ok) w.load--
@@ -469,16 +463,6 @@ class Parallel extends PoolInput {
     }
   }
 
-  /**
-   * A worker's message about a chunk names its line as counted from the chunk's start
-   * (`file:3: …`): the input's line instead, once the lines before the chunk are known.
-   * Before that (a chunk parsed ahead) it is left as it is.
-   */
-  relocate (reason) {
-    const m = typeof reason === 'string' ? /^(.*?):(\d+): /.exec(reason) : null
-    if (m === null || m[1] !== (this.desc.name || '<input>')) return reason
-    return { line: Number(m[2]), rest: reason.slice(m[0].length) }
-  }
 
   /** In chunk order: give each parsed chunk the records and lines before it, to encode. */
   placeChunks () {
@@ -503,8 +487,7 @@ class Parallel extends PoolInput {
 
   /**
    * Read sequentially from chunk `index` on, once every chunk before it is yielded; `reason`:
-   * why, a message (the bad input's), or `{ line, rest }`, a message whose line counts from
-   * the chunk's start (made the input's once the lines before the chunk are known).
+   * why, for the summary (./fallback.js).
    */
   fallback (index, reason = null) {
     if (this.fallbackAt === null || index < this.fallbackAt) {
@@ -515,16 +498,9 @@ class Parallel extends PoolInput {
     this.notify()
   }
 
-  /**
-   * Where and why the n workers handed over to the sequential reader of this thread:
-   * { from: n, line, offset, reason }; null if they did not (an empty input is no fallback).
-   */
+  /** Where and why the n workers handed over to this thread ({ from, line, offset, reason }), or null. */
   fallbackInfo () {
-    if (this.sequentialFrom === null || this.fallbackReason === null) return null
-    let reason = this.fallbackReason
-    // The chunk at fault starts at the line the sequential reader took over at.
-    if (typeof reason !== 'string') reason = `${where(this.desc.name, this.sequentialFrom.line - 1 + reason.line)}: ${reason.rest}`
-    return { from: this.n, line: this.sequentialFrom.line, offset: this.sequentialFrom.offset, reason }
+    return describeFallback(this.desc.name, this.n, this.sequentialFrom, this.fallbackReason)
   }
 
   /** The sequential reader from chunk `fallbackAt`: its bytes, the bytes after, and the rest of the input. */
