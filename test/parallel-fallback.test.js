@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect */ // vitest globals (see vitest.config.js)
+/* global describe, it, expect, vi */ // vitest globals (see vitest.config.js)
 
 // The parallel parse's fallback to one thread (lib/encode/parallel.js openFallback) over
 // inputs many file reads (256 KiB) and many chunks long: a record longer than a chunk, a
@@ -10,6 +10,10 @@
 //
 // The oracle is the generator's own list of records (id, value, line) and a RESP encoder
 // of a few lines here, not the project's reader or encoder.
+//
+// Only bad input falls back, and the summary says where and why (each file's `fallback`, a
+// line of the CLI's summary); an error that is not bad input (a TypeError planted in a worker
+// by PIPELOAD_TEST_CHUNK_TYPE_ERROR, or in the cutter) fails the run instead.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -19,6 +23,7 @@ const { normalizeLoadOptions } = require('../lib/run/options')
 const { describeInput } = require('../lib/read/input')
 const { openParallelBatches } = require('../lib/encode/parallel')
 const { runCliSpawned } = require('./helpers/run-cli')
+const { Cutter } = require('../lib/read/cut')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-fallback-'))
 const ROWS = 36_000
@@ -260,5 +265,25 @@ describe('the summary says when and why the parse workers fell back to one threa
     const ok = await runCliSpawned(args)
     expect(ok.code).toBe(1)
     expect(ok.stdoutBytes.equals(expected(plain.good))).toBe(true)
+  })
+
+  it('an error of the cutting on the loader\'s thread (a TypeError) fails the run as itself, not as a failed input read on one thread', async () => {
+    const push = Cutter.prototype.push
+    let calls = 0
+    // The cutter's third piece of input throws, as a bug in lib/read/cut.js would.
+    const spy = vi.spyOn(Cutter.prototype, 'push').mockImplementation(function (buf) {
+      if (++calls === 3) throw new TypeError('planted in the cutter')
+      return push.call(this, buf)
+    })
+    let r
+    try {
+      r = await dryRun({ input: plain.file, onError: 'skip' })
+    } finally {
+      spy.mockRestore()
+    }
+    expect(calls).toBeGreaterThanOrEqual(3)
+    expect(r.error).toBeInstanceOf(TypeError) // before: PIPELOAD_INPUT_FAILED, "the input stream failed: planted in the cutter"
+    expect(r.error.message).toBe('planted in the cutter')
+    expect(r.summary.files[0].fallback).toBe(undefined)
   })
 })
