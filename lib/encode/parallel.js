@@ -463,7 +463,6 @@ class Parallel extends PoolInput {
     }
   }
 
-
   /** In chunk order: give each parsed chunk the records and lines before it, to encode. */
   placeChunks () {
     if (!this.opened) return
