@@ -275,6 +275,12 @@ export interface FileSummary {
   loaded: number
   errors: number
   skipped: number
+  /**
+   * Present only when the input's n parse workers (`workers` ≥ 2) handed over to one thread:
+   * `from` the workers it had, `line` and `offset` where this thread read on, `reason` why
+   * (the bad record's message, `file:line: …`, or what could not be cut).
+   */
+  fallback?: { from: number, line: number, offset: number, reason: string }
 }
 
 export interface Summary {
@@ -364,6 +370,7 @@ export type ErrorCode =
   | 'PIPELOAD_CHECKPOINT_INVALID'
   | 'PIPELOAD_CHECKPOINT_NOT_FOUND'
   | 'PIPELOAD_CHECKPOINT_UNFINISHED'
+  | 'PIPELOAD_INTERNAL'
 
 export class PipeloadError extends Error {
   code: ErrorCode

@@ -43,7 +43,8 @@ const CODES = Object.freeze({
   PIPELOAD_ABORTED: EXIT.SIGINT,
   PIPELOAD_OUTPUT_CLOSED: EXIT.OK,
   PIPELOAD_OUTPUT_FAILED: EXIT.OUTPUT,
-  PIPELOAD_CALLBACK_FAILED: EXIT.INTERNAL // a library caller's callback (onProgress, onFailure, …) threw: `callback` names it, `cause` is what it threw
+  PIPELOAD_CALLBACK_FAILED: EXIT.INTERNAL, // a library caller's callback (onProgress, onFailure, …) threw: `callback` names it, `cause` is what it threw
+  PIPELOAD_INTERNAL: EXIT.INTERNAL // --json's code for an error that is no PipeloadError: a bug (a TypeError in a parse worker, say)
 })
 
 /**

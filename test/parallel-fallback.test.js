@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect */ // vitest globals (see vitest.config.js)
+/* global describe, it, expect, vi */ // vitest globals (see vitest.config.js)
 
 // The parallel parse's fallback to one thread (lib/encode/parallel.js openFallback) over
 // inputs many file reads (256 KiB) and many chunks long: a record longer than a chunk, a
@@ -10,6 +10,10 @@
 //
 // The oracle is the generator's own list of records (id, value, line) and a RESP encoder
 // of a few lines here, not the project's reader or encoder.
+//
+// Only bad input falls back, and the summary says where and why (each file's `fallback`, a
+// line of the CLI's summary); an error that is not bad input (a TypeError planted in a worker
+// by PIPELOAD_TEST_CHUNK_TYPE_ERROR, or in the cutter) fails the run instead.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -18,6 +22,8 @@ const { dryRunIntoMemory } = require('./helpers/dry-run')
 const { normalizeLoadOptions } = require('../lib/run/options')
 const { describeInput } = require('../lib/read/input')
 const { openParallelBatches } = require('../lib/encode/parallel')
+const { runCliSpawned } = require('./helpers/run-cli')
+const { Cutter } = require('../lib/read/cut')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-fallback-'))
 const ROWS = 36_000
@@ -204,5 +210,80 @@ describe('a parallel parse that falls back to one thread reads the whole input',
         expectUpTo(r, g.good, onError === 'skip' ? Infinity : g.bad[0], `json ${onError}`)
       })
     }
+  })
+})
+
+describe('the summary says when and why the parse workers fell back to one thread', () => {
+  const plain = generate('csv')
+  const early = generate('csv', { early: true })
+  const longLine = generate('ndjson', { early: true })
+
+  it('a bad record in abort mode: the file entry names the workers, where this thread took over, and the bad record', async () => {
+    const r = await dryRun({ input: plain.file, onError: 'abort' })
+    const f = r.summary.files[0].fallback
+    expect(f).toMatchObject({ from: 2 })
+    expect(f.line).toBeLessThanOrEqual(plain.bad[0])
+    expect(f.line).toBeGreaterThan(plain.bad[0] - 2000) // the chunk holding it
+    // Its line as the input's, not as counted from the chunk's start.
+    expect(f.reason).toMatch(new RegExp(`^${plain.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${plain.bad[0]}: `))
+    expect(f.reason).toBe(r.error.message)
+    // The byte where that line starts, from the file itself.
+    const text = fs.readFileSync(plain.file)
+    let line = 1
+    let at = 0
+    while (line < f.line) if (text[at++] === 10) line++
+    expect(f.offset).toBe(at)
+  })
+
+  it('what cannot be cut: a header after blank lines, a line longer than a chunk can find the end of', async () => {
+    const a = await dryRun({ input: early.file, onError: 'skip' })
+    expect(a.summary.files[0].fallback).toMatchObject({ from: 2, line: 1, offset: 0, reason: 'the first chunk holds no header (only blank lines)' })
+    const b = await dryRun({ input: longLine.file, onError: 'skip' })
+    expect(b.summary.files[0].fallback).toMatchObject({ from: 2, reason: `no record end within ${MAX_RECORD + CHUNK} bytes to cut the input at` })
+    expect(b.summary.files[0].fallback.line).toBeLessThanOrEqual(longLine.bad[0])
+  })
+
+  it('no fallback, no field: a run the workers read to the end has the summary it always had', async () => {
+    const r = await dryRun({ input: plain.file, onError: 'skip' })
+    expect(r.summary.files[0]).toEqual({ input: plain.file, started: true, records: ROWS, loaded: plain.good.length, errors: plain.bad.length, skipped: 0 })
+  })
+
+  it('the CLI prints it as a line of the summary', async () => {
+    const r = await runCliSpawned(['import', plain.file, '-c', COMMAND, '--dry-run', 'resp', '--workers', '2', '--chunk-size', String(CHUNK), '--max-record-size', String(MAX_RECORD)])
+    expect(r.code).toBe(3)
+    const line = r.stderr.split('\n').find(l => l.startsWith('parse workers: '))
+    expect(line).toMatch(new RegExp(`^parse workers: .*:\\d+ \\(byte \\d+\\) on was read on one thread, not by 2: .*:${plain.bad[0]}: `))
+  })
+
+  it('an error of the parallel path that is not bad input (a TypeError) fails the run: exit 70, not read on one thread', async () => {
+    // PIPELOAD_TEST_CHUNK_TYPE_ERROR: chunk 3 throws a TypeError in its worker (lib/encode/chunk-worker.js).
+    const args = ['import', plain.file, '-c', COMMAND, '--dry-run', 'resp', '--workers', '2', '--chunk-size', String(CHUNK), '--on-error', 'skip', '--max-errors', '10000']
+    const r = await runCliSpawned(args, { env: { PIPELOAD_TEST_CHUNK_TYPE_ERROR: '3' } })
+    expect(r.code).toBe(70)
+    expect(r.stderr).toMatch(/^pipeload: internal error, please report it:\nTypeError: planted in chunk 3 by PIPELOAD_TEST_CHUNK_TYPE_ERROR\n/)
+    // Without it, the same run reads every record.
+    const ok = await runCliSpawned(args)
+    expect(ok.code).toBe(1)
+    expect(ok.stdoutBytes.equals(expected(plain.good))).toBe(true)
+  })
+
+  it('an error of the cutting on the loader\'s thread (a TypeError) fails the run as itself, not as a failed input read on one thread', async () => {
+    const push = Cutter.prototype.push
+    let calls = 0
+    // The cutter's third piece of input throws, as a bug in lib/read/cut.js would.
+    const spy = vi.spyOn(Cutter.prototype, 'push').mockImplementation(function (buf) {
+      if (++calls === 3) throw new TypeError('planted in the cutter')
+      return push.call(this, buf)
+    })
+    let r
+    try {
+      r = await dryRun({ input: plain.file, onError: 'skip' })
+    } finally {
+      spy.mockRestore()
+    }
+    expect(calls).toBeGreaterThanOrEqual(3)
+    expect(r.error).toBeInstanceOf(TypeError) // before: PIPELOAD_INPUT_FAILED, "the input stream failed: planted in the cutter"
+    expect(r.error.message).toBe('planted in the cutter')
+    expect(r.summary.files[0].fallback).toBe(undefined)
   })
 })

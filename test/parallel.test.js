@@ -27,11 +27,13 @@ async function dryRun (options) {
 
 /**
  * A summary without what differs from run to run (times, memory, how the bytes were
- * batched) nor how many threads parsed it (`workers`, checked on its own).
+ * batched) nor how many threads parsed it (`workers`, checked on its own; a file's
+ * `fallback` to one thread: test/parallel-fallback.test.js).
  */
 function comparable (s) {
   const { durationMs, recordsPerSec, peakRssBytes, batches, workers, ...rest } = s
   if (rest.rejects) rest.rejects = { ...rest.rejects, file: '(each run its own)' }
+  rest.files = rest.files.map(({ fallback, ...f }) => f)
   return rest
 }
 

@@ -35,4 +35,15 @@ describe('index.d.ts', () => {
     expect(esm.default.load).toBe(cjs.load)
     expect(esm.bench).toBe(cjs.bench)
   })
+
+  it('names the error codes lib/errors.js declares, and docs/errors.md gives each its exit code', () => {
+    const fs = require('node:fs')
+    const { CODES } = require('..')
+    const dts = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8')
+    const union = /export type ErrorCode =([^]*?)\n\n/.exec(dts)[1]
+    expect([...union.matchAll(/'(PIPELOAD_[A-Z_]+)'/g)].map(m => m[1]).sort()).toEqual(Object.keys(CODES).sort())
+    const doc = fs.readFileSync(path.join(__dirname, '..', 'docs', 'errors.md'), 'utf8')
+    const rows = Object.fromEntries([...doc.matchAll(/^\| `(PIPELOAD_[A-Z_]+)` \| (\d+) \|/gm)].map(m => [m[1], Number(m[2])]))
+    expect(rows).toEqual({ ...CODES })
+  })
 })

@@ -5,9 +5,11 @@
 // many records and lines come before a chunk, maps and encodes its records.
 //
 // Phase 1 ('chunk'): parse the chunk alone, lines counted from 1, and report its record
-//   and line counts; keep the records. `ok` false: the reader threw (a bad record in abort
-//   mode; a quote still open at the chunk's end, so a wrong cut): the loader then reads
-//   from there on sequentially, so the error is the sequential one. Records rejected in
+//   and line counts; keep the records. `ok` false: the reader threw a PipeloadError (a bad
+//   record in abort mode; a quote still open at the chunk's end, so a wrong cut), `reason`
+//   its message: the loader then reads from there on sequentially, so the error is the
+//   sequential one. Any other error (a bug) is not bad input: it is posted as an 'error',
+//   which fails the run (a fallback would hide it). Records rejected in
 //   skip mode leave the chunk ok: a chunk that starts at a record boundary and is read to
 //   its end without an error ends at one too (its last byte is a line break outside quotes,
 //   and a skipped record ends at the first line break after its fault), so its records,
@@ -35,7 +37,7 @@
 //               lineBase, shape } | slots { owners } (hash slots from now on, and group
 //               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
 //               batch's SharedArrayBuffer, sent: written into again, so the memory stays flat)
-// Messages out: parsed { gen, index, records, lines, expected, columns, ok } | batch { gen, index,
+// Messages out: parsed { gen, index, records, lines, expected, columns, ok, reason } | batch { gen, index,
 //               batch, last } | group-error { gen, index, error } | error { gen, error }
 
 const { parentPort, workerData } = require('node:worker_threads')
@@ -46,7 +48,7 @@ const { recycle, reuse, shareOutput } = require('./writer')
 const { countLines } = require('../read/cut')
 const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
-const { where } = require('../errors')
+const { where, PipeloadError } = require('../errors')
 const { serializeError } = require('./thread-errors')
 
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
@@ -65,6 +67,9 @@ let gen, name, format, skip, runBase, numbered, mapper
 let groups = null // a Parquet input's row groups (./parquet-groups.js), else null
 let whole = null // an input read whole here (./whole-input.js), else null
 const WHOLE = new Set(['credit', 'bytes', 'bytes-end', 'bytes-error', 'stop'])
+// For tests only (test/parallel-fallback.test.js): the chunk of this index throws a TypeError
+// while it is parsed, as a bug in the reader would. Read when the worker starts.
+const PLANTED_TYPE_ERROR = process.env.PIPELOAD_TEST_CHUNK_TYPE_ERROR ? Number(process.env.PIPELOAD_TEST_CHUNK_TYPE_ERROR) : null
 
 /** A run's first input for this worker: nothing of the run before it carries over. */
 function startRun (options) {
@@ -171,7 +176,7 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
   const batches = []
   let records = 0
   let expected = null
-  let ok = true
+  let bad = null // the PipeloadError the reader threw: bad input, or a wrong cut
   try {
     for await (const b of reader) {
       for (const r of b.records) {
@@ -180,12 +185,15 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
       records += b.records.length
       if (b.records.length) batches.push(b)
     }
-  } catch {
-    ok = false
+    if (index === PLANTED_TYPE_ERROR) throw new TypeError(`planted in chunk ${index} by PIPELOAD_TEST_CHUNK_TYPE_ERROR`)
+  } catch (err) {
+    if (!(err instanceof PipeloadError)) throw err // a bug, not bad input: work() posts it, the run fails
+    bad = err
   }
   if (at !== gen) return // the loader went on to another input meanwhile
+  const ok = bad === null
   if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
-  parentPort.postMessage({ type: 'parsed', gen, index, records, lines: countLines(chunk), expected, columns: reader.columns, ok })
+  parentPort.postMessage({ type: 'parsed', gen, index, records, lines: countLines(chunk), expected, columns: reader.columns, ok, reason: ok ? null : bad.message })
 }
 
 /**

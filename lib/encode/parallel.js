@@ -13,6 +13,8 @@ const { skipRecords, tooFew } = require('../read/skip')
 const { pieces } = require('../read/copy')
 const { reviveError } = require('./thread-errors')
 const { IDLE, orIdle } = require('./idle')
+const { PipeloadError } = require('../errors')
+const { SourceFailed, chunkReason, describeFallback } = require('./fallback')
 
 // The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
 // chunks at record boundaries (lib/read/cut.js); n worker threads (chunk-worker.js) parse
@@ -26,6 +28,9 @@ const { IDLE, orIdle } = require('./idle')
 // the sequential reader, started at that record boundary. So every error, `stop` and
 // message is the sequential path's own. Records rejected in skip mode do not stop it
 // (chunk-worker.js says why their chunk is still read as the sequential reader would).
+// Only bad input (a PipeloadError in a worker) or what cannot be cut (no record end in
+// reach, a header after blank lines) leads there, and the summary says where and why
+// (fallbackInfo); any other error of a worker is a bug and fails the run.
 
 const WORKER = path.join(__dirname, 'chunk-worker.js')
 // Each worker's young generation, at most. V8's default (48 MB) grows into after a couple of
@@ -104,7 +109,7 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
     await p.close()
     throw err
   }
-  return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape(), sequentialFrom: () => p.sequentialFrom }
+  return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape(), sequentialFrom: () => p.sequentialFrom, fallback: () => p.fallbackInfo() }
 }
 
 // Parse workers a run has ended are kept this long for the process's next run (a service
@@ -300,6 +305,8 @@ class Parallel extends PoolInput {
     this.tail = [] // bytes read after the cutting stopped
     this.sourceError = null // the input failed after the bytes cut so far
     this.fallbackAt = null // chunk index from which the sequential reader takes over
+    this.fallbackReason = null // why (null: nothing to tell, an empty input)
+    this.n = n
     this.sequentialFrom = null // { offset, line } where it did
     this.stopped = false // no more reading or cutting here
     // Chunk by chunk, in order: records and lines before the next chunk to place.
@@ -323,7 +330,7 @@ class Parallel extends PoolInput {
     this.reading = this.readLoop()
     while (this.failed === null && this.fallbackAt !== 0 && !this.chunks.get(0)?.parsed) await this.changed()
     if (this.failed !== null) throw this.failed
-    if (this.fallbackAt !== 0 && !this.chunks.get(0).parsed.ok) this.fallback(0)
+    if (this.fallbackAt !== 0 && !this.chunks.get(0).parsed.ok) this.fallback(0, this.chunks.get(0).parsed.reason)
     if (this.fallbackAt === 0) {
       this.sequential = await this.openFallback()
       return
@@ -351,7 +358,7 @@ class Parallel extends PoolInput {
           this.cutter = new Cutter({ format: this.desc.format, delimiter: o.delimiter, relaxQuotes: o.relaxQuotes, chunkSize: this.chunkSize, maxRecordSize: o.maxRecordSize, offset: this.firstOffset(), alloc: n => this.memory.alloc(n) })
         }
         for (const chunk of this.cutter.push(r.value)) this.add(chunk)
-        if (this.cutter.overflow) return this.fallback(this.cutter.index)
+        if (this.cutter.overflow) return this.fallback(this.cutter.index, `no record end within ${this.cutter.limit} bytes to cut the input at`)
         this.dispatchChunks()
       }
       const last = this.cutter && this.cutter.end()
@@ -360,8 +367,11 @@ class Parallel extends PoolInput {
       if (this.cut === 0) return this.fallback(0) // an empty input: the sequential path says what that means
       this.dispatchChunks()
     } catch (err) {
-      this.sourceError = err // the records before it still go out: read sequentially from the bytes not cut
-      this.fallback(this.cutter ? this.cutter.index : 0)
+      // A bug of the cutting, not of the input: the run fails, not read on sequentially.
+      if (!(err instanceof SourceFailed) && !(err instanceof PipeloadError)) return this.fail(err)
+      const cause = err instanceof SourceFailed ? err.cause : err
+      this.sourceError = cause // the records before it still go out: read sequentially from the bytes not cut
+      this.fallback(this.cutter ? this.cutter.index : 0, `the input failed: ${cause && cause.message}`)
     } finally {
       this.dispatchChunks() // those cut before a fallback are still parsed in parallel
       this.notify()
@@ -374,7 +384,7 @@ class Parallel extends PoolInput {
    * out now, not once a full chunk (1 MiB) has come or the input has ended.
    */
   async nextBytes () {
-    const next = this.bytes.next()
+    const next = this.bytes.next().catch(err => { throw new SourceFailed(err) })
     if (this.cutter === null || this.cutter.size === 0) return next
     const first = await orIdle(next)
     if (first !== IDLE) return first
@@ -420,6 +430,7 @@ class Parallel extends PoolInput {
       return
     }
     if (msg.type === 'parsed') {
+      if (!msg.ok) msg.reason = chunkReason(msg.reason, this.desc.name)
       if (msg.index === 0) this.firstParsed(msg)
       e.parsed = msg
       if (!msg.ok) w.load--
@@ -446,7 +457,10 @@ class Parallel extends PoolInput {
     }
     // A header that is not in chunk 0 (blank lines before it), or a headerless chunk 0
     // without a record: the other chunks cannot be parsed alone. Sequential from 0.
-    if (this.tabular && this.expected === null) msg.ok = false
+    if (this.tabular && this.expected === null) {
+      msg.ok = false
+      msg.reason = this.o.header ? 'the first chunk holds no header (only blank lines)' : 'the first chunk holds no record to tell the fields per record'
+    }
   }
 
   /** In chunk order: give each parsed chunk the records and lines before it, to encode. */
@@ -457,7 +471,10 @@ class Parallel extends PoolInput {
       if (!e || !e.parsed) return
       const p = e.parsed
       // A chunk whose every row has the same wrong field count would parse cleanly alone.
-      if (!p.ok || (this.tabular && p.expected !== null && p.expected !== this.expected)) return this.fallback(this.nextBase)
+      if (!p.ok) return this.fallback(this.nextBase, p.reason)
+      if (this.tabular && p.expected !== null && p.expected !== this.expected) {
+        return this.fallback(this.nextBase, `the chunk from line ${this.lineBase + 1} on has records of ${p.expected} fields, not ${this.expected}`)
+      }
       e.worker.worker.postMessage({ type: 'bases', index: this.nextBase, recordBase: this.recordBase, lineBase: this.lineBase, shape: this.shape })
       e.recordBase = this.recordBase
       e.lineBase = this.lineBase
@@ -467,11 +484,22 @@ class Parallel extends PoolInput {
     }
   }
 
-  /** Read sequentially from chunk `index` on, once every chunk before it is yielded. */
-  fallback (index) {
-    if (this.fallbackAt === null || index < this.fallbackAt) this.fallbackAt = index
+  /**
+   * Read sequentially from chunk `index` on, once every chunk before it is yielded; `reason`:
+   * why, for the summary (./fallback.js).
+   */
+  fallback (index, reason = null) {
+    if (this.fallbackAt === null || index < this.fallbackAt) {
+      this.fallbackAt = index
+      this.fallbackReason = reason
+    }
     this.stopped = true
     this.notify()
+  }
+
+  /** Where and why the n workers handed over to this thread ({ from, line, offset, reason }), or null. */
+  fallbackInfo () {
+    return describeFallback(this.desc.name, this.n, this.sequentialFrom, this.fallbackReason)
   }
 
   /** The sequential reader from chunk `fallbackAt`: its bytes, the bytes after, and the rest of the input. */

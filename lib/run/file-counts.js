@@ -43,6 +43,7 @@ class FileCounts {
     this.ended = base?.complete ?? false // read to its end
     // Opened by this run or an earlier one: a run stopped before an input says so, not "0 of 0".
     this.started = base !== null && (base.complete === true || base.records > 0)
+    this.fallback = null // its n parse workers handed over to one thread: { from, line, offset, reason }
   }
 
   /** A batch of this input is acknowledged: `mapFailed` of its records failed before sending. */
@@ -70,7 +71,8 @@ class FileCounts {
       records: base.records + this.read,
       loaded: base.loaded + done.loaded,
       errors: base.errors + this.errors,
-      skipped: base.skipped + this.skipped
+      skipped: base.skipped + this.skipped,
+      ...(this.fallback !== null ? { fallback: this.fallback } : {})
     }
   }
 }

@@ -81,6 +81,7 @@ function formatSummary (s) {
       (s.resentCommands ? (s.reconnects ? ` (${count(s.resentCommands, 'command')})` : ` · ${count(s.resentCommands, 'command')} re-sent`) : '')
   ]
   if (s.files && s.files.length > 1) for (const f of s.files) lines.push(formatFileLine(f))
+  if (s.files) for (const f of s.files) if (f.fallback) lines.push(fallbackLine(f))
   const c = s.cluster
   if (c) {
     lines.push(`cluster: ${count(c.masters, 'master')} · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
@@ -104,6 +105,12 @@ function formatFileLine (f) {
   return `  ${f.input}: ${int(f.loaded)} of ${count(f.records, 'record')} loaded` +
     (f.errors ? ` · ${count(f.errors, 'error')}` : '') +
     (f.skipped ? ` · ${int(f.skipped)} skipped` : '')
+}
+
+/** An input its n parse workers handed over to one thread: where and why. */
+function fallbackLine (f) {
+  const { from, line, offset, reason } = f.fallback
+  return `parse workers: ${where(f.input, line)} (byte ${offset}) on was read on one thread, not by ${from}: ${reason}`
 }
 
 /**

@@ -165,6 +165,11 @@ class Run {
     this.files[i].ended = true
   }
 
+  /** Input i's n parse workers handed over to this thread ({ from, line, offset, reason }). */
+  fellBack (i, fallback) {
+    this.files[i].fallback = fallback
+  }
+
   /**
    * Write the checkpoint, with the rejects file's size on disk at that point. Not after an
    * output failed: the checkpoint must not move past failures the rejects file lacks.

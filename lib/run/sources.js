@@ -34,6 +34,7 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
     resumeShape: source.resumeShape, // where a ranged --resume can start (see Reader#resumeShape)
     useSlots: source.useSlots, // n workers: they hash the cluster slots
     workers: source.workers, // parse worker threads: 0 (this thread), 1, or n
+    fallback: source.fallback ?? (() => null), // n workers: where and why this thread read on ({ from, line, offset, reason }), or null
     close: async () => {
       try {
         await source.close()
@@ -90,7 +91,7 @@ class InputSequence {
   /**
    * @param {object[]} inputs described inputs (lib/read/input.js)
    * @param {{ from: number, skip: number, before: number }} plan the first input to read, its records to skip, the run's records before it
-   * @param {{ opened(i, input, skip), started(i), ended(i) }} run
+   * @param {{ opened(i, input, skip), started(i), ended(i), fellBack(i, fallback) }} run
    */
   constructor (inputs, o, plan, run) {
     this.inputs = inputs
@@ -167,6 +168,8 @@ class InputSequence {
         }
       } finally {
         this.current = null
+        const fallback = source.fallback()
+        if (fallback !== null) this.run.fellBack(i, fallback)
         await source.close()
       }
       bytes += read

@@ -25,6 +25,8 @@ async function main (): Promise<void> {
   // Parquet: a path or URL; failures of its rows carry their row group
   await load({ input: 'lake/part-*.parquet', format: 'parquet', command: 'SET f:{id} {emb:f32}', onFailure: f => { const g: number | undefined = f.rowGroup; void g } })
   const firstFile: { input: string, records: number, loaded: number, errors: number, skipped: number } = several.files[0]
+  const fell = several.files[0].fallback // n parse workers handed over to one thread: where and why
+  if (fell) { const from: number = fell.from; const at: number = fell.line + fell.offset; const why: string = fell.reason; void from; void at; void why }
   void firstFile
   await load({ input: [{ id: 1 }], map: rec => rec.id === 2 ? [] : [['SET', Buffer.from('k'), new Uint8Array([0xff]), new DataView(new ArrayBuffer(2)), new ArrayBuffer(1), 10n]] })
   await load({ input: Readable.from(['{"id":1}\n']), format: 'ndjson', command: ['HSET u:{id} *', 'SADD ids {id}'] })
