@@ -252,7 +252,7 @@ describe('the summary says when and why the parse workers fell back to one threa
     const r = await runCliSpawned(['import', plain.file, '-c', COMMAND, '--dry-run', 'resp', '--workers', '2', '--chunk-size', String(CHUNK), '--max-record-size', String(MAX_RECORD)])
     expect(r.code).toBe(3)
     const line = r.stderr.split('\n').find(l => l.startsWith('parse workers: '))
-    expect(line).toMatch(new RegExp(`^parse workers: .*:\\d+ \\(byte \\d+\\) on was read on one thread, not by 2: .*:${plain.bad[0]}: `))
+    expect(line).toMatch(new RegExp(`^parse workers: read on one thread, not by 2, from .*:\\d+ \\(byte \\d+\\): .*:${plain.bad[0]}: `))
   })
 
   it('an error of the parallel path that is not bad input (a TypeError) fails the run: exit 70, not read on one thread', async () => {

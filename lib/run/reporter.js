@@ -110,7 +110,7 @@ function formatFileLine (f) {
 /** An input its n parse workers handed over to one thread: where and why. */
 function fallbackLine (f) {
   const { from, line, offset, reason } = f.fallback
-  return `parse workers: ${where(f.input, line)} (byte ${offset}) on was read on one thread, not by ${from}: ${reason}`
+  return `parse workers: read on one thread, not by ${from}, from ${where(f.input, line)} (byte ${offset}): ${reason}`
 }
 
 /**
