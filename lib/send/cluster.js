@@ -1,6 +1,6 @@
 'use strict'
 
-const { PipeloadError } = require('../errors')
+const { PipeloadError, where } = require('../errors')
 const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { Activity } = require('./activity')
@@ -33,10 +33,30 @@ const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { 
 const RETRY_FIRST = 100
 const RETRY_MAX = 1000
 const ABORT_GRACE = 1000
+// Redirections (MOVED, ASK) one command may follow before the run fails, as ioredis's
+// maxRedirections: a node that redirects to itself, or two that redirect to each other,
+// would otherwise keep a load busy forever (every MOVED is a reply, so no timeout fires).
+const MAX_REDIRECTIONS = 16
 
 /** A redirect's "host:port"; Redis 7 may leave the host out when it is the same ("":port"). */
 function fullAddr (addr, node) {
   return addr.startsWith(':') ? node.endpoint.host + addr : addr
+}
+
+/**
+ * A MOVED or ASK reply as { slot, addr }: a slot outside 0..16383 or an address that is
+ * not host:port is a protocol error naming the node and the reply (the slot indexes the
+ * slot map: `MOVED 1000000000 h:p` made it a billion entries long).
+ */
+function redirectOf (m, node) {
+  const [, slot, addr = ''] = m.split(' ')
+  const port = /:(\d{1,5})$/.exec(addr)
+  const bad = !/^\d{1,5}$/.test(slot) || Number(slot) >= SLOTS ? `a slot outside 0..${SLOTS - 1}`
+    : !port || Number(port[1]) < 1 || Number(port[1]) > 65535 ? 'an address that is not host:port' : null
+  if (bad) {
+    throw new PipeloadError('PIPELOAD_CLUSTER_REDIRECT', `cluster node ${node.target} sent a redirect with ${bad}: ${m.slice(0, 200)}`, { target: node.target, reply: m })
+  }
+  return { slot: Number(slot), addr: fullAddr(addr, node) }
 }
 
 /**
@@ -73,6 +93,7 @@ class Parent extends SentBatch {
     this.starts = null // byte offset of each command, and the end
     this.stops = null // end of each command, when the commands are not in input order (grouped by master)
     this.slots = null
+    this.redirects = null // MOVED and ASK replies per command, once there is one
     this.done = new Uint8Array(this.cmds)
     this.left = this.cmds // commands without a final reply
     this.recFailed = new Uint8Array(this.ends.length)
@@ -125,7 +146,10 @@ class ClusterSink {
     this.rtt = new Reservoir()
     if (signal) {
       // Ctrl-C: replies in flight get a short grace, and a lost node is not reconnected.
-      this.onAbort = () => { for (const node of this.nodes.values()) node.shortenTimeout(ABORT_GRACE) }
+      this.onAbort = () => {
+        for (const node of this.nodes.values()) node.shortenTimeout(ABORT_GRACE)
+        this.abortWatch(this.stats.acked)
+      }
       signal.addEventListener('abort', this.onAbort, { once: true })
     }
   }
@@ -298,32 +322,55 @@ class ClusterSink {
 
   replyError (node, parent, i, err) {
     const m = String(err.message)
-    if (m.startsWith('MOVED ')) {
-      const [, slot, addr] = m.split(' ')
-      this.stats.moved++
-      this.slotNode[Number(slot)] = this.nodeAt(fullAddr(addr, node))
-      this.refreshSoon()
-      return this.reroute(parent, i)
-    }
-    if (m.startsWith('ASK ')) {
-      const addr = fullAddr(m.split(' ')[2], node)
-      this.stats.asked++
-      const nb = new NodeBatch()
-      nb.asking()
-      nb.add(parent, i)
-      return this.nodeAt(addr).push(nb.seal())
+    if (m.startsWith('MOVED ') || m.startsWith('ASK ')) {
+      if (this.fatal) return
+      try {
+        this.redirect(node, parent, i, m)
+      } catch (e) {
+        if (!(e instanceof PipeloadError)) throw e
+        this.fail(e)
+      }
+      return
     }
     if (TRANSIENT.test(m)) {
-      this.lastError = m
+      this.lastError = `${m} from ${node.target}`
       this.stats.retried++
       return this.park(parent, i)
     }
     this.replied(parent, i, err)
   }
 
+  /** Follow a MOVED or ASK reply to command i of parent, at most MAX_REDIRECTIONS times. */
+  redirect (node, parent, i, m) {
+    const { slot, addr } = redirectOf(m, node)
+    this.lastError = `${m} from ${node.target}`
+    parent.redirects ??= new Uint8Array(parent.cmds)
+    if (++parent.redirects[i] > MAX_REDIRECTIONS) throw this.redirectLoop(node, parent, i, m)
+    if (m.startsWith('MOVED ')) {
+      this.stats.moved++
+      this.slotNode[slot] = this.nodeAt(addr)
+      this.refreshSoon()
+      return this.reroute(parent, i)
+    }
+    this.stats.asked++
+    const nb = new NodeBatch()
+    nb.asking()
+    nb.add(parent, i)
+    this.nodeAt(addr).push(nb.seal())
+  }
+
+  /** The error of a command redirected more than MAX_REDIRECTIONS times: where, and by whom. */
+  redirectLoop (node, parent, i, m) {
+    const r = parent.recordOf(i)
+    const at = where(parent.file ?? this.file, parent.lines[r], parent.offsets?.[r])
+    return new PipeloadError('PIPELOAD_CLUSTER_REDIRECT',
+      `a command of ${at} was redirected ${MAX_REDIRECTIONS} times and cluster node ${node.target} redirected it again (${m.slice(0, 200)}): ` +
+      'the nodes do not agree which one owns its slot (a redirect loop)', { target: node.target, reply: m, file: parent.file ?? this.file, line: parent.lines[r] })
+  }
+
   /** Send command i of parent to whoever owns its slot now. */
   reroute (parent, i) {
-    if (parent.done[i]) return
+    if (parent.done[i] || this.fatal) return
     this.stats.rerouted++
     const node = this.ownerOf(parent.slots[i])
     if (node === null) return this.park(parent, i)
@@ -394,6 +441,19 @@ class ClusterSink {
     this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: node.target })
   }
 
+  /**
+   * After an abort, the run ends once a grace passes without a final reply for any command:
+   * replies that only redirect or refuse (MOVED, ASK, TRYAGAIN) keep each node's connection
+   * busy, so its own timeout would never fire.
+   */
+  abortWatch (acked) {
+    this.abortTimer = setTimeout(() => {
+      if (this.fatal || this.parents.length === 0) return
+      if (this.stats.acked !== acked) return this.abortWatch(this.stats.acked)
+      this.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (the cluster gave no command a final reply for ${ABORT_GRACE} ms${this.lastError ? `; last reply: ${this.lastError}` : ''})`))
+    }, ABORT_GRACE)
+  }
+
   fail (err) {
     if (this.fatal) return
     this.fatal = err
@@ -422,6 +482,7 @@ class ClusterSink {
     this.signal?.removeEventListener('abort', this.onAbort)
     clearTimeout(this.refreshTimer)
     clearTimeout(this.parkTimer)
+    clearTimeout(this.abortTimer)
     for (const node of this.nodes.values()) node.close()
   }
 
