@@ -11,6 +11,8 @@ const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../enc
 const { NodePipe, NodeBatch } = require('./cluster-node')
 const { OTHER } = require('../encode/group')
 const { scrub } = require('./connection')
+const { notReady } = require('./not-ready')
+const { isRedirect, redirectOf } = require('./redirect')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
 // cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
@@ -21,13 +23,13 @@ const { scrub } = require('./connection')
 //   MOVED  -> the slot now lives elsewhere: update that slot, refresh the whole map
 //             (CLUSTER SLOTS) soon, re-send the command to the new owner;
 //   ASK    -> the key is being migrated: send ASKING + the command to the target, map unchanged;
-//   TRYAGAIN / CLUSTERDOWN / LOADING / BUSY / MASTERDOWN -> re-send it after a pause and a refresh;
+//   (MOVED and ASK: at most MAX_REDIRECTIONS per command, then the run fails: a redirect loop)
+//   not ready (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, MASTERDOWN: not-ready.js) -> re-send it after a pause and a refresh;
 //   a master that cannot be reached -> its NodePipe refreshes the map until a replica owns
 //             its slots, then every command it had not answered is re-routed.
 // Parents are acknowledged (onAck) in input order once all their commands are, so
 // checkpoints and record counts mean the same as with one server.
 
-const TRANSIENT = /^(TRYAGAIN|CLUSTERDOWN|LOADING|BUSY|MASTERDOWN)\b/
 // A hash tag is written with braces, which a template reads as a field unless doubled.
 const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id'
 const RETRY_FIRST = 100
@@ -37,27 +39,6 @@ const ABORT_GRACE = 1000
 // maxRedirections: a node that redirects to itself, or two that redirect to each other,
 // would otherwise keep a load busy forever (every MOVED is a reply, so no timeout fires).
 const MAX_REDIRECTIONS = 16
-
-/** A redirect's "host:port"; Redis 7 may leave the host out when it is the same ("":port"). */
-function fullAddr (addr, node) {
-  return addr.startsWith(':') ? node.endpoint.host + addr : addr
-}
-
-/**
- * A MOVED or ASK reply as { slot, addr }: a slot outside 0..16383 or an address that is
- * not host:port is a protocol error naming the node and the reply (the slot indexes the
- * slot map: `MOVED 1000000000 h:p` made it a billion entries long).
- */
-function redirectOf (m, node) {
-  const [, slot, addr = ''] = m.split(' ')
-  const port = /:(\d{1,5})$/.exec(addr)
-  const bad = !/^\d{1,5}$/.test(slot) || Number(slot) >= SLOTS ? `a slot outside 0..${SLOTS - 1}`
-    : !port || Number(port[1]) < 1 || Number(port[1]) > 65535 ? 'an address that is not host:port' : null
-  if (bad) {
-    throw new PipeloadError('PIPELOAD_CLUSTER_REDIRECT', `cluster node ${node.target} sent a redirect with ${bad}: ${m.slice(0, 200)}`, { target: node.target, reply: m })
-  }
-  return { slot: Number(slot), addr: fullAddr(addr, node) }
-}
 
 /**
  * An ioredis Cluster that is still connecting sends CLUSTER commands to any of its seeds
@@ -322,7 +303,7 @@ class ClusterSink {
 
   replyError (node, parent, i, err) {
     const m = String(err.message)
-    if (m.startsWith('MOVED ') || m.startsWith('ASK ')) {
+    if (isRedirect(m)) {
       if (this.fatal) return
       try {
         this.redirect(node, parent, i, m)
@@ -332,7 +313,7 @@ class ClusterSink {
       }
       return
     }
-    if (TRANSIENT.test(m)) {
+    if (notReady(m)) {
       this.lastError = `${m} from ${node.target}`
       this.stats.retried++
       return this.park(parent, i)

@@ -8,6 +8,7 @@ const { Reservoir } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { Activity } = require('./activity')
 const { refusedForGood } = require('./connection')
+const { notReady } = require('./not-ready')
 const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
@@ -29,7 +30,6 @@ const BACKOFF_MAX = 2000
 // After an abort (Ctrl-C) the batches in flight get this long without a reply, at most,
 // and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
 const ABORT_GRACE = 1000
-const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 // With Sentinel: at most HELD_PER_WINDOW x window answered batches kept awaiting their
 // replicas (then send() waits); once a window of them is kept, a batch's INFO comes after a
 // WAIT of WAIT_MS, which makes the master ask its replicas where they are at once, not at
@@ -242,7 +242,7 @@ class Pipe {
     this.lostSince = null
     // The server is not ready (loading its data after a restart, busy with a script, a
     // replica without its master): not the record's fault. Reconnect and re-send later.
-    if (TRANSIENT.test(err.message) && this.reconnect) {
+    if (notReady(err.message) && this.reconnect) {
       return this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${this.conn.target} is not ready: ${err.message}`, { target: this.conn.target }))
     }
     if (b.replies >= b.cmds) return this.probeRefused(b, err)
