@@ -3,21 +3,19 @@
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
-const { Gate } = require('./gate')
-const { Activity } = require('./activity')
 const { copyBytes } = require('../read/copy')
 const { refusedForGood } = require('./connection')
+const { Pipeline, BACKOFF_FIRST, nextBackoff, gaveUp } = require('./pipeline')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
-// its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
+// its drain, its reconnects (what is the same as for one server: pipeline.js). Like Pipe
+// (pipe.js) for one server, but replies are
 // handled per command, not per record: each entry of a node batch points back at its
 // command in the encoded batch it came from (a "parent", see lib/cluster.js), which owns
 // the bytes, the record accounting and the order of acknowledgements. So a MOVED, ASK or
 // TRYAGAIN reply hands exactly that command back to the sink to re-route, and after a
 // reconnect only the commands still without a reply are re-sent.
 
-const BACKOFF_FIRST = 100
-const BACKOFF_MAX = 2000
 const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n')
 
 /** Commands for one node: (parent, command index) pairs, then sealed into one buffer. */
@@ -119,7 +117,7 @@ function selectRefused (err) {
   return err
 }
 
-class NodePipe {
+class NodePipe extends Pipeline {
   /**
    * @param {object} o
    * @param {import('./cluster').ClusterSink} o.sink
@@ -127,34 +125,21 @@ class NodePipe {
    * @param {(endpoint: object) => Promise<import('./connection').DataConnection>} o.connect
    */
   constructor ({ sink, endpoint, connect, window, timeout, retryTimeout }) {
+    super({ window, timeout, retryTimeout, failure: () => sink.fatal })
     this.sink = sink
-    this.gate = new Gate(() => this.sink.fatal)
     this.endpoint = endpoint
     this.addr = `${endpoint.host}:${endpoint.port}`
     this.target = endpoint.target
     this.connect = connect
-    this.window = window
-    this.timeout = timeout
-    this.retryTimeout = retryTimeout
-    this.inflight = []
-    this.conn = null
-    this.connecting = false
-    this.needDrain = false
     this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
-    this.closing = false
-    this.activity = new Activity() // replies, as in Pipe
-    this.lostSince = null // as in Pipe: reconnects that bring no reply do not restart the retry time
     this.closed = new AbortController()
-    if (timeout > 0) {
-      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
-      this.timer.unref()
-    }
+    this.startTimer()
     this.recover(null)
   }
 
   /** Send a batch once the window has room; resolves once written (or handed on). */
   async send (nb) {
-    await this.waitFor(() => this.dead || (!this.connecting && !this.needDrain && this.inflight.length < this.window))
+    await this.waitFor(() => this.dead || this.hasRoom())
     this.push(nb)
   }
 
@@ -164,30 +149,6 @@ class NodePipe {
     if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(nb)
     if (this.conn && !this.connecting) this.write(nb)
-  }
-
-  write (nb) {
-    nb.sentAt = performance.now()
-    if (!this.conn.write(nb.buf) && !this.needDrain) {
-      this.needDrain = true
-      const conn = this.conn
-      conn.socket.once('drain', () => { if (this.conn === conn) { this.needDrain = false; this.wake() } })
-    }
-  }
-
-  waitFor (ready) {
-    return this.gate.wait(ready)
-  }
-
-  wake () {
-    this.gate.wake()
-  }
-
-  attach (conn) {
-    this.conn = conn
-    conn.onReply = this.onReply.bind(this)
-    conn.onReplyError = this.onReplyError.bind(this)
-    conn.onClose = this.onClose.bind(this)
   }
 
   onReply () {
@@ -223,16 +184,6 @@ class NodePipe {
     this.wake()
   }
 
-  protocolError () {
-    this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `${this.target} sent a reply nobody asked for`))
-  }
-
-  checkTimeout () {
-    if (this.connecting || !this.conn || this.inflight.length === 0) return
-    if (this.activity.quietMs() < this.timeout) return
-    this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${this.target} sent no reply for ${this.timeout} ms`, { target: this.target }))
-  }
-
   onClose (err) {
     if (this.dead || this.connecting || this.sink.fatal) return
     if (this.closing && this.inflight.length === 0) return
@@ -257,13 +208,12 @@ class NodePipe {
       if (attempt > 0 || cause) {
         // close() ends the wait: a pending backoff must not keep a finished process alive.
         try { await sleep(delay, undefined, { signal: this.closed.signal }) } catch { return }
-        delay = Math.min(delay * 2, BACKOFF_MAX)
+        delay = nextBackoff(delay)
       }
       if (this.dead || this.sink.fatal) return
       // Reconnects that brought no reply since the replies stopped: give up as Pipe does.
       if (cause && last === cause && performance.now() - started >= this.retryTimeout) {
-        return this.sink.fail(new PipeloadError(cause.code === 'PIPELOAD_TIMEOUT' ? 'PIPELOAD_TIMEOUT' : 'PIPELOAD_CONNECTION_LOST',
-          `${cause.message}; still no reply after reconnecting for ${this.retryTimeout} ms (retry timeout)`, { target: this.target, cause }))
+        return this.sink.fail(gaveUp(cause, last, this.retryTimeout, this.target))
       }
       try {
         conn = await this.connect(this.endpoint)
@@ -309,7 +259,7 @@ class NodePipe {
   retire () {
     this.dead = true
     this.connecting = false
-    clearInterval(this.timer)
+    this.stopTimer()
     this.sink.forget(this)
     this.sink.stats.resentCommands += this.resent() // re-routed to the new owner of their slots
     const batches = this.inflight
@@ -325,16 +275,13 @@ class NodePipe {
   shortenTimeout (ms) {
     if (this.dead) return
     if (this.connecting) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted while connecting to cluster node ${this.target}`, { target: this.target }))
-    this.timeout = this.timeout > 0 ? Math.min(this.timeout, ms) : ms
-    clearInterval(this.timer)
-    this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
-    this.timer.unref()
+    super.shortenTimeout(ms)
   }
 
   close () {
     this.closing = true
     this.closed.abort()
-    clearInterval(this.timer)
+    this.stopTimer()
     if (this.conn) this.conn.end()
   }
 }

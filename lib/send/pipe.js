@@ -3,12 +3,11 @@
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
-const { Gate } = require('./gate')
 const { Reservoir } = require('./stats')
 const { SentBatch } = require('./sent-batch')
-const { Activity } = require('./activity')
 const { refusedForGood } = require('./connection')
 const { notReady } = require('./not-ready')
+const { Pipeline, BACKOFF_FIRST, nextBackoff, gaveUp } = require('./pipeline')
 const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
@@ -25,8 +24,6 @@ const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, repli
 // With Sentinel (`replicated`), an answered batch is kept until its writes are on every
 // replica, so that a failover cannot take away what was counted: see ./replication.js.
 
-const BACKOFF_FIRST = 100
-const BACKOFF_MAX = 2000
 // After an abort (Ctrl-C) the batches in flight get this long without a reply, at most,
 // and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
 const ABORT_GRACE = 1000
@@ -57,7 +54,7 @@ class Batch extends SentBatch {
   }
 }
 
-class Pipe {
+class Pipe extends Pipeline {
   /**
    * @param {object} o
    * @param {import('./connection').DataConnection} o.conn
@@ -75,24 +72,13 @@ class Pipe {
    * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
   constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
-    this.window = window
+    super({ window, timeout, retryTimeout, failure: () => this.fatal })
     this.reconnect = reconnect
-    this.timeout = timeout
-    this.retryTimeout = retryTimeout
     this.file = file
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
     this.onReconnect = onReconnect || (() => {})
-    this.inflight = []
-    this.needDrain = false
-    this.connecting = false
     this.fatal = null
-    this.gate = new Gate(() => this.fatal)
-    this.closing = false
-    this.activity = new Activity() // replies: a stall is no reply for `timeout` ms
-    // When the replies stopped: reconnects that lead to no reply do not restart the retry
-    // time, or a server that takes connections but never answers would be retried forever.
-    this.lostSince = null
     this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
     this.rtt = new Reservoir()
     // Answered, awaiting their replicas (Sentinel only). A replica that left the master counts
@@ -115,34 +101,18 @@ class Pipe {
     }
   }
 
-  startTimer () {
-    clearInterval(this.timer)
-    if (this.timeout > 0) {
-      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
-      this.timer.unref()
-    }
-  }
-
   /** The run was aborted: what is in flight gets a short grace, a reconnect in progress ends now. */
   aborted () {
-    this.timeout = this.timeout > 0 ? Math.min(this.timeout, ABORT_GRACE) : ABORT_GRACE
-    this.startTimer()
+    this.shortenTimeout(ABORT_GRACE)
     if (this.connecting) this.fail(abortedError(this.conn.target))
     this.wake() // finish() waits for kept batches no longer
-  }
-
-  attach (conn) {
-    this.conn = conn
-    conn.onReply = this.onReply.bind(this)
-    conn.onReplyError = this.onReplyError.bind(this)
-    conn.onClose = this.onClose.bind(this)
   }
 
   /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
   async send (encoded) {
     if (encoded.cmds === 0) return this.sendEmpty(encoded)
     // Kept batches hold the sender back, but not an aborted run: it stops at this batch.
-    await this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
+    await this.waitFor(() => this.hasRoom() && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
     const b = new Batch(encoded)
     if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(b)
@@ -181,14 +151,9 @@ class Pipe {
     }
   }
 
-  write (b, waitMs = this.held.length >= this.window ? WAIT_MS : 0) {
-    b.sentAt = performance.now()
-    // One 'drain' listener per connection: a reconnect may write many batches at once.
-    if (!(this.replicas ? this.writeTagged(b, waitMs) : this.conn.write(b.buf)) && !this.needDrain) {
-      this.needDrain = true
-      const conn = this.conn
-      conn.socket.once('drain', () => { if (this.conn === conn) { this.needDrain = false; this.wake() } })
-    }
+  /** The batch's bytes (Pipeline#write); with Sentinel, INFO replication after them. */
+  writeBytes (b, waitMs = this.held.length >= this.window ? WAIT_MS : 0) {
+    return this.replicas ? this.writeTagged(b, waitMs) : this.conn.write(b.buf)
   }
 
   /** The batch, then INFO replication (after a WAIT of `waitMs`), in one write. */
@@ -214,17 +179,9 @@ class Pipe {
 
   close () {
     this.closing = true
-    clearInterval(this.timer)
+    this.stopTimer()
     clearTimeout(this.probeTimer)
     this.signal?.removeEventListener('abort', this.onAbort)
-  }
-
-  waitFor (ready) {
-    return this.gate.wait(ready)
-  }
-
-  wake () {
-    this.gate.wake()
   }
 
   onReply (r) {
@@ -340,17 +297,6 @@ class Pipe {
     return this.held.length > 0 && this.inflight.length === 0 && !this.connecting && !this.fatal && !this.closing
   }
 
-  protocolError () {
-    this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `${this.conn.target} sent a reply nobody asked for`))
-  }
-
-  checkTimeout () {
-    if (this.connecting || this.inflight.length === 0) return
-    if (this.activity.quietMs() < this.timeout) return
-    this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT',
-      `Redis at ${this.conn.target} sent no reply for ${this.timeout} ms`, { target: this.conn.target }))
-  }
-
   onClose (err) {
     if (this.fatal || this.connecting) return
     if (this.closing && this.inflight.length === 0) return
@@ -378,7 +324,7 @@ class Pipe {
       if (this.fatal) return // aborted while waiting
       if (left() <= 0) return this.fail(gaveUp(cause, last, this.retryTimeout, this.conn.target))
       await sleep(Math.min(delay, Math.max(0, left())))
-      delay = Math.min(delay * 2, BACKOFF_MAX)
+      delay = nextBackoff(delay)
       if (this.fatal) return
       try {
         // One attempt never outlasts the retry time (its own limit is the connect timeout).
@@ -464,16 +410,6 @@ class Pipe {
   }
 }
 
-
-/** The end of the retry time: nothing reconnected, or reconnects that brought no reply. */
-function gaveUp (cause, last, retryTimeout, target) {
-  if (last === cause) {
-    return new PipeloadError(cause.code === 'PIPELOAD_TIMEOUT' ? 'PIPELOAD_TIMEOUT' : 'PIPELOAD_CONNECTION_LOST',
-      `${cause.message}; still no reply after reconnecting for ${retryTimeout} ms (retry timeout)`, { target, cause })
-  }
-  return new PipeloadError('PIPELOAD_CONNECTION_LOST',
-    `${cause.message}; could not reconnect within ${retryTimeout} ms (last error: ${last.message})`, { target, cause })
-}
 
 function abortedError (target, cause) {
   return new PipeloadError('PIPELOAD_ABORTED', `the load was aborted${cause ? ` (${cause.message})` : ''}`, { target })
