@@ -135,6 +135,18 @@ describe('a cluster node that redirects every command to itself (a redirect stor
 })
 
 describe('a cluster node that keeps refusing (TRYAGAIN)', () => {
+  it('--retry-timeout 1s: exit 4 once it runs out, the message naming the node and its reply', async () => {
+    const node = await clusterNode(() => '-TRYAGAIN Multiple keys request during rehashing of slot\r\n')
+    try {
+      const r = await runCliSpawned(['import', '-u', node.url, '-c', 'SET k:{id} {id}', '--format', 'csv', '--retry-timeout', '1s', '-'], { input: CSV, timeoutMs: scaled(20_000) })
+      expect(r.code).toBe(4)
+      // before: "(last reply: TRYAGAIN …)", not saying which node
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: the cluster accepted no command for 1000 ms \\(last reply: TRYAGAIN Multiple keys request during rehashing of slot from 127\\.0\\.0\\.1:${node.port}\\)$`, 'm'))
+    } finally {
+      await node.close()
+    }
+  }, 60_000)
+
   it('SIGINT ends the run at once rather than after the retry timeout (60 s)', async () => {
     const node = await clusterNode(() => '-TRYAGAIN Multiple keys request during rehashing of slot\r\n')
     try {
