@@ -1,11 +1,10 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
 const { copyBytes } = require('../read/copy')
 const { refusedForGood } = require('./connection')
-const { Pipeline, BACKOFF_FIRST, nextBackoff, gaveUp } = require('./pipeline')
+const { Pipeline } = require('./pipeline')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
 // its drain, its reconnects (what is the same as for one server: pipeline.js). Like Pipe
@@ -132,7 +131,6 @@ class NodePipe extends Pipeline {
     this.target = endpoint.target
     this.connect = connect
     this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
-    this.closed = new AbortController()
     this.startTimer()
     this.recover(null)
   }
@@ -192,47 +190,15 @@ class NodePipe extends Pipeline {
   }
 
   /**
-   * (Re)connect with backoff. While the node cannot be reached, refresh the slot map: once
-   * it serves no slot (a replica took over), retire it and re-route its commands. Then
-   * re-send, in order, only the commands that have no reply yet.
+   * (Re)connect with backoff (Pipeline#reconnectLoop). While the node cannot be reached,
+   * refresh the slot map: once it serves no slot (a replica took over), retire it and
+   * re-route its commands. Then re-send, in order, only the commands that have no reply yet.
    */
   async recover (cause) {
     this.connecting = true
     this.conn = null
-    if (cause) this.lostSince ??= performance.now()
-    const started = this.lostSince ?? performance.now()
-    let delay = BACKOFF_FIRST
-    let last = cause
-    let conn
-    for (let attempt = 0; ; attempt++) {
-      if (attempt > 0 || cause) {
-        // close() ends the wait: a pending backoff must not keep a finished process alive.
-        try { await sleep(delay, undefined, { signal: this.closed.signal }) } catch { return }
-        delay = nextBackoff(delay)
-      }
-      if (this.dead || this.sink.fatal) return
-      // Reconnects that brought no reply since the replies stopped: give up as Pipe does.
-      if (cause && last === cause && performance.now() - started >= this.retryTimeout) {
-        return this.sink.fail(gaveUp(cause, last, this.retryTimeout, this.target))
-      }
-      try {
-        conn = await this.connect(this.endpoint)
-        break
-      } catch (err) {
-        last = err
-        // Asking again gets the same answer: a refused password, a SELECT the node refuses.
-        if (err.code === 'PIPELOAD_ABORTED') return this.sink.fail(err)
-        if (refusedForGood(err)) return this.sink.fail(err.command === 'SELECT' ? selectRefused(err) : err)
-      }
-      await this.sink.refresh()
-      if (this.dead) return
-      if (!this.sink.serves(this)) return this.retire()
-      if (performance.now() - started >= this.retryTimeout) {
-        return this.sink.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-          `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${this.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
-          { target: this.target, cause }))
-      }
-    }
+    const conn = await this.reconnectLoop(cause)
+    if (conn === null) return
     if (this.dead || (this.closing && this.inflight.length === 0)) { conn.end(); this.connecting = false; return }
     this.attach(conn)
     if (cause) this.sink.reconnected(this, cause, this.inflight.length, this.resent())
@@ -246,6 +212,41 @@ class NodePipe extends Pipeline {
     this.connecting = false
     if (conn.closed) return this.onClose(conn.closeReason || cause)
     this.wake()
+  }
+
+  attempt () {
+    return this.connect(this.endpoint)
+  }
+
+  /** A connect that ends the run: aborted, or refused as it will be again (a password, a SELECT the node refuses). */
+  refusal (err) {
+    if (err.code === 'PIPELOAD_ABORTED') return err
+    if (refusedForGood(err)) return err.command === 'SELECT' ? selectRefused(err) : err
+    return null
+  }
+
+  /** Between attempts: a new slot map; a node that serves no slot is retired. True: stop trying. */
+  async afterFailure (last, cause, left) {
+    await this.sink.refresh()
+    if (this.dead) return true
+    if (!this.sink.serves(this)) {
+      this.retire()
+      return true
+    }
+    if (left() > 0) return false
+    this.sink.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
+      `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${this.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
+      { target: this.target, cause }))
+    return true
+  }
+
+  stopped () {
+    return this.dead || Boolean(this.sink.fatal)
+  }
+
+  giveUp (err) {
+    this.sink.fail(err)
+    return null
   }
 
   /** Commands in flight that were written and not answered: the ones re-sending may repeat. */

@@ -1,13 +1,12 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
 const { Reservoir } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { refusedForGood } = require('./connection')
 const { notReady } = require('./not-ready')
-const { Pipeline, BACKOFF_FIRST, nextBackoff, gaveUp } = require('./pipeline')
+const { Pipeline } = require('./pipeline')
 const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
@@ -179,6 +178,7 @@ class Pipe extends Pipeline {
 
   close () {
     this.closing = true
+    this.closed.abort()
     this.stopTimer()
     clearTimeout(this.probeTimer)
     this.signal?.removeEventListener('abort', this.onAbort)
@@ -311,40 +311,16 @@ class Pipe extends Pipeline {
     this.wake()
   }
 
-  /** Reconnect with backoff, then re-send every batch still awaiting replies, in order. */
+  get target () {
+    return this.conn.target
+  }
+
+  /** Reconnect with backoff (Pipeline#reconnectLoop), then re-send every batch still awaiting replies, in order. */
   async recover (cause) {
     this.connecting = true
-    this.lostSince ??= performance.now()
-    const started = this.lostSince
-    let delay = BACKOFF_FIRST
-    let last = cause
-    let info = null
-    const left = () => this.retryTimeout - (performance.now() - started)
-    for (;;) {
-      if (this.fatal) return // aborted while waiting
-      if (left() <= 0) return this.fail(gaveUp(cause, last, this.retryTimeout, this.conn.target))
-      await sleep(Math.min(delay, Math.max(0, left())))
-      delay = nextBackoff(delay)
-      if (this.fatal) return
-      try {
-        // One attempt never outlasts the retry time (its own limit is the connect timeout).
-        const conn = await this.reconnect(Math.max(1, left()))
-        if (this.fatal) { conn.end(); return }
-        // With Sentinel: what the master we reached shares with the one we wrote to.
-        info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
-        if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); info = null; break }
-        this.attach(conn)
-        break
-      } catch (err) {
-        last = err
-        if (err.code === 'PIPELOAD_ABORTED') return this.fail(abortedError(this.conn.target, cause))
-        // A refused password (changed on restart, ACL user deleted) will be refused again, and
-        // so will a SELECT the server answers with an error (fewer databases after a restart).
-        if (refusedForGood(err)) {
-          return this.fail(new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause }))
-        }
-      }
-    }
+    const got = await this.reconnectLoop(cause)
+    if (got === null) return
+    const { info } = got
     const lost = info ? this.afterFailover(info, cause) : 0
     if (lost < 0) return
     this.stats.reconnects++
@@ -371,6 +347,36 @@ class Pipe extends Pipeline {
     // The new connection may have dropped while we were writing to it.
     if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()
+  }
+
+  /** One reconnect: { info } (with Sentinel, the master's INFO replication), or null when the run ended meanwhile. */
+  async attempt (left) {
+    // One attempt never outlasts the retry time (its own limit is the connect timeout).
+    const conn = await this.reconnect(Math.max(1, left()))
+    if (this.fatal) { conn.end(); return null }
+    // With Sentinel: what the master we reached shares with the one we wrote to.
+    const info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
+    if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); return { info: null } }
+    this.attach(conn)
+    return { info }
+  }
+
+  /** A reconnect that ends the run: aborted, or refused as it will be again. */
+  refusal (err, cause) {
+    if (err.code === 'PIPELOAD_ABORTED') return abortedError(this.conn.target, cause)
+    // A refused password (changed on restart, ACL user deleted) will be refused again, and
+    // so will a SELECT the server answers with an error (fewer databases after a restart).
+    if (refusedForGood(err)) return new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause })
+    return null
+  }
+
+  stopped () {
+    return Boolean(this.fatal)
+  }
+
+  giveUp (err) {
+    this.fail(err)
+    return null
   }
 
   /**

@@ -1,6 +1,7 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
+const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
 const { Gate } = require('./gate')
 const { Activity } = require('./activity')
@@ -43,6 +44,7 @@ class Pipeline {
     // time, or a server that takes connections but never answers would be retried forever.
     this.lostSince = null
     this.timer = null
+    this.closed = new AbortController() // close() ends a backoff's wait
   }
 
   /** Room for one more batch: connected, not waiting for 'drain', the window not full. */
@@ -67,6 +69,49 @@ class Pipeline {
 
   stopTimer () {
     clearInterval(this.timer)
+  }
+
+  /**
+   * Connect (again, after `cause`) with backoff: 100 ms doubling to 2 s, a first connect
+   * (no cause) at once, for up to retryTimeout from when the replies stopped (lostSince:
+   * reconnects that bring no reply do not restart it). Resolves with what attempt() gave,
+   * or with null once the run ended meanwhile (the subclass's giveUp() was called, or
+   * stopped() or close() said so). The subclass says what an attempt is
+   * (`attempt(left)`), which failures will not change by trying again
+   * (`refusal(err, cause)`: the error to end the run with), what else to do after a failed
+   * one (`afterFailure(err, cause, left)`: true to stop), and how to end the run (giveUp).
+   */
+  async reconnectLoop (cause) {
+    if (cause) this.lostSince ??= performance.now()
+    const started = this.lostSince ?? performance.now()
+    const left = () => this.retryTimeout - (performance.now() - started)
+    let delay = BACKOFF_FIRST
+    let last = cause
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0 || cause) {
+        if (this.stopped()) return null
+        if (cause && left() <= 0) return this.giveUp(gaveUp(cause, last, this.retryTimeout, this.target))
+        // close() ends the wait: a pending backoff must not keep a finished process alive.
+        try { await sleep(Math.min(delay, Math.max(0, left())), undefined, { signal: this.closed.signal }) } catch { return null }
+        delay = nextBackoff(delay)
+        if (this.stopped()) return null
+        // Reconnects that brought no reply since the replies stopped: the retry time is up.
+        if (cause && last === cause && left() <= 0) return this.giveUp(gaveUp(cause, last, this.retryTimeout, this.target))
+      }
+      try {
+        return await this.attempt(left)
+      } catch (err) {
+        last = err
+        const fatal = this.refusal(err, cause)
+        if (fatal) return this.giveUp(fatal)
+      }
+      if (await this.afterFailure(last, cause, left)) return null
+    }
+  }
+
+  /** After a failed attempt, before the next: true when the loop must stop. */
+  async afterFailure () {
+    return false
   }
 
   attach (conn) {
