@@ -2,7 +2,7 @@
 
 const { PipeloadError, where } = require('../errors')
 const { Gate } = require('./gate')
-const { Reservoir } = require('./stats')
+const { Reservoir, sendStats, countReconnect } = require('./stats')
 const { Activity } = require('./activity')
 const { SentBatch } = require('./sent-batch')
 const { connectData, dataEndpoint, ask, bounded, ioredis } = require('./connection')
@@ -120,10 +120,7 @@ class ClusterSink {
     this.parkDelay = RETRY_FIRST
     this.lastError = null
     this.progress = new Activity() // final replies that are not errors
-    this.stats = {
-      batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0,
-      reconnects: 0, resentBatches: 0, resentCommands: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
-    }
+    this.stats = { ...sendStats(), moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0 }
     this.rtt = new Reservoir()
     if (signal) {
       // Ctrl-C: replies in flight get a short grace, and a lost node is not reconnected.
@@ -416,10 +413,7 @@ class ClusterSink {
   }
 
   reconnected (node, cause, batches, commands) {
-    this.stats.reconnects++
-    this.stats.resentBatches += batches
-    this.stats.resentCommands += commands
-    this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: node.target })
+    this.onReconnect(countReconnect(this.stats, { cause, target: node.target, batches, commands }))
   }
 
   /**

@@ -2,7 +2,7 @@
 
 const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('../errors')
-const { Reservoir } = require('./stats')
+const { Reservoir, sendStats, countReconnect } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { refusedForGood } = require('./connection')
 const { notReady } = require('./not-ready')
@@ -78,7 +78,7 @@ class Pipe extends Pipeline {
     this.onAck = onAck || (() => {})
     this.onReconnect = onReconnect || (() => {})
     this.fatal = null
-    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
+    this.stats = sendStats()
     this.rtt = new Reservoir()
     // Answered, awaiting their replicas (Sentinel only). A replica that left the master counts
     // at its last offset for the retry time, and a minute at least: until a sentinel demotes
@@ -323,7 +323,6 @@ class Pipe extends Pipeline {
     const { info } = got
     const lost = info ? this.afterFailover(info, cause) : 0
     if (lost < 0) return
-    this.stats.reconnects++
     this.needDrain = false
     this.activity.touch()
     let commands = 0
@@ -340,10 +339,9 @@ class Pipe extends Pipeline {
       b.replies = 0
       this.write(b)
     }
-    this.stats.resentBatches += batches
-    this.stats.resentCommands += commands
+    const event = countReconnect(this.stats, { cause, target: this.conn.target, batches, commands })
     this.connecting = false
-    this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: this.conn.target, ...(info ? { lostBatches: lost } : {}) })
+    this.onReconnect(info ? { ...event, lostBatches: lost } : event)
     // The new connection may have dropped while we were writing to it.
     if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()
