@@ -182,11 +182,9 @@ class NodePipe extends Pipeline {
     this.wake()
   }
 
-  onClose (err) {
-    if (this.dead || this.connecting || this.sink.fatal) return
-    if (this.closing && this.inflight.length === 0) return
-    if (this.sink.signal?.aborted) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (${err.message})`, { target: this.target }))
-    this.recover(err)
+  /** The run's signal: aborted, a lost connection is not reconnected (Pipeline#onClose). */
+  get signal () {
+    return this.sink.signal
   }
 
   /**

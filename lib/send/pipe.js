@@ -6,7 +6,7 @@ const { Reservoir, sendStats, countReconnect } = require('./stats')
 const { SentBatch } = require('./sent-batch')
 const { refusedForGood } = require('./connection')
 const { notReady } = require('./not-ready')
-const { Pipeline } = require('./pipeline')
+const { Pipeline, abortedError } = require('./pipeline')
 const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
@@ -297,12 +297,9 @@ class Pipe extends Pipeline {
     return this.held.length > 0 && this.inflight.length === 0 && !this.connecting && !this.fatal && !this.closing
   }
 
-  onClose (err) {
-    if (this.fatal || this.connecting) return
-    if (this.closing && this.inflight.length === 0) return
-    if (!this.reconnect) return this.fail(err)
-    if (this.signal?.aborted) return this.fail(abortedError(this.conn.target, err))
-    this.recover(err)
+  /** Without `reconnect` a lost connection ends the run. */
+  canReconnect () {
+    return Boolean(this.reconnect)
   }
 
   fail (err) {
@@ -412,11 +409,6 @@ class Pipe extends Pipeline {
     if (!plan.known) this.replicas.confirmedTag = -1
     return lost.filter(b => b.absent).length
   }
-}
-
-
-function abortedError (target, cause) {
-  return new PipeloadError('PIPELOAD_ABORTED', `the load was aborted${cause ? ` (${cause.message})` : ''}`, { target })
 }
 
 module.exports = { Pipe, Batch }

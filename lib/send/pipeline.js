@@ -109,6 +109,19 @@ class Pipeline {
     }
   }
 
+  /** The connection closed: reconnect, unless the run ended, is ending, or was aborted. */
+  onClose (err) {
+    if (this.stopped() || this.connecting) return
+    if (this.closing && this.inflight.length === 0) return
+    if (!this.canReconnect()) return this.giveUp(err)
+    if (this.signal?.aborted) return this.giveUp(abortedError(this.target, err))
+    this.recover(err)
+  }
+
+  canReconnect () {
+    return true
+  }
+
   /** After a failed attempt, before the next: true when the loop must stop. */
   async afterFailure () {
     return false
@@ -169,4 +182,8 @@ function gaveUp (cause, last, retryTimeout, target) {
     `${cause.message}; could not reconnect within ${retryTimeout} ms (last error: ${last.message})`, { target, cause })
 }
 
-module.exports = { Pipeline, BACKOFF_FIRST, nextBackoff, gaveUp }
+function abortedError (target, cause) {
+  return new PipeloadError('PIPELOAD_ABORTED', `the load was aborted${cause ? ` (${cause.message})` : ''}`, { target })
+}
+
+module.exports = { Pipeline, BACKOFF_FIRST, nextBackoff, gaveUp, abortedError }
