@@ -36,6 +36,7 @@ const CODES = Object.freeze({
   PIPELOAD_CHECKPOINT_UNFINISHED: EXIT.USAGE, // no resume, and the path holds an unfinished run's checkpoint
   PIPELOAD_CONNECTION_FAILED: EXIT.CONNECTION,
   PIPELOAD_CONNECTION_LOST: EXIT.CONNECTION,
+  PIPELOAD_CLUSTER_REDIRECT: EXIT.CONNECTION, // cluster mode: a command redirected more than 16 times (a redirect loop), or a MOVED/ASK with a bad slot or address
   PIPELOAD_AUTH_FAILED: EXIT.CONNECTION,
   PIPELOAD_TLS_FAILED: EXIT.CONNECTION, // the TLS handshake failed: untrusted or wrong-name certificate, client certificate wanted
   PIPELOAD_TIMEOUT: EXIT.CONNECTION,

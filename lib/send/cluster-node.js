@@ -1,23 +1,20 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
-const { Gate } = require('./gate')
-const { Activity } = require('./activity')
 const { copyBytes } = require('../read/copy')
 const { refusedForGood } = require('./connection')
+const { Pipeline } = require('./pipeline')
 
 // One master of a cluster: its data connection, its window of batches awaiting replies,
-// its drain, its reconnects. Like Pipe (lib/pipe.js) for one server, but replies are
+// its drain, its reconnects (what is the same as for one server: pipeline.js). Like Pipe
+// (pipe.js) for one server, but replies are
 // handled per command, not per record: each entry of a node batch points back at its
 // command in the encoded batch it came from (a "parent", see lib/cluster.js), which owns
 // the bytes, the record accounting and the order of acknowledgements. So a MOVED, ASK or
 // TRYAGAIN reply hands exactly that command back to the sink to re-route, and after a
 // reconnect only the commands still without a reply are re-sent.
 
-const BACKOFF_FIRST = 100
-const BACKOFF_MAX = 2000
 const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n')
 
 /** Commands for one node: (parent, command index) pairs, then sealed into one buffer. */
@@ -119,7 +116,7 @@ function selectRefused (err) {
   return err
 }
 
-class NodePipe {
+class NodePipe extends Pipeline {
   /**
    * @param {object} o
    * @param {import('./cluster').ClusterSink} o.sink
@@ -127,34 +124,20 @@ class NodePipe {
    * @param {(endpoint: object) => Promise<import('./connection').DataConnection>} o.connect
    */
   constructor ({ sink, endpoint, connect, window, timeout, retryTimeout }) {
+    super({ window, timeout, retryTimeout, failure: () => sink.fatal })
     this.sink = sink
-    this.gate = new Gate(() => this.sink.fatal)
     this.endpoint = endpoint
     this.addr = `${endpoint.host}:${endpoint.port}`
     this.target = endpoint.target
     this.connect = connect
-    this.window = window
-    this.timeout = timeout
-    this.retryTimeout = retryTimeout
-    this.inflight = []
-    this.conn = null
-    this.connecting = false
-    this.needDrain = false
     this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
-    this.closing = false
-    this.activity = new Activity() // replies, as in Pipe
-    this.lostSince = null // as in Pipe: reconnects that bring no reply do not restart the retry time
-    this.closed = new AbortController()
-    if (timeout > 0) {
-      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, timeout / 4)))
-      this.timer.unref()
-    }
+    this.startTimer()
     this.recover(null)
   }
 
   /** Send a batch once the window has room; resolves once written (or handed on). */
   async send (nb) {
-    await this.waitFor(() => this.dead || (!this.connecting && !this.needDrain && this.inflight.length < this.window))
+    await this.waitFor(() => this.dead || this.hasRoom())
     this.push(nb)
   }
 
@@ -164,30 +147,6 @@ class NodePipe {
     if (this.inflight.length === 0) this.activity.touch()
     this.inflight.push(nb)
     if (this.conn && !this.connecting) this.write(nb)
-  }
-
-  write (nb) {
-    nb.sentAt = performance.now()
-    if (!this.conn.write(nb.buf) && !this.needDrain) {
-      this.needDrain = true
-      const conn = this.conn
-      conn.socket.once('drain', () => { if (this.conn === conn) { this.needDrain = false; this.wake() } })
-    }
-  }
-
-  waitFor (ready) {
-    return this.gate.wait(ready)
-  }
-
-  wake () {
-    this.gate.wake()
-  }
-
-  attach (conn) {
-    this.conn = conn
-    conn.onReply = this.onReply.bind(this)
-    conn.onReplyError = this.onReplyError.bind(this)
-    conn.onClose = this.onClose.bind(this)
   }
 
   onReply () {
@@ -223,66 +182,21 @@ class NodePipe {
     this.wake()
   }
 
-  protocolError () {
-    this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `${this.target} sent a reply nobody asked for`))
-  }
-
-  checkTimeout () {
-    if (this.connecting || !this.conn || this.inflight.length === 0) return
-    if (this.activity.quietMs() < this.timeout) return
-    this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${this.target} sent no reply for ${this.timeout} ms`, { target: this.target }))
-  }
-
-  onClose (err) {
-    if (this.dead || this.connecting || this.sink.fatal) return
-    if (this.closing && this.inflight.length === 0) return
-    if (this.sink.signal?.aborted) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (${err.message})`, { target: this.target }))
-    this.recover(err)
+  /** The run's signal: aborted, a lost connection is not reconnected (Pipeline#onClose). */
+  get signal () {
+    return this.sink.signal
   }
 
   /**
-   * (Re)connect with backoff. While the node cannot be reached, refresh the slot map: once
-   * it serves no slot (a replica took over), retire it and re-route its commands. Then
-   * re-send, in order, only the commands that have no reply yet.
+   * (Re)connect with backoff (Pipeline#reconnectLoop). While the node cannot be reached,
+   * refresh the slot map: once it serves no slot (a replica took over), retire it and
+   * re-route its commands. Then re-send, in order, only the commands that have no reply yet.
    */
   async recover (cause) {
     this.connecting = true
     this.conn = null
-    if (cause) this.lostSince ??= performance.now()
-    const started = this.lostSince ?? performance.now()
-    let delay = BACKOFF_FIRST
-    let last = cause
-    let conn
-    for (let attempt = 0; ; attempt++) {
-      if (attempt > 0 || cause) {
-        // close() ends the wait: a pending backoff must not keep a finished process alive.
-        try { await sleep(delay, undefined, { signal: this.closed.signal }) } catch { return }
-        delay = Math.min(delay * 2, BACKOFF_MAX)
-      }
-      if (this.dead || this.sink.fatal) return
-      // Reconnects that brought no reply since the replies stopped: give up as Pipe does.
-      if (cause && last === cause && performance.now() - started >= this.retryTimeout) {
-        return this.sink.fail(new PipeloadError(cause.code === 'PIPELOAD_TIMEOUT' ? 'PIPELOAD_TIMEOUT' : 'PIPELOAD_CONNECTION_LOST',
-          `${cause.message}; still no reply after reconnecting for ${this.retryTimeout} ms (retry timeout)`, { target: this.target, cause }))
-      }
-      try {
-        conn = await this.connect(this.endpoint)
-        break
-      } catch (err) {
-        last = err
-        // Asking again gets the same answer: a refused password, a SELECT the node refuses.
-        if (err.code === 'PIPELOAD_ABORTED') return this.sink.fail(err)
-        if (refusedForGood(err)) return this.sink.fail(err.command === 'SELECT' ? selectRefused(err) : err)
-      }
-      await this.sink.refresh()
-      if (this.dead) return
-      if (!this.sink.serves(this)) return this.retire()
-      if (performance.now() - started >= this.retryTimeout) {
-        return this.sink.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-          `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${this.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
-          { target: this.target, cause }))
-      }
-    }
+    const conn = await this.reconnectLoop(cause)
+    if (conn === null) return
     if (this.dead || (this.closing && this.inflight.length === 0)) { conn.end(); this.connecting = false; return }
     this.attach(conn)
     if (cause) this.sink.reconnected(this, cause, this.inflight.length, this.resent())
@@ -298,6 +212,41 @@ class NodePipe {
     this.wake()
   }
 
+  attempt () {
+    return this.connect(this.endpoint)
+  }
+
+  /** A connect that ends the run: aborted, or refused as it will be again (a password, a SELECT the node refuses). */
+  refusal (err) {
+    if (err.code === 'PIPELOAD_ABORTED') return err
+    if (refusedForGood(err)) return err.command === 'SELECT' ? selectRefused(err) : err
+    return null
+  }
+
+  /** Between attempts: a new slot map; a node that serves no slot is retired. True: stop trying. */
+  async afterFailure (last, cause, left) {
+    await this.sink.refresh()
+    if (this.dead) return true
+    if (!this.sink.serves(this)) {
+      this.retire()
+      return true
+    }
+    if (left() > 0) return false
+    this.sink.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
+      `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${this.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
+      { target: this.target, cause }))
+    return true
+  }
+
+  stopped () {
+    return this.dead || Boolean(this.sink.fatal)
+  }
+
+  giveUp (err) {
+    this.sink.fail(err)
+    return null
+  }
+
   /** Commands in flight that were written and not answered: the ones re-sending may repeat. */
   resent () {
     let n = 0
@@ -309,7 +258,7 @@ class NodePipe {
   retire () {
     this.dead = true
     this.connecting = false
-    clearInterval(this.timer)
+    this.stopTimer()
     this.sink.forget(this)
     this.sink.stats.resentCommands += this.resent() // re-routed to the new owner of their slots
     const batches = this.inflight
@@ -325,16 +274,13 @@ class NodePipe {
   shortenTimeout (ms) {
     if (this.dead) return
     if (this.connecting) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted while connecting to cluster node ${this.target}`, { target: this.target }))
-    this.timeout = this.timeout > 0 ? Math.min(this.timeout, ms) : ms
-    clearInterval(this.timer)
-    this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
-    this.timer.unref()
+    super.shortenTimeout(ms)
   }
 
   close () {
     this.closing = true
     this.closed.abort()
-    clearInterval(this.timer)
+    this.stopTimer()
     if (this.conn) this.conn.end()
   }
 }

@@ -1,17 +1,18 @@
 'use strict'
 
-const { PipeloadError } = require('../errors')
+const { PipeloadError, where } = require('../errors')
 const { Gate } = require('./gate')
-const { Reservoir } = require('./stats')
+const { Reservoir, sendStats, countReconnect } = require('./stats')
 const { Activity } = require('./activity')
 const { SentBatch } = require('./sent-batch')
-const { connectData, dataEndpoint, ask, bounded, ioredis } = require('./connection')
+const { connectData, dataEndpoint, scrub } = require('./connection')
+const { Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster } = require('./cluster-topology')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
 const { NodePipe, NodeBatch } = require('./cluster-node')
 const { OTHER } = require('../encode/group')
-const { scrub } = require('./connection')
-const { isCluster } = require('./target-kind')
+const { notReady } = require('./not-ready')
+const { isRedirect, redirectOf } = require('./redirect')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
 // cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
@@ -22,50 +23,22 @@ const { isCluster } = require('./target-kind')
 //   MOVED  -> the slot now lives elsewhere: update that slot, refresh the whole map
 //             (CLUSTER SLOTS) soon, re-send the command to the new owner;
 //   ASK    -> the key is being migrated: send ASKING + the command to the target, map unchanged;
-//   TRYAGAIN / CLUSTERDOWN / LOADING / BUSY / MASTERDOWN -> re-send it after a pause and a refresh;
+//   (MOVED and ASK: at most MAX_REDIRECTIONS per command, then the run fails: a redirect loop)
+//   not ready (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, MASTERDOWN: not-ready.js) -> re-send it after a pause and a refresh;
 //   a master that cannot be reached -> its NodePipe refreshes the map until a replica owns
 //             its slots, then every command it had not answered is re-routed.
 // Parents are acknowledged (onAck) in input order once all their commands are, so
 // checkpoints and record counts mean the same as with one server.
 
-const TRANSIENT = /^(TRYAGAIN|CLUSTERDOWN|LOADING|BUSY|MASTERDOWN)\b/
 // A hash tag is written with braces, which a template reads as a field unless doubled.
 const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id'
 const RETRY_FIRST = 100
 const RETRY_MAX = 1000
 const ABORT_GRACE = 1000
-
-/** A redirect's "host:port"; Redis 7 may leave the host out when it is the same ("":port"). */
-function fullAddr (addr, node) {
-  return addr.startsWith(':') ? node.endpoint.host + addr : addr
-}
-
-/**
- * An ioredis Cluster that is still connecting sends CLUSTER commands to any of its seeds
- * at random, a dead one too ("Connection is closed"): wait until it has its slot map.
- */
-function clusterReady (cluster, ms = 10000) {
-  if (cluster.status === 'ready') return Promise.resolve()
-  if (cluster.status === 'wait') { // lazyConnect: resolves once ready
-    return cluster.connect().catch(err => {
-      throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the ioredis Cluster given as redis could not connect: ${err.message}`)
-    })
-  }
-  return new Promise((resolve, reject) => {
-    const done = err => {
-      clearTimeout(timer)
-      cluster.off('ready', ready)
-      cluster.off('end', ended)
-      if (err) reject(err)
-      else resolve()
-    }
-    const ready = () => done()
-    const ended = () => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', 'the ioredis Cluster given as redis closed before it was ready'))
-    const timer = setTimeout(() => done(new PipeloadError('PIPELOAD_CONNECTION_FAILED', `the ioredis Cluster given as redis was not ready within ${ms} ms (no seed node answered)`)), ms)
-    cluster.once('ready', ready)
-    cluster.once('end', ended)
-  })
-}
+// Redirections (MOVED, ASK) one command may follow before the run fails, as ioredis's
+// maxRedirections: a node that redirects to itself, or two that redirect to each other,
+// would otherwise keep a load busy forever (every MOVED is a reply, so no timeout fires).
+const MAX_REDIRECTIONS = 16
 
 /** One encoded batch and the state of each of its commands. */
 class Parent extends SentBatch {
@@ -74,6 +47,7 @@ class Parent extends SentBatch {
     this.starts = null // byte offset of each command, and the end
     this.stops = null // end of each command, when the commands are not in input order (grouped by master)
     this.slots = null
+    this.redirects = null // MOVED and ASK replies per command, once there is one
     this.done = new Uint8Array(this.cmds)
     this.left = this.cmds // commands without a final reply
     this.recFailed = new Uint8Array(this.ends.length)
@@ -119,14 +93,14 @@ class ClusterSink {
     this.parkDelay = RETRY_FIRST
     this.lastError = null
     this.progress = new Activity() // final replies that are not errors
-    this.stats = {
-      batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0,
-      reconnects: 0, resentBatches: 0, resentCommands: 0, moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0
-    }
+    this.stats = { ...sendStats(), moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0 }
     this.rtt = new Reservoir()
     if (signal) {
       // Ctrl-C: replies in flight get a short grace, and a lost node is not reconnected.
-      this.onAbort = () => { for (const node of this.nodes.values()) node.shortenTimeout(ABORT_GRACE) }
+      this.onAbort = () => {
+        for (const node of this.nodes.values()) node.shortenTimeout(ABORT_GRACE)
+        this.abortWatch(this.stats.acked)
+      }
       signal.addEventListener('abort', this.onAbort, { once: true })
     }
   }
@@ -299,32 +273,55 @@ class ClusterSink {
 
   replyError (node, parent, i, err) {
     const m = String(err.message)
-    if (m.startsWith('MOVED ')) {
-      const [, slot, addr] = m.split(' ')
-      this.stats.moved++
-      this.slotNode[Number(slot)] = this.nodeAt(fullAddr(addr, node))
-      this.refreshSoon()
-      return this.reroute(parent, i)
+    if (isRedirect(m)) {
+      if (this.fatal) return
+      try {
+        this.redirect(node, parent, i, m)
+      } catch (e) {
+        if (!(e instanceof PipeloadError)) throw e
+        this.fail(e)
+      }
+      return
     }
-    if (m.startsWith('ASK ')) {
-      const addr = fullAddr(m.split(' ')[2], node)
-      this.stats.asked++
-      const nb = new NodeBatch()
-      nb.asking()
-      nb.add(parent, i)
-      return this.nodeAt(addr).push(nb.seal())
-    }
-    if (TRANSIENT.test(m)) {
-      this.lastError = m
+    if (notReady(m)) {
+      this.lastError = `${m} from ${node.target}`
       this.stats.retried++
       return this.park(parent, i)
     }
     this.replied(parent, i, err)
   }
 
+  /** Follow a MOVED or ASK reply to command i of parent, at most MAX_REDIRECTIONS times. */
+  redirect (node, parent, i, m) {
+    const { slot, addr } = redirectOf(m, node)
+    this.lastError = `${m} from ${node.target}`
+    parent.redirects ??= new Uint8Array(parent.cmds)
+    if (++parent.redirects[i] > MAX_REDIRECTIONS) throw this.redirectLoop(node, parent, i, m)
+    if (m.startsWith('MOVED ')) {
+      this.stats.moved++
+      this.slotNode[slot] = this.nodeAt(addr)
+      this.refreshSoon()
+      return this.reroute(parent, i)
+    }
+    this.stats.asked++
+    const nb = new NodeBatch()
+    nb.asking()
+    nb.add(parent, i)
+    this.nodeAt(addr).push(nb.seal())
+  }
+
+  /** The error of a command redirected more than MAX_REDIRECTIONS times: where, and by whom. */
+  redirectLoop (node, parent, i, m) {
+    const r = parent.recordOf(i)
+    const at = where(parent.file ?? this.file, parent.lines[r], parent.offsets?.[r])
+    return new PipeloadError('PIPELOAD_CLUSTER_REDIRECT',
+      `a command of ${at} was redirected ${MAX_REDIRECTIONS} times and cluster node ${node.target} redirected it again (${m.slice(0, 200)}): ` +
+      'the nodes do not agree which one owns its slot (a redirect loop)', { target: node.target, reply: m, file: parent.file ?? this.file, line: parent.lines[r] })
+  }
+
   /** Send command i of parent to whoever owns its slot now. */
   reroute (parent, i) {
-    if (parent.done[i]) return
+    if (parent.done[i] || this.fatal) return
     this.stats.rerouted++
     const node = this.ownerOf(parent.slots[i])
     if (node === null) return this.park(parent, i)
@@ -389,10 +386,20 @@ class ClusterSink {
   }
 
   reconnected (node, cause, batches, commands) {
-    this.stats.reconnects++
-    this.stats.resentBatches += batches
-    this.stats.resentCommands += commands
-    this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: node.target })
+    this.onReconnect(countReconnect(this.stats, { cause, target: node.target, batches, commands }))
+  }
+
+  /**
+   * After an abort, the run ends once a grace passes without a final reply for any command:
+   * replies that only redirect or refuse (MOVED, ASK, TRYAGAIN) keep each node's connection
+   * busy, so its own timeout would never fire.
+   */
+  abortWatch (acked) {
+    this.abortTimer = setTimeout(() => {
+      if (this.fatal || this.parents.length === 0) return
+      if (this.stats.acked !== acked) return this.abortWatch(this.stats.acked)
+      this.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (the cluster gave no command a final reply for ${ABORT_GRACE} ms${this.lastError ? `; last reply: ${this.lastError}` : ''})`))
+    }, ABORT_GRACE)
   }
 
   fail (err) {
@@ -423,6 +430,7 @@ class ClusterSink {
     this.signal?.removeEventListener('abort', this.onAbort)
     clearTimeout(this.refreshTimer)
     clearTimeout(this.parkTimer)
+    clearTimeout(this.abortTimer)
     for (const node of this.nodes.values()) node.close()
   }
 
@@ -430,86 +438,6 @@ class ClusterSink {
   cluster () {
     const s = this.stats
     return { masters: this.masters().filter(n => !n.dead).length, moved: s.moved, asked: s.asked, retried: s.retried, rerouted: s.rerouted, refreshes: s.refreshes }
-  }
-}
-
-const SLOTS_STAGE = "while asking for the cluster's slots (CLUSTER SLOTS)"
-
-/**
- * Where the slot map comes from: CLUSTER SLOTS from the node we were given, or from any
- * node seen in an earlier map when that one is down (its master may have failed over).
- * With an ioredis Cluster, that client asks (it follows failovers itself).
- */
-class Topology {
-  constructor (control, connectTimeout, signal) {
-    this.control = control
-    this.connectTimeout = connectTimeout
-    this.signal = signal
-    this.clients = new Map() // "host:port" -> ioredis client of ours
-    this.known = [] // every node address of the last map, masters first
-  }
-
-  async slots () {
-    const bound = { ms: this.connectTimeout, signal: this.signal }
-    if (this.control.isCluster) return ask(this.control, SLOTS_STAGE, () => this.control.cluster('SLOTS'), bound)
-    let last = null
-    if (this.control.status === 'ready') {
-      const host = this.control.stream?.remoteAddress || this.control.options.host
-      try {
-        return this.remember(await ask(this.control, SLOTS_STAGE, () => this.control.cluster('SLOTS'), bound), host)
-      } catch (err) {
-        if (err.code === 'PIPELOAD_ABORTED') throw err
-        last = err
-      }
-    }
-    for (const addr of this.known) {
-      try {
-        return this.remember(await this.client(addr).cluster('SLOTS'), addr.slice(0, addr.lastIndexOf(':')))
-      } catch (err) {
-        last = err
-      }
-    }
-    throw new PipeloadError('PIPELOAD_CONNECTION_FAILED', `no cluster node answered CLUSTER SLOTS: ${last ? last.message : 'no node known'}`)
-  }
-
-  /** Keep the node addresses of a map; a node that does not know its own IP yet says "" (the one we asked). */
-  remember (ranges, askedHost) {
-    const masters = new Set()
-    const replicas = new Set()
-    for (const [, , ...nodes] of ranges) for (const n of nodes) if (!n[0]) n[0] = askedHost
-    for (const [, , master, ...reps] of ranges) {
-      masters.add(`${master[0]}:${master[1]}`)
-      for (const r of reps) replicas.add(`${r[0]}:${r[1]}`)
-    }
-    this.known = [...masters, ...[...replicas].filter(a => !masters.has(a))]
-    return ranges
-  }
-
-  client (addr) {
-    let c = this.clients.get(addr)
-    if (!c) {
-      const i = addr.lastIndexOf(':')
-      c = new (ioredis())({
-        ...this.control.options,
-        host: addr.slice(0, i),
-        port: Number(addr.slice(i + 1)),
-        lazyConnect: false,
-        enableOfflineQueue: true,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => 500,
-        connectTimeout: Math.min(this.connectTimeout || 10000, 1000),
-        commandTimeout: 1000,
-        connectionName: 'pipeload-topology'
-      })
-      c.on('error', () => {}) // a node down during a failover: the next one is asked
-      this.clients.set(addr, c)
-    }
-    return c
-  }
-
-  close () {
-    for (const c of this.clients.values()) c.disconnect()
-    this.clients.clear()
   }
 }
 
@@ -568,42 +496,6 @@ async function openClusterPipe (control, { window, timeout = 0, retryTimeout = 0
     throw err
   }
   return { sink, close }
-}
-
-/** An ioredis Cluster with the credentials of `control` (for reads and cleanup); the caller disconnects it. */
-async function openClusterClient (control, { ms = 10000, signal } = {}) {
-  if (control.isCluster) return control
-  const o = control.options
-  const host = control.stream?.remoteAddress || o.host
-  const port = control.stream?.remotePort || o.port
-  const client = new (ioredis().Cluster)([{ host, port }], {
-    redisOptions: { username: o.username, password: o.password, tls: o.tls, protocol: 2, connectTimeout: o.connectTimeout, connectionName: 'pipeload' },
-    enableOfflineQueue: true,
-    lazyConnect: true
-  })
-  client.on('error', () => {})
-  await bounded(() => client.connect(), {
-    ms, signal, target: `${host}:${port}`, stage: 'while connecting to the cluster (CLUSTER SLOTS)', cancel: () => client.disconnect()
-  }).catch(err => { client.disconnect(); throw err })
-  return client
-}
-
-/** SCAN MATCH prefix* on every master and UNLINK what is found (one slot per UNLINK). */
-async function deletePrefixCluster (client, prefix, count = 1000) {
-  let removed = 0
-  for (const node of client.nodes('master')) {
-    let cursor = '0'
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', prefix + '*', 'COUNT', count)
-      cursor = next
-      if (keys.length) {
-        const p = node.pipeline()
-        for (const k of keys) p.unlink(k)
-        for (const [err, n] of await p.exec()) if (!err) removed += n
-      }
-    } while (cursor !== '0')
-  }
-  return removed
 }
 
 module.exports = { ClusterSink, Topology, Parent, isCluster, openClusterSink, openClusterPipe, openClusterClient, deletePrefixCluster }

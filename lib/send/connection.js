@@ -5,6 +5,7 @@ const RedisParser = require('redis-parser')
 const { PipeloadError } = require('../errors')
 const { encodeCommand } = require('../encode/resp')
 const { normalizeTls, tlsConnectOptions, describeTlsError } = require('./tls')
+const { notReady } = require('./not-ready')
 const { splitUrl, userAndPassword } = require('../read/userinfo')
 
 // ioredis (with its ~45 modules) takes ~50 ms to load: loaded by the first run that
@@ -510,9 +511,6 @@ function connectSocket (ep, timeout, signal) {
   })
 }
 
-// Replies that say "not now": another attempt may be answered.
-const NOT_NOW = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/
-
 /** A setup command (AUTH, SELECT) answered with an error: the error, with `command` and the server's `reply`. */
 function setupRefused (err, command, target, o) {
   const e = connectError(command.name === 'SELECT' ? { message: `${command.args.join(' ')} was refused: ${err.message}` } : err, target, o)
@@ -526,7 +524,7 @@ function setupRefused (err, command, target, o) {
  * server answered with an error other than "not now" (a SELECT a cluster node refuses).
  */
 function refusedForGood (err) {
-  return err.code === 'PIPELOAD_AUTH_FAILED' || (err.reply !== undefined && !NOT_NOW.test(err.reply))
+  return err.code === 'PIPELOAD_AUTH_FAILED' || (err.reply !== undefined && !notReady(err.reply))
 }
 
 /** Send the setup commands at once and wait for their replies; `step.i`: the one awaited. */

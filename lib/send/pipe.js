@@ -1,13 +1,12 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { setTimeout: sleep } = require('node:timers/promises')
 const { PipeloadError } = require('../errors')
-const { Gate } = require('./gate')
-const { Reservoir } = require('./stats')
+const { Reservoir, sendStats, countReconnect } = require('./stats')
 const { SentBatch } = require('./sent-batch')
-const { Activity } = require('./activity')
 const { refusedForGood } = require('./connection')
+const { notReady } = require('./not-ready')
+const { Pipeline, abortedError } = require('./pipeline')
 const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
 // The sender: writes each encoded batch with one socket write and keeps at most `window`
@@ -24,12 +23,9 @@ const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, repli
 // With Sentinel (`replicated`), an answered batch is kept until its writes are on every
 // replica, so that a failover cannot take away what was counted: see ./replication.js.
 
-const BACKOFF_FIRST = 100
-const BACKOFF_MAX = 2000
 // After an abort (Ctrl-C) the batches in flight get this long without a reply, at most,
 // and no reconnect: the first Ctrl-C must end a run on a server that went silent promptly.
 const ABORT_GRACE = 1000
-const TRANSIENT = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /
 // With Sentinel: at most HELD_PER_WINDOW x window answered batches kept awaiting their
 // replicas (then send() waits); once a window of them is kept, a batch's INFO comes after a
 // WAIT of WAIT_MS, which makes the master ask its replicas where they are at once, not at
@@ -57,7 +53,7 @@ class Batch extends SentBatch {
   }
 }
 
-class Pipe {
+class Pipe extends Pipeline {
   /**
    * @param {object} o
    * @param {import('./connection').DataConnection} o.conn
@@ -75,25 +71,14 @@ class Pipe {
    * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
   constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
-    this.window = window
+    super({ window, timeout, retryTimeout, failure: () => this.fatal })
     this.reconnect = reconnect
-    this.timeout = timeout
-    this.retryTimeout = retryTimeout
     this.file = file
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
     this.onReconnect = onReconnect || (() => {})
-    this.inflight = []
-    this.needDrain = false
-    this.connecting = false
     this.fatal = null
-    this.gate = new Gate(() => this.fatal)
-    this.closing = false
-    this.activity = new Activity() // replies: a stall is no reply for `timeout` ms
-    // When the replies stopped: reconnects that lead to no reply do not restart the retry
-    // time, or a server that takes connections but never answers would be retried forever.
-    this.lostSince = null
-    this.stats = { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
+    this.stats = sendStats()
     this.rtt = new Reservoir()
     // Answered, awaiting their replicas (Sentinel only). A replica that left the master counts
     // at its last offset for the retry time, and a minute at least: until a sentinel demotes
@@ -115,27 +100,11 @@ class Pipe {
     }
   }
 
-  startTimer () {
-    clearInterval(this.timer)
-    if (this.timeout > 0) {
-      this.timer = setInterval(() => this.checkTimeout(), Math.max(10, Math.min(1000, this.timeout / 4)))
-      this.timer.unref()
-    }
-  }
-
   /** The run was aborted: what is in flight gets a short grace, a reconnect in progress ends now. */
   aborted () {
-    this.timeout = this.timeout > 0 ? Math.min(this.timeout, ABORT_GRACE) : ABORT_GRACE
-    this.startTimer()
+    this.shortenTimeout(ABORT_GRACE)
     if (this.connecting) this.fail(abortedError(this.conn.target))
     this.wake() // finish() waits for kept batches no longer
-  }
-
-  attach (conn) {
-    this.conn = conn
-    conn.onReply = this.onReply.bind(this)
-    conn.onReplyError = this.onReplyError.bind(this)
-    conn.onClose = this.onClose.bind(this)
   }
 
   /**
@@ -145,7 +114,7 @@ class Pipe {
    */
   room () {
     // Kept batches hold the sender back, but not an aborted run: it stops at this batch.
-    return this.waitFor(() => !this.connecting && !this.needDrain && this.inflight.length < this.window && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
+    return this.waitFor(() => this.hasRoom() && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
   }
 
   /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
@@ -190,14 +159,9 @@ class Pipe {
     }
   }
 
-  write (b, waitMs = this.held.length >= this.window ? WAIT_MS : 0) {
-    b.sentAt = performance.now()
-    // One 'drain' listener per connection: a reconnect may write many batches at once.
-    if (!(this.replicas ? this.writeTagged(b, waitMs) : this.conn.write(b.buf)) && !this.needDrain) {
-      this.needDrain = true
-      const conn = this.conn
-      conn.socket.once('drain', () => { if (this.conn === conn) { this.needDrain = false; this.wake() } })
-    }
+  /** The batch's bytes (Pipeline#write); with Sentinel, INFO replication after them. */
+  writeBytes (b, waitMs = this.held.length >= this.window ? WAIT_MS : 0) {
+    return this.replicas ? this.writeTagged(b, waitMs) : this.conn.write(b.buf)
   }
 
   /** The batch, then INFO replication (after a WAIT of `waitMs`), in one write. */
@@ -223,17 +187,10 @@ class Pipe {
 
   close () {
     this.closing = true
-    clearInterval(this.timer)
+    this.closed.abort()
+    this.stopTimer()
     clearTimeout(this.probeTimer)
     this.signal?.removeEventListener('abort', this.onAbort)
-  }
-
-  waitFor (ready) {
-    return this.gate.wait(ready)
-  }
-
-  wake () {
-    this.gate.wake()
   }
 
   onReply (r) {
@@ -251,7 +208,7 @@ class Pipe {
     this.lostSince = null
     // The server is not ready (loading its data after a restart, busy with a script, a
     // replica without its master): not the record's fault. Reconnect and re-send later.
-    if (TRANSIENT.test(err.message) && this.reconnect) {
+    if (notReady(err.message) && this.reconnect) {
       return this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${this.conn.target} is not ready: ${err.message}`, { target: this.conn.target }))
     }
     if (b.replies >= b.cmds) return this.probeRefused(b, err)
@@ -349,23 +306,9 @@ class Pipe {
     return this.held.length > 0 && this.inflight.length === 0 && !this.connecting && !this.fatal && !this.closing
   }
 
-  protocolError () {
-    this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `${this.conn.target} sent a reply nobody asked for`))
-  }
-
-  checkTimeout () {
-    if (this.connecting || this.inflight.length === 0) return
-    if (this.activity.quietMs() < this.timeout) return
-    this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT',
-      `Redis at ${this.conn.target} sent no reply for ${this.timeout} ms`, { target: this.conn.target }))
-  }
-
-  onClose (err) {
-    if (this.fatal || this.connecting) return
-    if (this.closing && this.inflight.length === 0) return
-    if (!this.reconnect) return this.fail(err)
-    if (this.signal?.aborted) return this.fail(abortedError(this.conn.target, err))
-    this.recover(err)
+  /** Without `reconnect` a lost connection ends the run. */
+  canReconnect () {
+    return Boolean(this.reconnect)
   }
 
   fail (err) {
@@ -374,43 +317,18 @@ class Pipe {
     this.wake()
   }
 
-  /** Reconnect with backoff, then re-send every batch still awaiting replies, in order. */
+  get target () {
+    return this.conn.target
+  }
+
+  /** Reconnect with backoff (Pipeline#reconnectLoop), then re-send every batch still awaiting replies, in order. */
   async recover (cause) {
     this.connecting = true
-    this.lostSince ??= performance.now()
-    const started = this.lostSince
-    let delay = BACKOFF_FIRST
-    let last = cause
-    let info = null
-    const left = () => this.retryTimeout - (performance.now() - started)
-    for (;;) {
-      if (this.fatal) return // aborted while waiting
-      if (left() <= 0) return this.fail(gaveUp(cause, last, this.retryTimeout, this.conn.target))
-      await sleep(Math.min(delay, Math.max(0, left())))
-      delay = Math.min(delay * 2, BACKOFF_MAX)
-      if (this.fatal) return
-      try {
-        // One attempt never outlasts the retry time (its own limit is the connect timeout).
-        const conn = await this.reconnect(Math.max(1, left()))
-        if (this.fatal) { conn.end(); return }
-        // With Sentinel: what the master we reached shares with the one we wrote to.
-        info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
-        if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); info = null; break }
-        this.attach(conn)
-        break
-      } catch (err) {
-        last = err
-        if (err.code === 'PIPELOAD_ABORTED') return this.fail(abortedError(this.conn.target, cause))
-        // A refused password (changed on restart, ACL user deleted) will be refused again, and
-        // so will a SELECT the server answers with an error (fewer databases after a restart).
-        if (refusedForGood(err)) {
-          return this.fail(new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause }))
-        }
-      }
-    }
+    const got = await this.reconnectLoop(cause)
+    if (got === null) return
+    const { info } = got
     const lost = info ? this.afterFailover(info, cause) : 0
     if (lost < 0) return
-    this.stats.reconnects++
     this.needDrain = false
     this.activity.touch()
     let commands = 0
@@ -427,13 +345,42 @@ class Pipe {
       b.replies = 0
       this.write(b)
     }
-    this.stats.resentBatches += batches
-    this.stats.resentCommands += commands
+    const event = countReconnect(this.stats, { cause, target: this.conn.target, batches, commands })
     this.connecting = false
-    this.onReconnect({ cause, resentBatches: batches, resentCommands: commands, target: this.conn.target, ...(info ? { lostBatches: lost } : {}) })
+    this.onReconnect(info ? { ...event, lostBatches: lost } : event)
     // The new connection may have dropped while we were writing to it.
     if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
     this.wake()
+  }
+
+  /** One reconnect: { info } (with Sentinel, the master's INFO replication), or null when the run ended meanwhile. */
+  async attempt (left) {
+    // One attempt never outlasts the retry time (its own limit is the connect timeout).
+    const conn = await this.reconnect(Math.max(1, left()))
+    if (this.fatal) { conn.end(); return null }
+    // With Sentinel: what the master we reached shares with the one we wrote to.
+    const info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
+    if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); return { info: null } }
+    this.attach(conn)
+    return { info }
+  }
+
+  /** A reconnect that ends the run: aborted, or refused as it will be again. */
+  refusal (err, cause) {
+    if (err.code === 'PIPELOAD_ABORTED') return abortedError(this.conn.target, cause)
+    // A refused password (changed on restart, ACL user deleted) will be refused again, and
+    // so will a SELECT the server answers with an error (fewer databases after a restart).
+    if (refusedForGood(err)) return new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause })
+    return null
+  }
+
+  stopped () {
+    return Boolean(this.fatal)
+  }
+
+  giveUp (err) {
+    this.fail(err)
+    return null
   }
 
   /**
@@ -471,21 +418,6 @@ class Pipe {
     if (!plan.known) this.replicas.confirmedTag = -1
     return lost.filter(b => b.absent).length
   }
-}
-
-
-/** The end of the retry time: nothing reconnected, or reconnects that brought no reply. */
-function gaveUp (cause, last, retryTimeout, target) {
-  if (last === cause) {
-    return new PipeloadError(cause.code === 'PIPELOAD_TIMEOUT' ? 'PIPELOAD_TIMEOUT' : 'PIPELOAD_CONNECTION_LOST',
-      `${cause.message}; still no reply after reconnecting for ${retryTimeout} ms (retry timeout)`, { target, cause })
-  }
-  return new PipeloadError('PIPELOAD_CONNECTION_LOST',
-    `${cause.message}; could not reconnect within ${retryTimeout} ms (last error: ${last.message})`, { target, cause })
-}
-
-function abortedError (target, cause) {
-  return new PipeloadError('PIPELOAD_ABORTED', `the load was aborted${cause ? ` (${cause.message})` : ''}`, { target })
 }
 
 module.exports = { Pipe, Batch }

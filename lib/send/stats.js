@@ -40,4 +40,17 @@ function round (v) {
   return Math.round(v * 1000) / 1000
 }
 
-module.exports = { Reservoir, percentile }
+/** The counters of a sink that sends (load's summary reads them): one server's, and a cluster's beside its own. */
+function sendStats () {
+  return { batches: 0, commands: 0, acked: 0, ackedRecords: 0, errorReplies: 0, failedRecords: 0, reconnects: 0, resentBatches: 0, resentCommands: 0 }
+}
+
+/** Count a reconnect and what it sent again; returns the onReconnect event. */
+function countReconnect (stats, { cause, target, batches, commands }) {
+  stats.reconnects++
+  stats.resentBatches += batches
+  stats.resentCommands += commands
+  return { cause, resentBatches: batches, resentCommands: commands, target }
+}
+
+module.exports = { Reservoir, percentile, sendStats, countReconnect }

@@ -1,0 +1,203 @@
+'use strict'
+/* global describe, it, expect, beforeAll */
+
+// Cluster nodes that redirect (MOVED, ASK) or refuse (TRYAGAIN) without end: a scripted
+// node that says it owns every slot and then answers each data command with a redirect to
+// itself. Before, such a node kept a load busy forever (every MOVED is a reply, so no
+// timeout fired), a MOVED slot was used as an array index unchecked, and SIGINT, SIGTERM
+// and abort() were not heeded. Now a command follows at most 16 redirections (as ioredis),
+// a redirect's slot and address are checked, and an abort ends the run once a grace passes
+// without a final reply.
+
+const { spawn } = require('node:child_process')
+const slotOf = require('cluster-key-slot') // the reference for slots, not our own hashing
+const { scriptedServer, usual } = require('./helpers/scripted-server')
+const { runCliSpawned, BIN, BASE_ENV, ROOT } = require('./helpers/run-cli')
+const { waitFor } = require('./helpers/wait')
+const { load } = require('..')
+
+const CSV = 'id\n1\n2\n3\n' // the issue's case: 3 rows
+// A CLI start-up on an idle machine (run-cli.js: ~0.3 s); deadlines grow with a slower one.
+const NOMINAL_STARTUP_MS = 300
+let factor = 1
+const scaled = ms => Math.round(ms * factor)
+
+beforeAll(async () => {
+  const started = Date.now()
+  await new Promise((resolve, reject) => spawn(process.execPath, [BIN, '--version'], { cwd: ROOT, env: BASE_ENV, stdio: 'ignore' }).on('exit', resolve).on('error', reject))
+  factor = Math.max(1, (Date.now() - started) / NOMINAL_STARTUP_MS)
+}, 30_000)
+
+const bulk = t => `$${Buffer.byteLength(t)}\r\n${t}\r\n`
+
+/**
+ * A one-node "cluster": INFO says cluster_enabled:1, CLUSTER SLOTS gives it every slot,
+ * and `data(args, self)` answers each data command (self: "127.0.0.1:port"); `delayMs`
+ * holds each data reply back that long.
+ */
+async function clusterNode (data, { delayMs = 0 } = {}) {
+  const counts = { data: 0, slots: 0 }
+  const node = await scriptedServer((args, conn) => {
+    const cmd = args[0].toUpperCase()
+    if (cmd === 'INFO') return bulk('# Cluster\r\ncluster_enabled:1\r\n')
+    if (cmd === 'CLUSTER') { counts.slots++; return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n${bulk('127.0.0.1')}:${node.port}\r\n` }
+    const ordinary = usual(args)
+    if (ordinary !== null) return ordinary
+    counts.data++
+    const reply = data(args, `127.0.0.1:${node.port}`)
+    if (!delayMs) return reply
+    setTimeout(() => { if (!conn.socket.destroyed) conn.socket.write(reply) }, delayMs)
+    return null
+  })
+  node.counts = counts
+  return node
+}
+
+const movedToSelf = (args, self) => `-MOVED ${slotOf(args[1])} ${self}\r\n`
+
+/** Spawn an import into `url`; resolves { child, exited } (exited: { code, stderr }). */
+function startImport (url, killAfterMs) {
+  const child = spawn(process.execPath, [BIN, 'import', '-u', url, '-c', 'SET k:{id} {id}', '--format', 'csv', '-'], { cwd: ROOT, env: BASE_ENV, stdio: ['pipe', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', d => { stderr += d })
+  child.stdout.resume()
+  child.stdin.end(CSV)
+  // Before the fix the run never ended: kill it, so that the test fails on its assertions.
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+  const exited = new Promise(resolve => child.on('exit', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stderr }) }))
+  return { child, exited }
+}
+
+describe('a cluster node that redirects every command to itself (a redirect storm)', () => {
+  it('the run fails within 5 s (scaled to the machine), exit 4, the message names the node and the redirect', async () => {
+    const node = await clusterNode(movedToSelf)
+    try {
+      const started = Date.now()
+      const r = await runCliSpawned(['import', '-u', node.url, '-c', 'SET k:{id} {id}', '--format', 'csv', '-'], { input: CSV, timeoutMs: scaled(20_000) })
+      const ms = Date.now() - started
+      expect(r.code).toBe(4)
+      const port = node.port
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: a command of <stdin>:[234] was redirected 16 times and cluster node 127\\.0\\.0\\.1:${port} redirected it again \\(MOVED \\d+ 127\\.0\\.0\\.1:${port}\\): the nodes do not agree which one owns its slot \\(a redirect loop\\)$`, 'm'))
+      expect(r.stderr).not.toMatch(/\n\s+at /)
+      expect(ms).toBeLessThan(scaled(5000)) // before: 2,969,244 MOVED in two minutes, and on
+      // Each command followed 16 redirections and no more: 3 commands, 17 sends each at most.
+      expect(node.counts.data).toBeLessThanOrEqual(3 * 17)
+    } finally {
+      await node.close()
+    }
+  }, 60_000)
+
+  it('ASK to itself is bounded the same way (library: PIPELOAD_CLUSTER_REDIRECT with target and reply)', async () => {
+    const node = await clusterNode((args, self) => args[0].toUpperCase() === 'ASKING' ? '+OK\r\n' : `-ASK ${slotOf(args[1])} ${self}\r\n`)
+    try {
+      const err = await load({ url: node.url, input: [{ id: 1 }], command: 'SET k:{id} {id}' }).then(() => null, e => e)
+      expect(err).toMatchObject({ code: 'PIPELOAD_CLUSTER_REDIRECT', exitCode: 4, target: `127.0.0.1:${node.port}`, reply: `ASK ${slotOf('k:1')} 127.0.0.1:${node.port}` })
+      expect(err.message).toMatch(/was redirected 16 times/)
+    } finally {
+      await node.close()
+    }
+  }, 30_000)
+
+  for (const [signal, code, atCommand] of [['SIGINT', 130, 1], ['SIGINT', 130, 4], ['SIGTERM', 143, 2]]) {
+    it(`${signal} after the storm's command ${atCommand} ends the run (exit ${code}), long before the redirect limit`, async () => {
+      // Each MOVED held back 400 ms: the 16 redirections of a command take 6.4 s at least.
+      const node = await clusterNode(movedToSelf, { delayMs: 400 })
+      try {
+        const { child, exited } = startImport(node.url, scaled(20_000))
+        await waitFor(`the node to get data command ${atCommand}`, () => node.counts.data >= atCommand, scaled(20_000))
+        const sentAt = Date.now()
+        child.kill(signal)
+        const r = await exited
+        expect(r.code).toBe(code) // before: killed (SIGKILL) with the storm still going
+        expect(r.stderr).toMatch(/^pipeload: the load was aborted \(the cluster gave no command a final reply for 1000 ms; last reply: MOVED \d+ 127\.0\.0\.1:\d+ from 127\.0\.0\.1:\d+\)$/m)
+        expect(Date.now() - sentAt).toBeLessThan(scaled(3000)) // the grace (1 s) and an exit
+      } finally {
+        await node.close()
+      }
+    }, 60_000)
+  }
+
+  it('abort() settles the load during the storm: PIPELOAD_ABORTED', async () => {
+    const node = await clusterNode(movedToSelf, { delayMs: 400 })
+    try {
+      const ac = new AbortController()
+      const loading = load({ url: node.url, input: [{ id: 1 }, { id: 2 }], command: 'SET k:{id} {id}', signal: ac.signal }).then(() => null, e => e)
+      await waitFor('the node to get a data command', () => node.counts.data >= 2, scaled(20_000))
+      ac.abort()
+      const abortedAt = Date.now()
+      const err = await Promise.race([loading, new Promise(resolve => setTimeout(resolve, scaled(5000), 'still running'))])
+      expect(err).toMatchObject({ code: 'PIPELOAD_ABORTED' }) // before: 'still running'
+      expect(Date.now() - abortedAt).toBeLessThan(scaled(3000))
+    } finally {
+      await node.close()
+    }
+  }, 30_000)
+})
+
+describe('a cluster node that keeps refusing (TRYAGAIN)', () => {
+  it('--retry-timeout 1s: exit 4 once it runs out, the message naming the node and its reply', async () => {
+    const node = await clusterNode(() => '-TRYAGAIN Multiple keys request during rehashing of slot\r\n')
+    try {
+      const r = await runCliSpawned(['import', '-u', node.url, '-c', 'SET k:{id} {id}', '--format', 'csv', '--retry-timeout', '1s', '-'], { input: CSV, timeoutMs: scaled(20_000) })
+      expect(r.code).toBe(4)
+      // before: "(last reply: TRYAGAIN …)", not saying which node
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: the cluster accepted no command for 1000 ms \\(last reply: TRYAGAIN Multiple keys request during rehashing of slot from 127\\.0\\.0\\.1:${node.port}\\)$`, 'm'))
+    } finally {
+      await node.close()
+    }
+  }, 60_000)
+
+  it('SIGINT ends the run at once rather than after the retry timeout (60 s)', async () => {
+    const node = await clusterNode(() => '-TRYAGAIN Multiple keys request during rehashing of slot\r\n')
+    try {
+      const { child, exited } = startImport(node.url, scaled(20_000))
+      await waitFor('three refusals', () => node.counts.data >= 3, scaled(20_000))
+      const sentAt = Date.now()
+      child.kill('SIGINT')
+      const r = await exited
+      expect(r.code).toBe(130) // before: killed (SIGKILL), still parking and re-sending
+      expect(r.stderr).toMatch(/^pipeload: the load was aborted \(the cluster gave no command a final reply for 1000 ms; last reply: TRYAGAIN Multiple keys request during rehashing of slot from 127\.0\.0\.1:\d+\)$/m)
+      expect(Date.now() - sentAt).toBeLessThan(scaled(3000))
+    } finally {
+      await node.close()
+    }
+  }, 60_000)
+})
+
+describe('redirects with a slot or address that cannot be', () => {
+  const cases = [
+    ['MOVED 1000000000 {self}', 'a slot outside 0..16383'],
+    ['MOVED 16384 {self}', 'a slot outside 0..16383'],
+    ['MOVED -1 {self}', 'a slot outside 0..16383'],
+    ['MOVED abc {self}', 'a slot outside 0..16383'],
+    ['ASK 99999 {self}', 'a slot outside 0..16383'],
+    ['MOVED 12', 'an address that is not host:port'],
+    ['MOVED 12 127.0.0.1:0', 'an address that is not host:port'],
+    ['ASK 12 127.0.0.1', 'an address that is not host:port']
+  ]
+  it.each(cases)('%s: PIPELOAD_CLUSTER_REDIRECT at once, naming the node and the reply', async (reply, what) => {
+    const node = await clusterNode((args, self) => `-${reply.replace('{self}', self)}\r\n`)
+    try {
+      const err = await load({ url: node.url, input: [{ id: 1 }, { id: 2 }, { id: 3 }], command: 'SET k:{id} {id}' }).then(() => null, e => e)
+      const self = `127.0.0.1:${node.port}`
+      const sent = reply.replace('{self}', self)
+      expect(err).toMatchObject({ code: 'PIPELOAD_CLUSTER_REDIRECT', target: self, reply: sent })
+      expect(err.message).toBe(`cluster node ${self} sent a redirect with ${what}: ${sent}`)
+      expect(node.counts.data).toBe(3) // nothing re-sent
+    } finally {
+      await node.close()
+    }
+  }, 30_000)
+
+  it('the CLI: exit 4, the message, no stack', async () => {
+    const node = await clusterNode(() => '-MOVED 1000000000 127.0.0.1:1\r\n')
+    try {
+      const r = await runCliSpawned(['import', '-u', node.url, '-c', 'SET k:{id} {id}', '--format', 'csv', '-'], { input: CSV, timeoutMs: scaled(20_000) })
+      expect(r.code).toBe(4)
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: cluster node 127\\.0\\.0\\.1:${node.port} sent a redirect with a slot outside 0\\.\\.16383: MOVED 1000000000 127\\.0\\.0\\.1:1$`, 'm'))
+      expect(r.stderr).not.toMatch(/\n\s+at /)
+    } finally {
+      await node.close()
+    }
+  }, 30_000)
+})
