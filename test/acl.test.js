@@ -15,6 +15,7 @@ const { describeEachServer, serverKinds, NEWEST } = require('./helpers/servers')
 const { spawn } = require('node:child_process')
 const { runCli, BIN, ROOT, BASE_ENV } = require('./helpers/run-cli')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 const PW = 'loader-pw-acl-test'
 describeEachServer('acl', server => {
@@ -198,7 +199,8 @@ describeEachServer('acl', server => {
   // The credentials stop working mid-load: the reconnect is refused. That will not change
   // by retrying for --retry-timeout: PIPELOAD_AUTH_FAILED at once, exit 4.
   describe('acl: a password refused on reconnect', () => {
-    const RETRY_MS = 30_000
+    // 30 s on a quiet machine, scaled to this one (whole seconds): "at once" is within half of it.
+    const RETRY_MS = Math.ceil(scaledMs(30_000) / 1000) * 1000
 
     it('library: the ACL user is deleted mid-load: PIPELOAD_AUTH_FAILED at once', async () => {
       await admin.call('ACL', 'SETUSER', 'mover', 'on', `>${PW}`, '~moved:*', '+@all')

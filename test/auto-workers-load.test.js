@@ -15,6 +15,7 @@ const { PassThrough, Readable } = require('node:stream')
 const { load } = require('..')
 const { useServer } = require('./helpers/redis-server')
 const { startCluster } = require('./helpers/cluster')
+const { scaledMs } = require('./helpers/wait')
 
 const ROWS = 150_000 // ~8.6 MB: over the size below which auto keeps one thread
 let big
@@ -98,7 +99,7 @@ describe('workers auto through load(): clusters', () => {
       const both = await load({ url: cluster.url, input: [small, big], key: 'c4:{id}' })
       expect(both).toMatchObject({ workers: 4, errors: 0 })
       expect(both.loaded).toBe(both.records)
-    }, 60_000)
+    }, scaledMs(60_000))
   })
 })
 
@@ -127,7 +128,7 @@ describe('workers auto through load(): a Parquet file', () => {
     expect((await dry({ input: smallParquet })).workers).toBe(0)
     const one = await load({ input: bigParquet, key: 'pq:{id}', url: srv.url })
     expect(one).toMatchObject({ workers: 0, records: 200_000, loaded: 200_000 })
-  }, 60_000)
+  }, scaledMs(60_000))
 
   describe('three masters', () => {
     let cluster
@@ -141,6 +142,6 @@ describe('workers auto through load(): a Parquet file', () => {
       const client = cluster.client()
       for (const i of [0, 1, 77_777, 199_999]) expect(await client.hget(`pq:${i}`, 'b'), `row ${i}`).toMatch(/^[0-9a-f]{32}$/)
       expect(await client.hget('pq:12345', 'id')).toBe('12345')
-    }, 60_000)
+    }, scaledMs(60_000))
   })
 })

@@ -10,6 +10,7 @@ const path = require('node:path')
 const { Writable } = require('node:stream')
 const { useServer } = require('./helpers/redis-server')
 const { load, bench, PipeloadError } = require('../lib')
+const { scaledMs } = require('./helpers/wait')
 
 let srv
 let redis
@@ -25,10 +26,11 @@ function csv (name) {
   return write(name, text)
 }
 
-/** The promise's rejection, or a failure of the test if it does not settle within 10 s. */
+/** The promise's rejection, or a failure of the test if it does not settle within 10 s (on a quiet machine; scaled). */
 async function rejection (promise) {
   let timer
-  const deadline = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error('load() did not settle within 10 s')), 10_000) })
+  const ms = scaledMs(10_000)
+  const deadline = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`load() did not settle within ${ms} ms`)), ms) })
   try {
     return await Promise.race([promise.then(() => { throw new Error('load() resolved') }, err => err), deadline])
   } finally {

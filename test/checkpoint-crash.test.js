@@ -14,6 +14,7 @@ const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { BIN, BASE_ENV } = require('./helpers/run-cli')
 const { recordCounts } = require('./helpers/counters')
+const { scaledMs } = require('./helpers/wait')
 
 const HOOK = path.join(__dirname, 'helpers', 'crash-at-checkpoint.js')
 const ROWS = 60_000
@@ -94,6 +95,6 @@ describe('SIGKILL while the checkpoint is written, then --resume', () => {
         const ok = i < previous.records ? after[i] === 1 : after[i] === 1 || after[i] === 2
         if (!ok) expect.fail(`record ${i} ran ${after[i]} times (checkpoint at ${previous.records})`)
       }
-    }, 60_000)
+    }, scaledMs(60_000))
   }
 })

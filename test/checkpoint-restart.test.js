@@ -12,6 +12,7 @@ const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 const ROWS = 3000
 const BAD = 1500 // this row's list is a string key: WRONGTYPE stops the first run there
@@ -62,7 +63,7 @@ describe('a checkpoint never restarts a run silently', () => {
     expect(JSON.parse(ok.stdout)).toMatchObject({ resumedFrom: saved.records, resumed: true, records: ROWS, errors: 1 })
     // Every other row pushed exactly once, in input order.
     expect(await redis.lrange('rs:L', 0, -1)).toEqual(ids(1, ROWS, [String(BAD)]))
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('a run without --resume over an unfinished run\'s checkpoint is exit 2 naming both ways on; the checkpoint is kept', async () => {
     const cp = path.join(dir, 'unfinished.ckpt')
@@ -74,7 +75,7 @@ describe('a checkpoint never restarts a run silently', () => {
     expect(r.stderr).toMatch(new RegExp(`^pipeload: checkpoint ${cp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds an unfinished run \\(written [^)]+\\): ${saved.records.toLocaleString('en-US')} records of .*rows\\.csv loaded; run with --resume to continue it, or delete it \\(or choose another --checkpoint path\\) to start over\n$`))
     expect(await redis.llen('rs:L')).toBe(before)
     expect(fs.readFileSync(cp, 'utf8')).toBe(text)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('a finished run\'s checkpoint is replaced by a new run; an empty file at the path is taken', async () => {
     const cp = path.join(dir, 'finished.ckpt')
@@ -90,7 +91,7 @@ describe('a checkpoint never restarts a run silently', () => {
     fs.writeFileSync(empty, '')
     const e = await runCli([...args(empty), '--json'])
     expect(e.code, e.stderr).toBe(0)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('--resume-if-present starts when there is no checkpoint and says so; resumes when there is one', async () => {
     const cp = path.join(dir, 'job.ckpt')
@@ -106,7 +107,7 @@ describe('a checkpoint never restarts a run silently', () => {
     const both = await runCli([...args(cp), '--resume', '--resume-if-present'])
     expect(both.code).toBe(2)
     expect(both.stderr).toMatch(/^pipeload: --resume and --resume-if-present: use one of them/)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('the library: resume true with no checkpoint, and no resume over an unfinished one, reject with stable codes', async () => {
     const cp = path.join(dir, 'lib.ckpt')
@@ -123,5 +124,5 @@ describe('a checkpoint never restarts a run silently', () => {
     expect(await redis.lrange('rs:L', 0, -1)).toEqual(ids(1, ROWS, [String(BAD)]))
     const bad = await load({ ...opts, resume: 'yes' }).catch(e => e)
     expect(bad).toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', option: 'resume' })
-  }, 60_000)
+  }, scaledMs(60_000))
 })

@@ -13,8 +13,9 @@ const { startRedis, withDeadPort, useServer } = require('./helpers/redis-server'
 const ds = require('./helpers/datasets')
 const { runCli: pipeload, ROOT, BIN, BASE_ENV } = require('./helpers/run-cli')
 const { version } = require('../package.json')
+const { scaledMs } = require('./helpers/wait')
 
-const CHILD_TIMEOUT_MS = 30_000
+const CHILD_TIMEOUT_MS = scaledMs(30_000) // on a quiet machine, scaled to this one
 const STACK = /\n\s+at /
 const PASSWORD_WARNING = /Warning: Using a password with '-a'/
 

@@ -20,6 +20,7 @@ const { startCluster, waitFor } = require('./helpers/cluster')
 const { makeCerts } = require('./helpers/certs')
 const { runCli, BIN, BASE_ENV } = require('./helpers/run-cli')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 const N = 3000
 let cluster
@@ -43,7 +44,7 @@ beforeAll(async () => {
   cluster = await startCluster({ masters: 3 })
   csv = path.join(dir, 'rows.csv')
   fs.writeFileSync(csv, 'id,v\n' + Array.from({ length: N }, (_, i) => `${i},v${i}`).join('\n') + '\n')
-}, 60_000)
+}, scaledMs(60_000))
 
 afterAll(async () => {
   await cluster?.stop()
@@ -369,5 +370,5 @@ describe('every master gone mid-load (the last test: it kills the cluster)', () 
     expect(first).toMatch(/1000 ms/)
     expect(stderr).toMatch(/pipeload: stopped after [\d,]+ records/)
     expect(stderr).not.toMatch(/\n\s+at |internal error/)
-  }, 30_000)
+  }, scaledMs(30_000))
 })

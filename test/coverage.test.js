@@ -12,6 +12,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
+const { scaledMs } = require('./helpers/wait')
 
 const root = path.join(__dirname, '..')
 
@@ -28,5 +29,5 @@ describe('npm run coverage', () => {
     const cut = summary[path.join(root, 'lib', 'read', 'cut.js')]
     expect(cut.lines.pct).toBeGreaterThan(90)
     fs.rmSync(dir, { recursive: true, force: true })
-  }, 60_000)
+  }, scaledMs(60_000))
 })

@@ -19,6 +19,7 @@ const { CsvRow } = require('../lib/read/csv-row')
 const { createMapper } = require('../lib/encode/mapper')
 const { ByteWriter } = require('../lib/encode/writer')
 const { respCommands } = require('./helpers/resp-model')
+const { scaledMs } = require('./helpers/wait')
 
 const SEED = Number(process.env.FUZZ_SEED || 20261122)
 const CASES = Number(process.env.FUZZ_CASES || 400)
@@ -173,7 +174,7 @@ describe('CSV fast path agrees with csv-parse', () => {
     }
     expect(fastRecords).toBeGreaterThan(CASES) // the cases are not all empty
     expect(checked).toBeGreaterThan(CASES / 20) // and many are checked against the generator
-  }, 120000)
+  }, scaledMs(120000))
 
   it('hands csv-parse only the record it must read, then goes on with CsvRows', async () => {
     // Before, the first hard record left the rest of the input to csv-parse: 3x slower, and
@@ -306,5 +307,5 @@ describe('NDJSON fast path agrees with JSON.parse', () => {
       }
     }
     expect(fast).toBeGreaterThan(CASES)
-  }, 120000)
+  }, scaledMs(120000))
 })

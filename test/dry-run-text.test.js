@@ -19,6 +19,7 @@ const { ByteWriter } = require('../lib/encode/writer')
 const { startRedis } = require('./helpers/redis-server')
 const { prng } = require('./helpers/prng')
 const { BIN, BASE_ENV } = require('./helpers/run-cli')
+const { scaledMs } = require('./helpers/wait')
 
 /**
  * One line of redis-cli input as redis-cli splits it (sdssplitargs): arguments separated
@@ -143,7 +144,7 @@ describe('--dry-run text | redis-cli', () => {
     const client = srv.client()
     expect(await client.get('dt:1')).toBe(value)
     expect(await client.get('dt:2')).toBe('short')
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('a record of 300,000 fields: one HSET line with every field, in order', async () => {
     const names = ['id']
@@ -161,5 +162,5 @@ describe('--dry-run text | redis-cli', () => {
     for (let i = 0; i < 300_000; i++) {
       if (String(line[4 + 2 * i]) !== `f${i}` || String(line[5 + 2 * i]) !== `v ${i}`) expect.fail(`field ${i}: ${line[4 + 2 * i]} ${line[5 + 2 * i]}`)
     }
-  }, 60_000)
+  }, scaledMs(60_000))
 })

@@ -11,10 +11,11 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startRedis, withDeadPort } = require('./helpers/redis-server')
+const { scaledMs } = require('./helpers/wait')
 
 const ROOT = path.resolve(__dirname, '..')
 const EXAMPLES = path.join(ROOT, 'examples')
-const CHILD_TIMEOUT_MS = 30_000
+const CHILD_TIMEOUT_MS = scaledMs(30_000) // on a quiet machine, scaled to this one
 const SCRIPTS = fs.readdirSync(EXAMPLES, { withFileTypes: true })
   .filter((e) => e.isFile() && /\.(c|m)?js$/.test(e.name))
   .map((e) => e.name)

@@ -7,6 +7,7 @@
 // Run against every server kind found: Redis 7.0 and 8.0, Valkey 8.0 and 9.1 (test/helpers/servers.js).
 const { startRedis, describeEachServer } = require('./helpers/redis-server')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 // Records of a load with faults: enough that the fault comes mid-load (and, killed over and
 // over, at most ROWS: the kills come on a timer); each record's hash checked afterwards.
@@ -105,7 +106,7 @@ describeEachServer('connection faults', kind => {
     expect(reconnects.length).toBe(summary.reconnects)
     expectCounts(summary, n)
     await expectExactly(admin, n)
-  }, 120_000)
+  }, scaledMs(120_000))
 
   it('survives a server restart mid-load (appendfsync always)', async () => {
     const srv = await server(kind, ['--appendonly', 'yes', '--appendfsync', 'always'])
@@ -122,7 +123,7 @@ describeEachServer('connection faults', kind => {
     expect(summary.reconnects).toBeGreaterThanOrEqual(1)
     expectCounts(summary, RESTART_ROWS)
     await expectExactly(srv.client(), RESTART_ROWS)
-  }, 120_000)
+  }, scaledMs(120_000))
 
   it('detects a frozen server (SIGSTOP) by --timeout and finishes after SIGCONT', async () => {
     const srv = await server(kind)
@@ -145,7 +146,7 @@ describeEachServer('connection faults', kind => {
     expect(summary.reconnects).toBeGreaterThanOrEqual(1)
     expectCounts(summary, 200_000)
     await expectExactly(srv.client(), 200_000)
-  }, 120_000)
+  }, scaledMs(120_000))
 
   it('gives up after --retry-timeout with a clear error and the counts so far', async () => {
     const srv = await server(kind)
@@ -161,5 +162,5 @@ describeEachServer('connection faults', kind => {
     expect(err.message).toMatch(/could not reconnect within 800 ms/)
     expect(err.summary.loaded).toBeGreaterThan(10_000)
     expect(err.summary.loaded).toBeLessThanOrEqual(50_000)
-  }, 60_000)
+  }, scaledMs(60_000))
 })

@@ -25,10 +25,11 @@ const { ByteWriter } = require('../lib/encode/writer')
 const { FlatScanner, JsonRow } = require('../lib/read/json-row')
 const { CsvRow } = require('../lib/read/csv-row')
 const { parseRecord } = require('../lib/read/json-value')
+const { scaledMs } = require('./helpers/wait')
 
 const SEED = Number(process.env.FUZZ_SEED || 20260522)
 const CASES = Number(process.env.FUZZ_CASES || 200)
-const CASE_TIMEOUT_MS = 20000 // a hang, not slowness: 100k+ garbage rows rejected one by one in 3-byte chunks take ~10 s
+const CASE_TIMEOUT_MS = scaledMs(20000) // on a quiet machine, scaled to this one; a hang, not slowness: 100k+ garbage rows rejected one by one in 3-byte chunks take ~10 s
 const ONLY = process.env.FUZZ_ONLY ? Number(process.env.FUZZ_ONLY) : null // replay one case of the seed
 const NAME = 'fuzz-input'
 
@@ -202,7 +203,7 @@ describe(`fuzz (seed ${SEED}, ${CASES} cases; FUZZ_SEED / FUZZ_CASES to change)`
       }
     }
     if (ONLY === null && CASES >= 100) expect(modeled).toBeGreaterThan(0)
-  }, 120_000)
+  }, scaledMs(120_000))
 
   it('template compiler and mapper: random templates and records end in commands or a coded error', () => {
     const r = prng(SEED + 1)

@@ -10,7 +10,7 @@ const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { useHttpServer } = require('./helpers/http-server')
 const { BIN, ROOT } = require('./helpers/run-cli')
-const { waitFor } = require('./helpers/wait')
+const { waitFor, scaledMs } = require('./helpers/wait')
 const { load } = require('..')
 
 let server
@@ -56,17 +56,20 @@ describe('an http(s) body that stalls', () => {
       const p = `/stall${workers}.ndjson`
       const stalled = stalling(p)
       const prefix = `st${workers}`
+      // --timeout: 3 s on a quiet machine, scaled to this one (whole seconds), so that half of it
+      // is time enough for the records to land however loaded the machine is.
+      const timeoutS = Math.ceil(scaledMs(3000) / 1000)
       const child = spawnCli(['import', `http://u:${SECRET}/x@${host}${p}`, '-u', server.url, '-c', `SET ${prefix}:{id} {pad}`,
-        '-b', '1000', '--workers', workers, '--timeout', '3s'])
+        '-b', '1000', '--workers', workers, '--timeout', `${timeoutS}s`])
       // All SENT records are in while the run still waits on the download: within half the
       // timeout of the stall (held back until the timeout, they land with the error).
       await stalled
-      await waitFor('the records before the stall', async () => Number(await redis.exists(`${prefix}:${SENT - 1}`)) === 1, 1500)
+      await waitFor('the records before the stall', async () => Number(await redis.exists(`${prefix}:${SENT - 1}`)) === 1, timeoutS * 1000 / 2)
       expect(child.running).toBe(true)
       const { code, stderr } = await child.exited
       expect(code, stderr).toBe(3)
       const bytes = Buffer.byteLength(rows) + partial.length
-      expect(stderr).toContain(`pipeload: http://***@${host}${p}@${bytes}: the input stream failed: the server sent nothing for 3s after ${bytes.toLocaleString('en-US')} bytes (--timeout)\n`)
+      expect(stderr).toContain(`pipeload: http://***@${host}${p}@${bytes}: the input stream failed: the server sent nothing for ${timeoutS}s after ${bytes.toLocaleString('en-US')} bytes (--timeout)\n`)
       expect(stderr).not.toContain(SECRET)
       const keys = Array.from({ length: SENT + 1 }, (_, i) => `${prefix}:${i}`)
       const values = await redis.mget(keys)

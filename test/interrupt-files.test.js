@@ -9,6 +9,7 @@ const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 let server
 let redis
@@ -39,7 +40,7 @@ describe('an interrupted run of several inputs', () => {
     expect(r.stderr).toContain(`\n  ${c}: not started (the run stopped before it)\n`)
     expect(r.stderr).toMatch(new RegExp(`\n  ${b.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: [\\d,]+ of [\\d,]+ records loaded\n`))
     expect(await redis.exists(`if:${2 * ROWS}`)).toBe(0)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('library: summary.files[i].started is false for the inputs not reached, true for a resumed run\'s complete ones', async () => {
     const [a, b] = [csv('la.csv', 0), csv('lb.csv', ROWS)]
@@ -52,5 +53,5 @@ describe('an interrupted run of several inputs', () => {
     const s = await load({ ...opts, resume: true, map: r => [['SET', 'lf:' + r.id, r.v]] })
     expect(s.files.map(f => f.started)).toEqual([true, true])
     expect(s).toMatchObject({ records: 2 * ROWS, loaded: 2 * ROWS })
-  }, 60_000)
+  }, scaledMs(60_000))
 })

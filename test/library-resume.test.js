@@ -12,6 +12,7 @@ const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { recordCounts } = require('./helpers/counters')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 const ROWS = 40_000
 const ABORT_AT = 15_000 // the record whose mapping aborts the load
@@ -70,6 +71,6 @@ describe('load({ checkpoint, resume }) after an abort through signal', () => {
       const again = await load({ ...opts, ...make(prefix, () => {}), resume: true })
       expect(again).toMatchObject({ resumedFrom: ROWS, records: ROWS, loaded: ROWS, recordsAcknowledged: 0 })
       expectCounts(await counts(prefix), () => 1, 'after resuming a complete checkpoint')
-    }, 60_000)
+    }, scaledMs(60_000))
   }
 })

@@ -11,6 +11,7 @@ const path = require('node:path')
 const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { load } = require('../lib')
+const { scaledMs } = require('./helpers/wait')
 
 let srv
 let redis
@@ -157,7 +158,7 @@ describe('--map <module>', () => {
     child.stderr.on('data', d => { err += d })
     const db3 = srv.client({ db: 3 })
     try {
-      const deadline = Date.now() + 10_000
+      const deadline = Date.now() + scaledMs(10_000)
       while (Date.now() < deadline && await db3.dbsize() < 5000) await new Promise(resolve => setTimeout(resolve, 20))
     } finally {
       db3.disconnect()

@@ -8,6 +8,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { startRedis } = require('./helpers/redis-server')
+const { scaledMs } = require('./helpers/wait')
 
 const BIN = path.join(__dirname, '..', 'bin', 'pipeload.js')
 let server
@@ -142,7 +143,7 @@ describe('bounded memory', () => {
       expect(run.dataSamples).toBeGreaterThan(0)
       expect(run.peakOmem).toBeLessThanOrEqual(SERVER_REPLY_BOUND)
     }
-  }, 180_000)
+  }, scaledMs(180_000))
 
   it('stops sending when window x batch commands await replies, so the server queue is bounded', async () => {
     // A proxy that passes everything but withholds the replies on the data connection: a
@@ -166,7 +167,7 @@ describe('bounded memory', () => {
       child.kill('SIGKILL')
       proxy.close()
     }
-  }, 60_000)
+  }, scaledMs(60_000))
 })
 
 /**
@@ -226,7 +227,7 @@ describe('bounded memory with parse workers', () => {
     } finally {
       fs.rmSync(file, { force: true })
     }
-  }, 180_000)
+  }, scaledMs(180_000))
 })
 
 // Many small inputs (issue 37 item 6): each input cut into chunks had chunk memory of its own
@@ -258,7 +259,7 @@ describe('bounded memory over many inputs', () => {
       expect(run.atMark).toBeGreaterThan(0)
       expect(run.peakRssBytes - run.atMark).toBeLessThan(60 * 1048576)
       expect(run.peakRssBytes).toBeLessThan(250 * 1048576)
-    }, 180_000)
+    }, scaledMs(180_000))
   }
 })
 
@@ -294,7 +295,7 @@ describe('bounded memory: Parquet', () => {
       expect(run.dataSamples).toBeGreaterThan(0)
       expect(run.peakOmem).toBeLessThanOrEqual(SERVER_REPLY_BOUND)
     }
-  }, 240_000)
+  }, scaledMs(240_000))
 })
 
 // Parquet decompression bombs (issue 37 item 3): a page whose data decompresses to far more
@@ -347,5 +348,5 @@ describe('bounded memory: Parquet decompression bombs', () => {
         expect(run.peakRssBytes).toBeLessThan(BOUND)
       }
     }
-  }, 120_000)
+  }, scaledMs(120_000))
 })

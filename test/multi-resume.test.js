@@ -14,6 +14,7 @@ const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { BIN, BASE_ENV } = require('./helpers/run-cli')
 const { recordCounts } = require('./helpers/counters')
+const { scaledMs } = require('./helpers/wait')
 
 const PER_FILE = 600
 const FILES = ['a.csv', 'b.ndjson', 'c.csv']
@@ -134,7 +135,7 @@ describe('--resume over several inputs after a SIGKILL', () => {
       const expected = [...failedIds].filter(i => !worker.length || i < checkpointed)
         .map(i => `${FILES[Math.floor(i / PER_FILE)]}:${FILES[Math.floor(i / PER_FILE)] === 'b.ndjson' ? i % PER_FILE + 1 : i % PER_FILE + 2}`)
       expect(rejects.map(f => `${f.file}:${f.line}`)).toEqual(expected)
-    }, 60_000)
+    }, scaledMs(60_000))
   }
 
   it('killed in the second input of a parallel load (--workers 2), resumed in parallel: every record loaded, the checkpointed ones exactly once; exact counts', async () => {
@@ -168,7 +169,7 @@ describe('--resume over several inputs after a SIGKILL', () => {
     expect(s.files.map(f => [f.input, f.records, f.loaded])).toEqual(FILES.map(f => [f, PER_FILE, PER_FILE]))
     expect(s.bytesRead).toBe(fs.statSync(path.join(d, 'b.ndjson')).size + fs.statSync(path.join(d, 'c.csv')).size)
     expect(readState(path.join(d, 'cp.json')).files.map(f => f.complete)).toEqual([true, true, true])
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('a different list, another order, or one input of it: refused, nothing sent', async () => {
     const d = dataset('refused')

@@ -18,6 +18,7 @@ const { execFileSync } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
 const { runCli, runCliSpawned } = require('./helpers/run-cli')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 let server
 let redis
@@ -76,7 +77,7 @@ describe('--checkpoint on a path that is not a regular file is refused, and left
     const fifo = path.join(dir, 'run.checkpoint')
     execFileSync('mkfifo', [fifo])
     // Spawned: the old read blocked the whole process, so an in-process run would hang the test.
-    await expectRefused(await runCliSpawned(args(['--checkpoint', fifo, '--resume']), { timeoutMs: 15_000 }), '--checkpoint', fifo, 'a FIFO')
+    await expectRefused(await runCliSpawned(args(['--checkpoint', fifo, '--resume']), { timeoutMs: scaledMs(15_000) }), '--checkpoint', fifo, 'a FIFO')
     expect(kind(fifo)).toBe('fifo')
   })
 
@@ -165,7 +166,7 @@ describe('--rejects into a FIFO or a pipe', () => {
   it('a FIFO that no process reads: exit 2 at once, still a FIFO (the open waited for a reader, deaf to Ctrl-C and SIGTERM)', async () => {
     const fifo = path.join(dir, 'rejects.fifo')
     execFileSync('mkfifo', [fifo])
-    const r = await runCliSpawned([...bad(), '--rejects', fifo], { timeoutMs: 15_000 })
+    const r = await runCliSpawned([...bad(), '--rejects', fifo], { timeoutMs: scaledMs(15_000) })
     await expectRefused(r, '--rejects', fifo, 'a FIFO \\(named pipe\\) that no process has open for reading: start its reader first')
     expect(kind(fifo)).toBe('fifo')
   })

@@ -13,7 +13,8 @@ const { promisify } = require('node:util')
 const run = promisify(execFile)
 const ROOT = path.resolve(__dirname, '..')
 const PKG = require('../package.json')
-const TIMEOUT_MS = 120_000
+const { scaledMs } = require('./helpers/wait')
+const TIMEOUT_MS = scaledMs(120_000) // on a quiet machine, scaled to this one
 
 // A run under `npm test` exports npm_config_local_prefix=<repo> and friends; a child npm
 // would install into the repo instead of the empty folder. Config files still apply.

@@ -15,6 +15,7 @@ const ds = require('./helpers/datasets')
 const { load } = require('../lib')
 const { useServer } = require('./helpers/redis-server')
 const { dryRunIntoMemory } = require('./helpers/dry-run')
+const { scaledMs } = require('./helpers/wait')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-parallel-'))
 
@@ -314,7 +315,7 @@ describe('workers: rejected records do not stop the parallel parse', () => {
       }
     }
     expect(rejected).toBeGreaterThan(12) // the files are dirty indeed
-  }, 60000)
+  }, scaledMs(60000))
 
   it('a quote left open, or abort mode, still reads on sequentially from the chunk at fault', async () => {
     for (const [bad, onError] of [['"open,x', 'skip'], ['only', 'abort']]) {

@@ -16,6 +16,7 @@ const zlib = require('node:zlib')
 const { runCli } = require('./helpers/run-cli')
 const { writeQuery } = require('./helpers/parquet')
 const { parquetFile, oneColumn, plainInt32, plainInt64, plainBytes, dictionaryIndices, zstdRle, compressZeros, varint } = require('./helpers/parquet-raw')
+const { scaledMs } = require('./helpers/wait')
 
 let dir
 beforeAll(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-parquet-hostile-')) })
@@ -60,7 +61,7 @@ describe('a page that decompresses to more than its header says (a decompression
         expect(res.stdout).toBe('')
       }
     }
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('snappy: its own length must be the header\'s, and one the data can make; a page over 1 GiB is refused before it is allocated', async () => {
     const snappy = (length, data) => Buffer.concat([varint(length), data])
@@ -104,7 +105,7 @@ describe('a page that decompresses to more than its header says (a decompression
       expect(lines.length).toBe(3000)
       expect(lines[2999]).toBe(`SET k:2999 ${'x'.repeat(2999 % 50)}`)
     }
-  }, 60_000)
+  }, scaledMs(60_000))
 })
 
 /** Two REQUIRED columns, `id` (INT32 1..n) and `name` of `type` (a UTF8 string by default), in one row group of one page each. */
@@ -289,7 +290,7 @@ describe('a schema that is no tree, or nests too deep', () => {
     let expected = '{"leaf":42}'
     for (let i = 998; i >= 3; i--) expected = `{"g${i}":${expected}}`
     expect(ok.stdout).toBe(`SET k ${JSON.stringify(expected)}\n`)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('malformed: elements missing, left over, or a negative number of children: exit 3, no stack trace', async () => {
     const int = { type: 'INT32', repetition: 'REQUIRED' }

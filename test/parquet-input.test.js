@@ -17,6 +17,7 @@ const { load, JsonNumber } = require('..')
 const { ParquetFile } = require('../lib/read/parquet')
 const { fileBuffer } = require('../lib/read/parquet-file')
 const { headOf } = require('../lib/read/parquet-row')
+const { scaledMs } = require('./helpers/wait')
 
 let server
 let redis
@@ -55,7 +56,7 @@ describe('codecs, page versions, pages and encodings', () => {
         const res = await runCli(['import', file, '-u', server.url, '-c', `SET ${prefix}{id} {s}|{v}|{t}`])
         expect(res.code, res.stderr).toBe(0)
         expect(await values(rows.map(x => prefix + x.id))).toEqual(rows.map(x => `${x.s}|${x.v}|${x.t}`))
-      }, 60000)
+      }, scaledMs(60000))
     }
   }
 
@@ -72,7 +73,7 @@ describe('codecs, page versions, pages and encodings', () => {
       for (const row of expected.rows) pipe.hgetall(`${name}:${row[0]}`)
       const got = (await pipe.exec()).map(([err, h]) => { if (err) throw err; return h })
       expect(got).toEqual(expected.rows.map(row => Object.fromEntries(expected.columns.map((c, i) => [c, row[i]]).filter(([, v]) => v !== null))))
-    }, 60000)
+    }, scaledMs(60000))
 
     // The reader's text rows for `*` (each value's bytes: the column name's bulk string, then
     // the value's), over `label`, whose dictionary overflows into plain pages: batches of rows
@@ -114,7 +115,7 @@ describe('codecs, page versions, pages and encodings', () => {
         Object.fromEntries(flat.map(c => [c, row[at(c)]])),
         `${row[at('label')]}/${row[at('dec')]}/${row[at('d')]}`
       ]))
-    }, 60000)
+    }, scaledMs(60000))
   }
 })
 

@@ -17,6 +17,7 @@ const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
 const { recordCounts } = require('./helpers/counters')
 const { writeQuery, rowGroupsOf } = require('./helpers/parquet')
 const { useHttpServer } = require('./helpers/http-server')
+const { scaledMs } = require('./helpers/wait')
 
 const ROWS = 300_000
 const GROUP = 8192
@@ -116,7 +117,7 @@ describe('Parquet: SIGKILL, then --resume from the row group of the first unackn
         const ok = i < saved.records ? after[i] === 1 : after[i] === 1 || after[i] === 2
         if (!ok) expect.fail(`row ${i} ran ${after[i]} times (checkpoint at ${saved.records})`)
       }
-    }, 120_000)
+    }, scaledMs(120_000))
   }
 })
 
@@ -179,6 +180,6 @@ describe('Parquet at a URL: SIGKILL, then --resume', () => {
       const ok = i < saved.records ? after[i] === 1 : after[i] === 1 || after[i] === 2
       if (!ok) expect.fail(`row ${i} ran ${after[i]} times (checkpoint at ${saved.records})`)
     }
-  }, 120_000)
+  }, scaledMs(120_000))
 })
 

@@ -13,6 +13,7 @@ const { runCli } = require('./helpers/run-cli')
 const { prng } = require('./helpers/prng')
 const { writeRows, sql, chunksOf, shortestFloat32 } = require('./helpers/parquet')
 const { load } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 let server
 let redis
@@ -163,7 +164,7 @@ beforeAll(async () => {
     expect(f).toBe(float32Of(rows[Number(id)].f32.sql))
     rows[Number(id)].f32.want = shortestFloat32(f)
   }
-}, 60000)
+}, scaledMs(60000))
 
 describe('Parquet values as text', () => {
   it('the fixture has several row groups, dictionary pages and every type', async () => {
@@ -188,7 +189,7 @@ describe('Parquet values as text', () => {
       }
       expect(texts(got[i]), `row ${i}`).toEqual(texts(want))
     }
-  }, 60000)
+  }, scaledMs(60000))
 
   it('struct fields {a.b.c}, lists {l[]} spread, {$n} and exact 64-bit and decimal text inside a word', async () => {
     const summary = await load({
@@ -213,7 +214,7 @@ describe('Parquet values as text', () => {
       expect(got[3 * i + 2], `row ${i}`).toBe(`${i + 1}:${row.i64.want}:${row.dec38_10.want}:${row.u64.want}`)
     }
     expect(summary.errors).toBe(failed)
-  }, 60000)
+  }, scaledMs(60000))
 })
 
 // The flat columns alone: the text-row path (lib/read/parquet-text.js), which writes each value's
@@ -231,7 +232,7 @@ describe('Parquet values as text: flat columns (text rows)', () => {
       const columns = [['id', 'BIGINT'], ...FLAT.map(([name, type, expr]) => [name, type, expr])]
       const texts = rows.map(row => Object.fromEntries(columns.map(([k]) => [k, k === 'id' ? row.id : row[k] && row[k].sql])))
       await writeRows(flat, columns, texts, `COMPRESSION zstd, ROW_GROUP_SIZE 1500, PARQUET_VERSION ${version}`, ["CREATE TYPE IF NOT EXISTS mood AS ENUM ('x', 'y', 'zz')"])
-    }, 60000)
+    }, scaledMs(60000))
 
     it(`${version}: HSET key *: every column as its documented text, nulls absent`, async () => {
       const prefix = `flat${version}:`
@@ -248,7 +249,7 @@ describe('Parquet values as text: flat columns (text rows)', () => {
         }
         expect(texts(got[i]), `row ${i}`).toEqual(texts(want))
       }
-    }, 60000)
+    }, scaledMs(60000))
 
     it(`${version}: a column as a whole argument and inside a word; a null field fails its row`, async () => {
       const prefix = `flatw${version}:`
@@ -275,7 +276,7 @@ describe('Parquet values as text: flat columns (text rows)', () => {
       }
       expect(summary.errors).toBe(failed)
       expect(failed).toBeGreaterThan(100)
-    }, 60000)
+    }, scaledMs(60000))
   }
 })
 

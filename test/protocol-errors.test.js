@@ -10,6 +10,7 @@
 
 const { scriptedServer, usual } = require('./helpers/scripted-server')
 const { runCli } = require('./helpers/run-cli')
+const { scaledMs } = require('./helpers/wait')
 
 const N = 200
 const CSV = 'id,v\n' + Array.from({ length: N }, (_, i) => `${i},v${i}`).join('\n') + '\n'
@@ -55,11 +56,11 @@ describe('protocol errors: a server that sends a reply that is not RESP', () => 
   for (const [what, reply] of [['an unknown type byte', '?what\r\n'], ['a RESP3 map to a RESP2 client', '%1\r\n+a\r\n+b\r\n'], ['not Redis at all', 'HTTP/1.1 400 Bad Request\r\n\r\n']]) {
     it(`every data reply malformed (${what}): exit 4 after --retry-timeout, naming the server, with the summary, no stack`, async () => {
       srv = await scriptedServer(args => usual(args) ?? reply)
-      const r = await runCli([...ARGS, '-u', srv.url, '--retry-timeout', '1s'], { input: CSV, timeoutMs: 15_000 })
+      const r = await runCli([...ARGS, '-u', srv.url, '--retry-timeout', '1s'], { input: CSV, timeoutMs: scaledMs(15_000) })
       expect(r.code).toBe(4)
       expect(r.stdout).toBe('')
       expectGaveUp(r, srv.port)
-    }, 20_000)
+    }, scaledMs(20_000))
   }
 
   it('a cluster node (a scripted one-master cluster) whose every data reply is malformed: exit 4 after --retry-timeout, the same way', async () => {
@@ -71,8 +72,8 @@ describe('protocol errors: a server that sends a reply that is not RESP', () => 
       return usual(args) ?? '?what\r\n'
     })
     port = srv.port
-    const r = await runCli([...ARGS, '-u', srv.url, '--retry-timeout', '1s'], { input: CSV, timeoutMs: 15_000 })
+    const r = await runCli([...ARGS, '-u', srv.url, '--retry-timeout', '1s'], { input: CSV, timeoutMs: scaledMs(15_000) })
     expectGaveUp(r, srv.port)
     expect(r.stderr).toMatch(/into cluster via 127\.0\.0\.1:\d+ \(1 master\)/)
-  }, 20_000)
+  }, scaledMs(20_000))
 })

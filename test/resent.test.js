@@ -18,6 +18,7 @@ const { startFakeRedis, ordinaryReply, bulk } = require('./helpers/fake-redis')
 const { load } = require('..')
 const { notIdempotent } = require('../lib/encode/idempotent')
 const { formatSummary } = require('../lib/run/reporter')
+const { scaledMs } = require('./helpers/wait')
 
 const ROWS = 60_000
 const closers = []
@@ -125,7 +126,7 @@ describe('re-sent commands', () => {
     expect(summary.resentCommands).toBe(twice)
     expect(events.map(e => e.resentCommands)).toEqual([twice])
     expect(summary.resentBatches).toBe(events[0].resentBatches)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('the CLI says it in the text summary and in --json; SET over keys from the record is idempotent', async () => {
     const srv = await redis()
@@ -146,7 +147,7 @@ describe('re-sent commands', () => {
     expect(s).toMatchObject({ reconnects: 1, notIdempotent: [], possibleDuplicates: false })
     expect(s.resentCommands).toBeGreaterThan(500)
     expect(json.stderr).not.toMatch(/may have run twice/)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('error replies of a batch re-sent after a silence: each reply counted once, the first answer of a command the final one', async () => {
     // One server (no cluster). Its first data connection answers 1,245 commands (two batches
@@ -186,7 +187,7 @@ describe('re-sent commands', () => {
     expect(summary).toMatchObject({ records: N, loaded: N - expected.size, errors: expected.size, errorReplies: expected.size })
     expect(failed.length).toBe(expected.size) // each failed record reported once
     expect(new Set(failed)).toEqual(expected)
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('a cluster node that goes silent: only its unanswered commands are re-sent, and counted', async () => {
     // A one-node cluster (all slots on itself). Its first data connection answers 1,250
@@ -213,5 +214,5 @@ describe('re-sent commands', () => {
     expect(twice).toBeGreaterThan(500)
     expect(summary).toMatchObject({ records: 20_000, loaded: 20_000, reconnects: 1, possibleDuplicates: true })
     expect(summary.resentCommands).toBe(twice)
-  }, 60_000)
+  }, scaledMs(60_000))
 })

@@ -8,7 +8,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { startRedis, useServer } = require('./helpers/redis-server')
-const { pendingSignals, processState } = require('./helpers/wait')
+const { pendingSignals, processState, scaledMs } = require('./helpers/wait')
 
 const BIN = path.join(__dirname, '..', 'bin', 'pipeload.js')
 const ROWS = 500_000
@@ -42,7 +42,7 @@ function start (args) {
 
 // Polls `ready` (sync or async); unlike helpers/wait.js, an error it throws (a torn
 // checkpoint) fails the test at once.
-async function waitFor (ready, ms = 30_000) {
+async function waitFor (ready, ms = scaledMs(30_000)) {
   const end = Date.now() + ms
   while (!(await ready())) {
     if (Date.now() > end) throw new Error('timed out')
@@ -107,7 +107,7 @@ describe('checkpoint and resume', () => {
     expect(summary).toMatchObject({ resumedFrom: saved.records, records: ROWS, loaded: ROWS, errors: 0 })
     expect(JSON.parse(fs.readFileSync(cp, 'utf8'))).toMatchObject({ records: ROWS, loaded: ROWS, complete: true })
     await expectAllRows('k:')
-  }, 120_000)
+  }, scaledMs(120_000))
 
   for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]]) {
     it(`on ${signal} waits for in-flight replies, writes the checkpoint, prints the summary and exits ${exitCode}`, async () => {
@@ -132,7 +132,7 @@ describe('checkpoint and resume', () => {
       expect((await second.done).code).toBe(0)
       expect(JSON.parse(second.out)).toMatchObject({ resumedFrom: saved.records, records: ROWS, loaded: ROWS })
       await expectAllRows(prefix)
-    }, 120_000)
+    }, scaledMs(120_000))
   }
 
   it('a second Ctrl-C exits at once, even while replies are awaited', async () => {
@@ -162,7 +162,7 @@ describe('checkpoint and resume', () => {
       frozen.proc.kill('SIGCONT')
       await frozen.stop()
     }
-  }, 30_000)
+  }, scaledMs(30_000))
 
   it('refuses to resume over a different input', async () => {
     const cp = path.join(dir, 'other.checkpoint')
@@ -209,7 +209,7 @@ describe('checkpoint and resume', () => {
       const child = run(k === 0 ? [] : ['--resume'])
       let exited = false
       child.done.then(() => { exited = true })
-      await waitFor(() => exited || checkpointRecordsWhole(cp) > before + 20_000, 60_000)
+      await waitFor(() => exited || checkpointRecordsWhole(cp) > before + 20_000, scaledMs(60_000))
       if (exited) { last = await child.done; break }
       child.kill(k % 2 === 0 ? 'SIGINT' : 'SIGKILL')
       await child.done
@@ -224,7 +224,7 @@ describe('checkpoint and resume', () => {
     expect(ids.length).toBe(new Set(ids).size) // no record twice
     expect(ids.slice().sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b))
     expect(JSON.parse(fs.readFileSync(cp, 'utf8'))).toMatchObject({ records: rows, errors: expected.size, complete: true, rejects: { records: expected.size } })
-  }, 240_000)
+  }, scaledMs(240_000))
 
   describe('a checkpoint that cannot be resumed is refused whole, before anything is sent', () => {
     const valid = () => ({ version: 1, input: { name: csv, path: path.resolve(csv), size: fs.statSync(csv).size, mtimeMs: fs.statSync(csv).mtimeMs }, records: 10, loaded: 9, errors: 1, commands: 9, line: 11, complete: false })

@@ -13,7 +13,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { startSentinelTrio, masterPort } = require('./helpers/sentinel')
 const { describeEachServer, serverKinds, NEWEST } = require('./helpers/servers')
-const { waitFor } = require('./helpers/wait')
+const { waitFor, scaledMs } = require('./helpers/wait')
 const { load } = require('..')
 
 const BATCH = 1000
@@ -27,7 +27,7 @@ describeEachServer('sentinel: failover mid-load', server => {
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-sentinel-loss-'))
     trio = await startSentinelTrio(server)
-  }, 40_000)
+  }, scaledMs(40_000))
 
   afterAll(async () => {
     await trio?.stop()
@@ -65,7 +65,7 @@ describeEachServer('sentinel: failover mid-load', server => {
     const seen = { raced: false, checkpointed: null, records: 0 }
     let tookAfterPromotion = null
     const promotion = async () => {
-      await waitFor('SENTINEL FAILOVER accepted', async () => (await s.call('SENTINEL', 'FAILOVER', 'm')) === 'OK', 20_000, 100)
+      await waitFor('SENTINEL FAILOVER accepted', async () => (await s.call('SENTINEL', 'FAILOVER', 'm')) === 'OK', scaledMs(20_000), 100)
       await waitFor('the replica promoted', async () => (await promoted.call('ROLE'))[0] === 'master')
       tookAfterPromotion = Number(await old.llen(key))
     }
@@ -147,11 +147,11 @@ describeEachServer('sentinel: failover mid-load', server => {
   describe.sequential('failover', () => {
     it('RPUSH, the load held while the replica is promoted: what the old master took after it is sent again to the new master', async () => {
       expectNothingLost(await loadAcrossFailover('q1', true))
-    }, 120_000)
+    }, scaledMs(120_000))
 
     it('RPUSH, SENTINEL FAILOVER while the load goes on: nothing lost, at most one batch twice', async () => {
       expectNothingLost(await loadAcrossFailover('q2', false))
-    }, 120_000)
+    }, scaledMs(120_000))
 
     it('a user without +info: refused before anything is sent; without +wait: loads, the replicas asked less often', async () => {
       const { master } = await roles()
@@ -167,6 +167,6 @@ describeEachServer('sentinel: failover mid-load', server => {
       const summary = await load({ ...opts('nowait'), input: input(3000), command: 'RPUSH acl:b {id}' })
       expect(summary.loaded).toBe(3000)
       expect(await c.lrange('acl:b', 0, -1)).toEqual(input(3000).map(r => String(r.id)))
-    }, 60_000)
+    }, scaledMs(60_000))
   })
 }, serverKinds(NEWEST), { concurrent: true })

@@ -17,6 +17,7 @@ const { describeEachServer, serverKinds, NEWEST } = require('./helpers/servers')
 const { runCliSpawned: runCli } = require('./helpers/run-cli')
 const { load } = require('..')
 const { connectData } = require('../lib/send/connection')
+const { scaledMs } = require('./helpers/wait')
 
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -46,7 +47,7 @@ describe('sentinel: usage errors', () => {
   })
 })
 
-async function until (what, check, ms = 20_000) {
+async function until (what, check, ms = scaledMs(20_000)) {
   const deadline = Date.now() + ms
   for (;;) {
     try {
@@ -68,7 +69,7 @@ describeEachServer('sentinel', server => {
     master = trio.master
     replica = trio.replica
     sentinel = trio.sentinel
-  }, 40_000)
+  }, scaledMs(40_000))
 
   afterAll(async () => {
     await trio?.stop()
@@ -147,7 +148,7 @@ describeEachServer('sentinel', server => {
       for (let i = 0; i < N; i++) p.get(`fo:${i}`)
       const values = (await p.exec()).map(([, v]) => v)
       expect(values.filter((v, i) => v !== `v${i}`)).toEqual([])
-    }, 60_000)
+    }, scaledMs(60_000))
 
     it('READONLY from a demoted master on a Sentinel data connection drops the connection (to ask again)', async () => {
       // Redis 7.0 closes client connections when a master is demoted, so the test above

@@ -15,6 +15,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { PassThrough } = require('node:stream')
 const { load } = require('../lib')
+const { scaledMs } = require('./helpers/wait')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-shard-blocks-'))
 const MIB = 1024 * 1024
@@ -133,6 +134,6 @@ describe('--shard i/n by byte range over files several scan blocks long', () => 
         }
         expect(failed, `${format}, ${count} shards`).toEqual(g.bad)
       }
-    }, 60_000)
+    }, scaledMs(60_000))
   }
 })

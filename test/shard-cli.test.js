@@ -12,6 +12,7 @@ const { useServer } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
 const { prng } = require('./helpers/prng')
 const { writeQuery, rowGroupsOf } = require('./helpers/parquet')
+const { scaledMs } = require('./helpers/wait')
 
 let server
 let redis
@@ -145,7 +146,7 @@ describe('--shard i/n: the union of the shards is the whole load', () => {
         expect(failures).toEqual(plainSummary.failures.map(f => `${f.file}:${f.line} ${f.code}`).sort())
         expect(await contents(Number(db))).toEqual(wholeData)
       }
-    }, 120_000)
+    }, scaledMs(120_000))
   }
 
   it('several inputs: each is shared out, the union of the shards is the whole list', async () => {
@@ -172,7 +173,7 @@ describe('--shard i/n: the union of the shards is the whole load', () => {
       expect(sum('records')).toBe(plain.records)
       expect(sum('loaded')).toBe(plain.loaded)
     }
-  }, 120_000)
+  }, scaledMs(120_000))
 
   it('on-error abort: a bad row stops only the shard whose share holds it', async () => {
     // Two chunks from stdin; the first row is bad: shard 1 reads it only to learn the header.
@@ -202,7 +203,7 @@ describe('--shard i/n: the union of the shards is the whole load', () => {
       expect(runs.flatMap(r => respMultiset(r.stdoutBytes)).sort()).toEqual(base)
     }
     expect(whole.length).toBeGreaterThan(0)
-  }, 60_000)
+  }, scaledMs(60_000))
 })
 
 describe('--shard: how it is given and refused', () => {
@@ -302,5 +303,5 @@ describe('--shard with --checkpoint: one checkpoint per shard', () => {
     expect(data['ck:1500']).toBeUndefined()
     expect(data['ck:1501']).toEqual({ id: '1501', v: 'v1501' })
     expect(data['ck:2000']).toEqual({ id: '2000', v: 'v2000' })
-  }, 60_000)
+  }, scaledMs(60_000))
 })

@@ -17,7 +17,7 @@ const { spawn, execFileSync } = require('node:child_process')
 const { Readable, Writable } = require('node:stream')
 const { BIN, ROOT, BASE_ENV, runCli } = require('./helpers/run-cli')
 const { useServer } = require('./helpers/redis-server')
-const { waitFor } = require('./helpers/wait')
+const { waitFor, scaledMs } = require('./helpers/wait')
 const { load } = require('..')
 
 let tmp
@@ -29,11 +29,9 @@ useServer('pipeload-stalled-srv-', s => { server = s.srv; redis = s.redis })
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-stalled-'))
-  // The bound: far more than an abort takes (milliseconds), scaled by what starting a Node
-  // process costs here, so that a loaded machine does not fail it.
-  const t0 = Date.now()
-  await new Promise(resolve => spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).on('close', resolve))
-  slackMs = Math.max(5000, 20 * (Date.now() - t0))
+  // The bound: far more than an abort takes (milliseconds), scaled to this machine
+  // (helpers/wait.js), so that a loaded machine does not fail it.
+  slackMs = scaledMs(5000)
 })
 
 afterAll(() => {

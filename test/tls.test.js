@@ -14,6 +14,7 @@ const { describeEachServer, serverKinds, NEWEST } = require('./helpers/servers')
 const { makeCerts } = require('./helpers/certs')
 const { runCli } = require('./helpers/run-cli')
 const { load, bench } = require('..')
+const { scaledMs } = require('./helpers/wait')
 
 const STACK = /\n\s+at /
 let tmp
@@ -120,9 +121,10 @@ describeEachServer('tls', server => {
     // A plain server reads the ClientHello as the start of an inline command and waits for
     // its end: the handshake never finishes. It ends at --connect-timeout, naming the cause.
     it('--tls to a plain port fails within --connect-timeout, exit 4, naming the likely cause', async () => {
+      const bound = 1000 + scaledMs(5000)
       const t0 = Date.now()
       const res = await runCli(importArgs('tlsplain', '-p', String(plain.port), '--tls', '--tls-ca', certs.ca, '--connect-timeout', '1s'))
-      expect(Date.now() - t0).toBeLessThan(1000 + 5000)
+      expect(Date.now() - t0).toBeLessThan(bound)
       expectRefused(res, new RegExp(`127\\.0\\.0\\.1:${plain.port}.*the server may not speak TLS on this port: drop --tls / use redis://`))
     })
 

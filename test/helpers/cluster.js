@@ -15,7 +15,7 @@ const wait = require('./wait')
 const run = promisify(execFile)
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms)) // pacing input in cluster.test.js, not waiting
 // Cluster checks open a client per node: poll them every 100 ms.
-const waitFor = (what, check, timeoutMs = 20_000) => wait.waitFor(what, check, timeoutMs, 100)
+const waitFor = (what, check, timeoutMs = wait.scaledMs(20_000)) => wait.waitFor(what, check, timeoutMs, 100)
 // repl-diskless-sync-delay 0: a replica's full sync starts at once, not after the default 5 s
 // of waiting for more replicas (a 3 + 3 cluster was ready in 6.2 s, now 2.2 s).
 const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0']

@@ -23,9 +23,11 @@ const os = require('node:os')
 const path = require('node:path')
 const { Writable } = require('node:stream')
 const { workerThreads } = require('./live-workers')
+const { scaledMs } = require('./wait')
 
 const ROOT = path.resolve(__dirname, '..', '..')
 const BIN = path.join(ROOT, 'bin', 'pipeload.js')
+// Bounds on a quiet machine; each run scales them to this one (helpers/wait.js).
 const CHILD_TIMEOUT_MS = 30_000
 // How long what a run opened may take to close once it has returned (a socket's close event).
 const SETTLE_MS = 2_000
@@ -38,7 +40,7 @@ delete BASE_ENV.REDIS_PASSWORD
 const SPAWN_ALL = process.env.PIPELOAD_TEST_SPAWN === '1'
 
 /** Run the CLI; resolves with { code, signal, stdout, stderr } (stdout/stderr as Buffers too). */
-function runCli (args, { input, env = {}, timeoutMs = CHILD_TIMEOUT_MS, spawn: spawned = false } = {}) {
+function runCli (args, { input, env = {}, timeoutMs = scaledMs(CHILD_TIMEOUT_MS), spawn: spawned = false } = {}) {
   if (spawned || SPAWN_ALL || input !== undefined || Object.keys(env).some(startsNode)) return spawnCli(args, { input, env, timeoutMs })
   return inProcess(args, { env, timeoutMs })
 }
@@ -153,9 +155,9 @@ function leftOpen (before) {
   return left
 }
 
-/** Wait (SETTLE_MS at most) for what the run opened to close; a spawned run would not exit otherwise. */
+/** Wait (SETTLE_MS at most, scaled) for what the run opened to close; a spawned run would not exit otherwise. */
 async function settled (before, args) {
-  const deadline = Date.now() + SETTLE_MS
+  const deadline = Date.now() + scaledMs(SETTLE_MS)
   for (;;) {
     await new Promise(resolve => setImmediate(resolve))
     const left = leftOpen(before)
