@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect, beforeAll */
+/* global describe, it, expect */
 
 // Cluster nodes that redirect (MOVED, ASK) or refuse (TRYAGAIN) without end: a scripted
 // node that says it owns every slot and then answers each data command with a redirect to
@@ -13,20 +13,12 @@ const { spawn } = require('node:child_process')
 const slotOf = require('cluster-key-slot') // the reference for slots, not our own hashing
 const { scriptedServer, usual } = require('./helpers/scripted-server')
 const { runCliSpawned, BIN, BASE_ENV, ROOT } = require('./helpers/run-cli')
-const { waitFor } = require('./helpers/wait')
+const { waitFor, scaledMs } = require('./helpers/wait')
 const { load } = require('..')
 
 const CSV = 'id\n1\n2\n3\n' // the issue's case: 3 rows
-// A CLI start-up on an idle machine (run-cli.js: ~0.3 s); deadlines grow with a slower one.
-const NOMINAL_STARTUP_MS = 300
-let factor = 1
-const scaled = ms => Math.round(ms * factor)
-
-beforeAll(async () => {
-  const started = Date.now()
-  await new Promise((resolve, reject) => spawn(process.execPath, [BIN, '--version'], { cwd: ROOT, env: BASE_ENV, stdio: 'ignore' }).on('exit', resolve).on('error', reject))
-  factor = Math.max(1, (Date.now() - started) / NOMINAL_STARTUP_MS)
-}, 30_000)
+// Deadlines grow with a slower machine (helpers/wait.js scaledMs).
+const scaled = scaledMs
 
 const bulk = t => `$${Buffer.byteLength(t)}\r\n${t}\r\n`
 
