@@ -193,3 +193,27 @@ describe('redirects with a slot or address that cannot be', () => {
     }
   }, 30_000)
 })
+
+describe('a slot map refresh still on its way when the run ends', () => {
+  it('opens no client of its own once closed (one would retry for ever and keep the process alive)', async () => {
+    const { Topology } = require('../lib/send/cluster-topology')
+    let fail
+    const control = {
+      isCluster: false,
+      status: 'ready',
+      options: { host: '127.0.0.1', port: 1 },
+      stream: { remoteAddress: '127.0.0.1', remotePort: 1 },
+      cluster: () => new Promise((resolve, reject) => { fail = reject })
+    }
+    const topology = new Topology(control, 10000, undefined)
+    topology.known = ['127.0.0.1:1'] // a node of an earlier map, asked when the control client fails
+    const refresh = topology.slots().then(() => null, e => e)
+    while (!fail) await new Promise(resolve => setImmediate(resolve)) // CLUSTER SLOTS asked
+    topology.close() // the run ends: then its control client is closed, failing the CLUSTER SLOTS
+    fail(new Error('Connection is closed.'))
+    const err = await refresh
+    expect(topology.clients.size).toBe(0) // before: 1, an ioredis client reconnecting every 500 ms
+    topology.close()
+    expect(err).toMatchObject({ code: 'PIPELOAD_CONNECTION_FAILED' })
+  })
+})

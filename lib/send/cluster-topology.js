@@ -49,6 +49,7 @@ class Topology {
     this.signal = signal
     this.clients = new Map() // "host:port" -> ioredis client of ours
     this.known = [] // every node address of the last map, masters first
+    this.closed = false // a refresh still running then must not open a client nobody closes
   }
 
   async slots () {
@@ -65,6 +66,10 @@ class Topology {
       }
     }
     for (const addr of this.known) {
+      // Closed meanwhile (the run ended while CLUSTER SLOTS was on its way, and closing the
+      // control client failed it): a client opened now would retry for ever and keep the
+      // process alive.
+      if (this.closed) break
       try {
         return this.remember(await this.client(addr).cluster('SLOTS'), addr.slice(0, addr.lastIndexOf(':')))
       } catch (err) {
@@ -110,6 +115,7 @@ class Topology {
   }
 
   close () {
+    this.closed = true
     for (const c of this.clients.values()) c.disconnect()
     this.clients.clear()
   }
