@@ -2,7 +2,7 @@
 /* global describe, it, expect */ // vitest globals (see vitest.config.js)
 
 // The parse workers of a run (--workers n ≥ 2) are started once and given to each input in
-// turn (lib/encode/worker-pool.js WorkerPool), not started again for every input: 5,000 small
+// turn (lib/encode/parallel.js WorkerPool), not started again for every input: 5,000 small
 // files took 433 s with --workers 2 against 4.5 s without. Counted here by thread ids, which
 // Node hands out one per thread started in the process, in order.
 
@@ -12,7 +12,7 @@ const path = require('node:path')
 const { dryRunIntoMemory } = require('./helpers/dry-run')
 const { respCommand } = require('./helpers/resp-model')
 const { Worker } = require('node:worker_threads')
-const { IDLE_MS, endIdleWorkers } = require('../lib/encode/worker-pool')
+const { IDLE_MS, endIdleWorkers } = require('../lib/encode/parallel')
 const { workerThreads } = require('./helpers/live-workers')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-pool-'))
@@ -140,8 +140,7 @@ describe('parse workers across the runs of a process', () => {
   // The sender routes by its own map whatever the layout (lib/encode/group.js), so what reaches
   // each master is the same either way: this checks the workers' state, not the wire.
   it('a run does not keep the slot map its workers were told by the run before', async () => {
-    const { openParallelBatches } = require('../lib/encode/parallel')
-    const { WorkerPool } = require('../lib/encode/worker-pool')
+    const { WorkerPool, openParallelBatches } = require('../lib/encode/parallel')
     const { normalizeLoadOptions } = require('../lib/run/options')
     const { describeInput } = require('../lib/read/input')
     const { SLOTS } = require('../lib/encode/slots')

@@ -4,7 +4,7 @@ const { openParquetRecords } = require('../read/parquet-input')
 const { mapperFor } = require('./mapper')
 const { receiveBatch } = require('./worker-batches')
 const { reviveError } = require('./thread-errors')
-const { PoolInput } = require('./worker-pool')
+const { PoolInput } = require('./parallel')
 
 // --workers n (n ≥ 1) for a Parquet input: the loader reads the footer, checks the templates
 // against the schema, and hands out row groups to the run's parse workers (the pool of

@@ -1,6 +1,6 @@
 'use strict'
 
-const { PoolInput } = require('./worker-pool')
+const { PoolInput } = require('./parallel')
 const { receiveBatch } = require('./worker-batches')
 const { reviveError } = require('./thread-errors')
 const { AbortRace } = require('../read/abortable')

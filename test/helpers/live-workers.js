@@ -8,7 +8,7 @@
 const threads = require('node:worker_threads')
 
 // `running`: every worker that has not exited, referenced or not (parse workers a run left
-// idle for the next one are unref()'d: lib/encode/worker-pool.js).
+// idle for the next one are unref()'d: lib/encode/parallel.js).
 const KEY = Symbol.for('pipeload.test.liveWorkers')
 const RUNNING = Symbol.for('pipeload.test.runningWorkers')
 

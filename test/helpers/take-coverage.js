@@ -9,7 +9,7 @@ const v8 = require('node:v8')
 const { workerThreads } = require('./live-workers')
 
 // A worker thread writes its coverage when it exits: parse workers a run left idle for the
-// next run (lib/encode/worker-pool.js) are ended first (./live-workers.js knows them).
+// next run (lib/encode/parallel.js) are ended first (./live-workers.js knows them).
 afterAll(async () => {
   if (!process.env.NODE_V8_COVERAGE) return
   await Promise.all([...workerThreads().running].map(w => w.terminate()))
