@@ -1,7 +1,7 @@
 'use strict'
 /* global describe, it, expect */ // vitest globals (see vitest.config.js)
 
-// The CSV fast path (lib/read/csv-fast.js) against csv-parse (lib/read/csv.js):
+// The CSV fast path (lib/read/csv/fast.js) against csv-parse (lib/read/csv/core.js):
 // the same bytes, read both ways, must give the same records, lines, offsets, raw texts,
 // rejected records and errors. Inputs are generated: well-formed rows of every field kind,
 // then broken ones (stray and unclosed quotes, ragged rows, lone CR, mixed line ends,
@@ -15,7 +15,7 @@
 const { Readable } = require('node:stream')
 const { prng } = require('./helpers/prng')
 const { openReader, Rejected } = require('../lib/read/reader')
-const { CsvRow } = require('../lib/read/csv-row')
+const { CsvRow } = require('../lib/read/csv/row')
 const { createMapper } = require('../lib/encode/mapper')
 const { ByteWriter } = require('../lib/encode/writer')
 const { respCommands } = require('./helpers/resp-model')
@@ -275,7 +275,7 @@ describe('NDJSON fast path agrees with JSON.parse', () => {
 
   it(`${CASES} generated files: same values, lines, offsets, raws, and the same RESP`, async () => {
     const r = prng(SEED + 1)
-    const { JsonRow } = require('../lib/read/json-row')
+    const { JsonRow } = require('../lib/read/json/row')
     let fast = 0
     for (let c = 0; c < CASES; c++) {
       const lines = Array.from({ length: 1 + r.int(12) }, () => line(r))

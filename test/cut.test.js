@@ -217,7 +217,7 @@ describe('Cutter', () => {
 // gives the records, rejected ones included, that a read of the whole input gives there.
 const { Readable } = require('node:stream')
 const { openReader, Rejected } = require('../lib/read/reader')
-const { CsvRow } = require('../lib/read/csv-row')
+const { CsvRow } = require('../lib/read/csv/row')
 
 function dirtyCsv (rnd, rows) {
   const field = () => rnd.pick(['a', '7', '', '"q""uote"', '"multi\nline"', '"x,y"', 'ab"c', '"x"y', 'say "hi"', '"a\nb"z', '"""', '"\r\n"'])

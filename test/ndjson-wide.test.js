@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { useServer } = require('./helpers/redis-server')
-const { FlatScanner } = require('../lib/read/json-row')
+const { FlatScanner } = require('../lib/read/json/row')
 
 let srv, redis, tmp
 useServer('pipeload-ndjson-wide-', s => { ({ srv, redis, tmp } = s) })

@@ -482,7 +482,7 @@ describe('workers: Parquet inputs, row groups decoded side by side, give what wo
     expect(skip.summary.errors).toBeGreaterThan(20) // name or k null
     expect(skip.summary.failures[0]).toMatchObject({ line: 6, rowGroup: 0 })
     await expectSameAsSequential({ input: file, command: 'SET k:{k} {name}', maxErrors: 9 }, PQ_RUNS, 'parquet, max-errors')
-    // Flat columns only, with *: text rows read with each column's name (lib/read/parquet-text.js), in the workers too.
+    // Flat columns only, with *: text rows read with each column's name (lib/read/parquet/text.js), in the workers too.
     const flat = path.join(tmp, 'flat.parquet')
     await writeQuery(flat, `SELECT id, name, score, k FROM '${file}'`, 'COMPRESSION zstd, ROW_GROUP_SIZE 2048')
     const star = await expectSameAsSequential({ input: flat, key: 'f:{id}' }, PQ_RUNS, 'parquet, flat columns, *')

@@ -12,8 +12,8 @@ const { useHttpServer } = require('./helpers/http-server')
 const { runCli } = require('./helpers/run-cli')
 const { writeQuery, chunksOf } = require('./helpers/parquet')
 const { load } = require('..')
-const { ParquetFile } = require('../lib/read/parquet')
-const { fileBuffer } = require('../lib/read/parquet-file')
+const { ParquetFile } = require('../lib/read/parquet/reader')
+const { fileBuffer } = require('../lib/read/parquet/file-buffer')
 
 let server
 let redis

@@ -14,9 +14,9 @@ const { runCli } = require('./helpers/run-cli')
 const { prng } = require('./helpers/prng')
 const { writeRows, writeQuery, chunksOf, sql } = require('./helpers/parquet')
 const { load, JsonNumber } = require('..')
-const { ParquetFile } = require('../lib/read/parquet')
-const { fileBuffer } = require('../lib/read/parquet-file')
-const { headOf } = require('../lib/read/parquet-row')
+const { ParquetFile } = require('../lib/read/parquet/reader')
+const { fileBuffer } = require('../lib/read/parquet/file-buffer')
+const { headOf } = require('../lib/read/parquet/row')
 const { scaledMs } = require('./helpers/wait')
 
 let server
@@ -100,7 +100,7 @@ describe('codecs, page versions, pages and encodings', () => {
       expect(got).toEqual(expected.rows.map(row => columns.map(c => bulk(c) + bulk(row[at(c)])).join('')))
     })
 
-    // The flat columns without nulls, named: the text-row path (lib/read/parquet-text.js), over
+    // The flat columns without nulls, named: the text-row path (lib/read/parquet/text.js), over
     // Arrow's pages: many per chunk, v1 or v2, the delta and byte-stream-split encodings, and
     // `label`'s dictionary that overflows into plain pages (a batch of rows from both).
     it(`${name}.parquet (Arrow C++): its flat columns named in a template, as text rows`, async () => {

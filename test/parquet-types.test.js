@@ -217,7 +217,7 @@ describe('Parquet values as text', () => {
   }, scaledMs(60000))
 })
 
-// The flat columns alone: the text-row path (lib/read/parquet-text.js), which writes each value's
+// The flat columns alone: the text-row path (lib/read/parquet/text.js), which writes each value's
 // text from the pages' bytes and dictionaries, is taken where every column read is a flat leaf
 // and every field a column by name; the file above (a struct and a list) goes the record path.
 // Same rows and expected texts, written again by DuckDB with data pages v1 and v2, in row

@@ -1,14 +1,14 @@
 'use strict'
 /* global describe, it, expect */
 
-// The rules turning stored Parquet values into text (lib/read/parquet-values.js), over many
+// The rules turning stored Parquet values into text (lib/read/parquet/values.js), over many
 // values each, against oracles that share no code with them: JavaScript's Date for dates and
 // timestamps, text generated first (and its digits made the stored integer) for decimals,
 // BigInt.asIntN for two's complement, an exact BigInt search for float32's shortest text.
 const { prng } = require('./helpers/prng')
 const { shortestFloat32 } = require('./helpers/parquet')
-const { float32Value, decimalText, dateText, timestampText, timeText, int96Text, bytesToBigInt, leafValue } = require('../lib/read/parquet-values')
-const { convertParts } = require('../lib/read/parquet')
+const { float32Value, decimalText, dateText, timestampText, timeText, int96Text, bytesToBigInt, leafValue } = require('../lib/read/parquet/values')
+const { convertParts } = require('../lib/read/parquet/reader')
 
 const r = prng(2024)
 const MAX_DAYS = 100000000 // JS Date's range: ±1e8 days around 1970

@@ -4,7 +4,7 @@ const fs = require('node:fs')
 const { Readable } = require('node:stream')
 /* global describe, it, expect */ // vitest globals (see vitest.config.js): vitest 4 refuses require('vitest')
 const { openReader, Rejected } = require('../lib/read/reader')
-const { CsvRow } = require('../lib/read/csv-row')
+const { CsvRow } = require('../lib/read/csv/row')
 const { tmpFile, gzip, chunked, readAll, readBoth, offsetsOf } = require('./fixtures/readers/helpers')
 
 /**

@@ -1,9 +1,9 @@
 'use strict'
 /* global describe, it, expect */
 
-// Row groups as the unit of --shard and --resume (lib/read/row-groups.js), without a file:
+// Row groups as the unit of --shard and --resume (lib/read/parquet/row-groups.js), without a file:
 // shares that partition the groups in order, balanced by rows; where a resumed read begins.
-const { groupShare, startAfter } = require('../lib/read/row-groups')
+const { groupShare, startAfter } = require('../lib/read/parquet/row-groups')
 const { prng } = require('./helpers/prng')
 
 describe('groupShare: shard i/n of the row groups', () => {

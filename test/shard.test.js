@@ -8,8 +8,8 @@ const fs = require('node:fs')
 const zlib = require('node:zlib')
 const { tmpFile, chunked, readAll } = require('./fixtures/readers/helpers')
 const { shardOf, openShardReader } = require('../lib/read/shard')
-const { CsvRow } = require('../lib/read/csv-row')
-const { JsonRow } = require('../lib/read/json-row')
+const { CsvRow } = require('../lib/read/csv/row')
+const { JsonRow } = require('../lib/read/json/row')
 const { Rejected } = require('../lib/read/reader')
 
 const CSV = '\ufeffid,name,note\n1,a,"x\ny"\n2,b,plain\n\n3,"c,d",""""\r\n4,e,"f\n\n""g"""\n5,g,h\n6,"""",""\n7,"i\r\nj",k'

@@ -4,8 +4,8 @@ const { writeTextLines } = require('./resp')
 const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
-const { ELEMENT } = require('../read/json-value')
-const { ROW_GROUP } = require('../read/row-marks')
+const { ELEMENT } = require('../read/json/value')
+const { ROW_GROUP } = require('../read/row')
 const { exactJson } = require('../read/json-number')
 const { IDLE, orIdle } = require('./idle')
 
@@ -174,12 +174,12 @@ class BatchEncoder {
   }
 }
 
-/** A Parquet row's row group (row-marks ROW_GROUP), or undefined. */
+/** A Parquet row's row group (read/row.js ROW_GROUP), or undefined. */
 function rowGroupOf (rec) {
   return rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
 }
 
-/** A JSON document's element number where the record's line does not name it (json-value ELEMENT). */
+/** A JSON document's element number where the record's line does not name it (read/json/value.js ELEMENT). */
 function elementOf (rec) {
   return rec !== null && typeof rec === 'object' ? rec[ELEMENT] : undefined
 }

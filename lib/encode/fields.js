@@ -2,9 +2,9 @@
 
 const { PipeloadError } = require('../errors')
 const { FieldMissing, toArg, jsonText, spreadArgs, vectorBytes } = require('./values')
-const { CsvRow } = require('../read/csv-row')
-const { JsonRow } = require('../read/json-row')
-const { INDEX, MEMBER_KEY } = require('../read/json-value')
+const { CsvRow } = require('../read/csv/row')
+const { JsonRow } = require('../read/json/row')
+const { INDEX, MEMBER_KEY } = require('../read/json/value')
 
 // A template's {field} parts as getters on a plain record (mapper.js): by column for a CSV
 // row (an array), by key or dotted path for an object, and the parts with another reading:
@@ -183,11 +183,11 @@ function plain (rec) {
 
 /**
  * The class of the Parquet text rows an input of this shape gives (ParquetRow), or null. They
- * come only where the shape names their columns (read/parquet-input.js, compile.js's
+ * come only where the shape names their columns (read/parquet/input.js, compile.js's
  * writeParquet), and only then is the class loaded: a CSV or JSON run loads no Parquet module.
  */
 function parquetRowClass (shape) {
-  return shape && shape.parquetColumns ? require('../read/parquet-row').ParquetRow : null
+  return shape && shape.parquetColumns ? require('../read/parquet/row').ParquetRow : null
 }
 
 /** plain() for the records of an input of this shape, Parquet text rows included. */

@@ -1,8 +1,8 @@
 'use strict'
 
 const { parseTemplate } = require('./template')
-const { CsvRow } = require('../read/csv-row')
-const { JsonRow } = require('../read/json-row')
+const { CsvRow } = require('../read/csv/row')
+const { JsonRow } = require('../read/json/row')
 const { FieldMissing, toArg, vectorBytes } = require('./values')
 const { plainFor, parquetRowClass } = require('./fields')
 const { compileCommand } = require('./compile')

@@ -7,8 +7,8 @@
 // ones before it: where its rows are and how many records come before it are known from
 // the footer, so it is encoded at once, numbered in the whole run ({$n}) and the file ({$line}).
 
-const { ParquetFile } = require('../read/parquet')
-const { fileBuffer } = require('../read/parquet-file')
+const { ParquetFile } = require('../read/parquet/reader')
+const { fileBuffer } = require('../read/parquet/file-buffer')
 const { skipRecords } = require('../read/skip')
 const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
@@ -38,7 +38,7 @@ class GroupEncoder {
   async encode ({ g, drop, before }, free, emit) {
     const pf = await this.opening
     if (this.mapper === null) this.mapper = mapperFor(this.o, this.input.shape)
-    const text = Boolean(this.input.shape.parquetColumns) // the loader chose text rows (parquet-input.js)
+    const text = Boolean(this.input.shape.parquetColumns) // the loader chose text rows (read/parquet/input.js)
     let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1, text, names: Boolean(this.input.shape.parquetNames) })
     if (drop) batches = skipRecords(batches, drop, this.o.checkpoint)
     const encoder = encoderFor(this.mapper, this.o, before, free)

@@ -1,6 +1,6 @@
 'use strict'
 
-const { openParquetRecords } = require('../read/parquet-input')
+const { openParquetRecords } = require('../read/parquet/input')
 const { mapperFor } = require('./mapper')
 const { receiveBatch } = require('./worker-batches')
 const { reviveError } = require('./thread-errors')

@@ -3,7 +3,7 @@
 const { FIELD } = require('./template')
 const { FieldMissing } = require('./values')
 const { columnIndex } = require('./fields')
-const { headOf } = require('../read/row-marks')
+const { headOf } = require('../read/row')
 
 // The writers of a template word for the readers' byte rows (mapper.js's hot path): a
 // CsvRow's or JsonRow's fields, or a ParquetRow's column values, copied into RESP as spans of
@@ -67,7 +67,7 @@ function valueAt (row, bytes, name) {
 }
 
 /**
- * write() for a ParquetRow (read/parquet-row.js, the text rows of a Parquet input whose
+ * write() for a ParquetRow (read/parquet/row.js, the text rows of a Parquet input whose
  * `columns` the shape names): the word's fields copied from the row's column batches. A null
  * is missing, as a record's null field is. null when a field is no column (the record is
  * then made an object first, and fails as it would).

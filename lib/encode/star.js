@@ -2,7 +2,7 @@
 
 const { bulkBytes } = require('./writer')
 const { FieldMissing, toArg, writeValue, vectorBytes } = require('./values')
-const { keysOf } = require('../read/json-value')
+const { keysOf } = require('../read/json/value')
 
 // A template's `*` (mapper.js): every field of the record as name/value pairs, for each kind
 // of record (a CSV row, a JsonRow or ParquetRow, a plain object), with the count the
@@ -69,7 +69,7 @@ function compileStar (shape) {
       for (let k = 0; k < row.cols.length; k++) if (row.cols[k].spans[2 * row.r] !== -1) n += 2
       return n
     },
-    // Rows read for `*` carry each column's name before its value (read/parquet-input.js); others go as objects.
+    // Rows read for `*` carry each column's name before its value (read/parquet/input.js); others go as objects.
     writeParquet: shape.parquetNames ? (row, w) => w.columnPairs(row.cols, row.r) : undefined,
     countJson (row) {
       let n = 0

@@ -8,9 +8,9 @@
 
 const { bulk } = require('./resp')
 const { PipeloadError } = require('../errors')
-const { describeLoneSurrogate } = require('../read/json-value')
+const { describeLoneSurrogate } = require('../read/json/value')
 const { copyBytes } = require('../read/copy')
-const { headOf } = require('../read/row-marks')
+const { headOf } = require('../read/row')
 
 const CR = 13
 const LF = 10
@@ -93,14 +93,14 @@ class ByteWriter {
     this.pos = p
   }
 
-  /** Bytes [s, e) of `src` that are RESP already (a Parquet value's bulk string, read/parquet-text.js). */
+  /** Bytes [s, e) of `src` that are RESP already (a Parquet value's bulk string, read/parquet/text.js). */
   raw (src, s, e) {
     this.ensure(e - s)
     this.copySpan(src, s, e)
   }
 
   /**
-   * `*` of a Parquet text row (read/parquet-text.js, read for `*`: each value with its column's
+   * `*` of a Parquet text row (read/parquet/text.js, read for `*`: each value with its column's
    * name before it, `pre` bytes): the name and value of each column of row r, one span each, a
    * null left out; the bytes are copied 4 at a time.
    */

@@ -132,7 +132,7 @@ function get (url, headers, timeoutMs, signal, shown) {
  * @param {{ offset: number, ifRange: string, checkpoint: string }|null} [range]
  */
 async function openUrl (input, o, range = null) {
-  // Parquet is read by byte ranges, from its footer: no GET of the whole body (parquet-http.js).
+  // Parquet is read by byte ranges, from its footer: no GET of the whole body (parquet/http.js).
   if (input.format === 'parquet') return openParquetUrl(input, o)
   const given = parseInputUrl(input.url)
   const auth = given.auth
@@ -214,7 +214,7 @@ async function openUrl (input, o, range = null) {
  * the byte ranges the reader asks for (no `stream`: nothing is downloaded whole).
  */
 async function openParquetUrl (input, o) {
-  const buffer = await require('./parquet-http').urlBuffer(input, o, { get, parseInputUrl, idleText, userAgent: `pipeload/${version}` })
+  const buffer = await require('./parquet/http').urlBuffer(input, o, { get, parseInputUrl, idleText, userAgent: `pipeload/${version}` })
   input.kind = 'bytes'
   input.buffer = buffer
   input.size = buffer.byteLength

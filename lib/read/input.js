@@ -9,7 +9,7 @@ const { isInputList, isPattern, expandInputs } = require('./inputs')
 const { openShardReader } = require('./shard')
 // Parquet's reader (a dozen modules, and hyparquet's) is loaded by the first Parquet input
 // or unnamed file, not by every run: each module loaded costs a CLI run ~1 ms of start-up.
-const parquetInput = () => require('./parquet-input')
+const parquetInput = () => require('./parquet/input')
 
 // load()'s `input` (a path, "-", a byte stream, or an iterable of records) in two steps:
 // describeInput() says what it is without reading it (cheap, and the description of a file

@@ -5,7 +5,7 @@
 // String(JSON.parse(text)) ("1.1", "1000", "0", "12345678901234567000").
 //
 // A number whose text a JS number gives back unchanged stays a JS number (nearly all of them:
-// the byte fast path of json-row.js takes only those). Any other becomes a JsonNumber, which
+// the byte fast path of json/row.js takes only those). Any other becomes a JsonNumber, which
 // keeps the text: written as that text, arithmetic through valueOf (rounded to a double, as
 // JSON.parse would have), JSON text through exactJson.
 //

@@ -154,17 +154,17 @@ function createCore (o, file, base, bad) {
   switch (o.format) {
     case 'csv':
     case 'tsv': {
-      const { FastCsvCore, fastDelimiter } = require('./csv-fast')
-      const { CsvCore } = require('./csv')
+      const { FastCsvCore, fastDelimiter } = require('./csv/fast')
+      const { CsvCore } = require('./csv/core')
       if (o.rows && fastDelimiter(o.delimiter) !== -1) return new FastCsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields, resume })
       return new CsvCore({ ...common, delimiter: o.delimiter, header: o.header, fields: o.fields, resume })
     }
     case 'json': {
-      const { JsonArrayCore } = require('./json')
+      const { JsonArrayCore } = require('./json/array')
       return new JsonArrayCore({ ...common, jsonPath: o.jsonPath, jsonPathText: o.jsonPathText })
     }
     default: {
-      const { NdjsonCore } = require('./ndjson')
+      const { NdjsonCore } = require('./json/ndjson')
       return new NdjsonCore({ ...common, rows: o.rows, line: st ? st.line : 1 })
     }
   }

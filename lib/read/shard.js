@@ -6,7 +6,7 @@ const { PipeloadError } = require('../errors')
 const { openReader } = require('./reader')
 const { openBytes } = require('./source')
 const { cutChunks, CsvScan, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
-const { CsvRow } = require('./csv-row')
+const { CsvRow } = require('./csv/row')
 
 // --shard i/n: which records of one input shard i loads. The n shards' shares are disjoint
 // and together hold every record once, whatever machine computes them:
@@ -22,7 +22,7 @@ const { CsvRow } = require('./csv-row')
 //   shard i parses the chunks numbered i, i + n, i + 2n, …
 //
 // - A Parquet file is shared by row groups: shard i reads one contiguous run of them
-//   (lib/read/row-groups.js groupShare), its rows numbered as in the whole file.
+//   (lib/read/parquet/row-groups.js groupShare), its rows numbered as in the whole file.
 //
 // The plan is plain data, so it crosses into the encode worker with the input's description.
 
@@ -48,7 +48,7 @@ async function shardOf (desc, shard, o) {
   if (desc.format === 'json') {
     throw shardError(`shard cannot split ${desc.name}: a JSON document can only be read from its beginning. Convert it to NDJSON (jq -c '.[]'), or load it without --shard`)
   }
-  if (desc.format === 'parquet') return require('./parquet-input').parquetShare(shard) // loaded for Parquet only (input.js)
+  if (desc.format === 'parquet') return require('./parquet/input').parquetShare(shard) // loaded for Parquet only (input.js)
   if (desc.path == null || desc.size == null || await isGzip(desc.path)) return { mode: 'chunks', index, count, size: CHUNK_SIZE }
   const head = index === 0 || !isQuoted(desc.format) ? null : await headOf(desc, o)
   const dataStart = head ? head.dataStart : 0

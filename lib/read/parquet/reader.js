@@ -1,19 +1,19 @@
 'use strict'
 
-const { PipeloadError } = require('../errors')
-const { nodeValue, setField, utf8Text, ROW_GROUP } = require('./parquet-values')
-const { checkSchema, readableMetadata } = require('./parquet-schema')
-const { fileBuffer } = require('./parquet-file')
-const { pageCodecs, prepareCodecs } = require('./parquet-codecs')
-const { KEY_ORDER } = require('./json-value')
-const { readFlatColumn, isFlat, FlatColumn } = require('./parquet-flat')
-const { readTextColumn, textRows } = require('./parquet-text')
-const { RowShape } = require('./parquet-row')
+const { PipeloadError } = require('../../errors')
+const { nodeValue, setField, utf8Text, ROW_GROUP } = require('./values')
+const { checkSchema, readableMetadata } = require('./schema')
+const { fileBuffer } = require('./file-buffer')
+const { pageCodecs, prepareCodecs } = require('./codecs')
+const { KEY_ORDER } = require('../json/value')
+const { readFlatColumn, isFlat, FlatColumn } = require('./flat')
+const { readTextColumn, textRows } = require('./text')
+const { RowShape } = require('./row')
 
 // Parquet input, by row groups. The interface, for resume, shards and workers:
 //
-//   const pf = await ParquetFile.open({ name, buffer })   // buffer: an AsyncBuffer (parquet-file.js:
-//                                                           // fileBuffer(path), parquet-http.js: urlBuffer(url))
+//   const pf = await ParquetFile.open({ name, buffer })   // buffer: an AsyncBuffer (file-buffer.js:
+//                                                           // fileBuffer(path), http.js: urlBuffer(url))
 //   pf.columns          top-level column names, schema order
 //   pf.rowGroups        [{ index, rows, firstRow, bytesEnd }]: firstRow 0-based over the file, bytesEnd
 //                       where its column chunks end in the file
@@ -22,7 +22,7 @@ const { RowShape } = require('./parquet-row')
 //                       in encode/template.js; null = every column); throws PIPELOAD_TEMPLATE_INVALID
 //                       for a field that is no column
 //   await pf.readGroup(g, columns)  -> { rows, columns, values: one per column, an array of record values
-//                       or a flat column's FlatColumn (parquet-flat.js), taken in row order by records() }
+//                       or a flat column's FlatColumn (flat.js), taken in row order by records() }
 //   pf.records(g, read, start, end) -> record objects of rows [start, end) of readGroup(g)'s result, called
 //                       with consecutive ranges from row 0
 //   pf.batches(columns, { fromGroup, toGroup, batchRecords }) -> async iterable of reader batches
@@ -35,10 +35,10 @@ const { RowShape } = require('./parquet-row')
 //
 // Only the projected columns' chunks are fetched and decompressed (hyparquet reads by byte ranges).
 // A row group is the unit: it is read whole (its projected columns), converted column by column
-// (parquet-values.js), then cut into records.
+// (values.js), then cut into records.
 
 const DEFAULT_BATCH = 512
-// Text rows (parquet-text.js) come in batches of 1,024: a few arrays per column each, no JS
+// Text rows (text.js) come in batches of 1,024: a few arrays per column each, no JS
 // value per row (callgrind, the 300k-row flights dry run: 4.31 G instructions at 512 rows,
 // 4.34 G at 1,024, 4.44 G at 2,048, 4.59 G at 4,096; 4.31 G at 1,024 with a turn of the event
 // loop every 8 batches, not 4).
@@ -51,7 +51,7 @@ const YIELD_EVERY = 8
 // its default, 512 KiB, is most of a small file, and one slow request over HTTP.
 const FOOTER_FETCH = 64 * 1024
 
-/** hyparquet, loaded when a Parquet input is first opened (not at start-up); its codecs: parquet-codecs.js. */
+/** hyparquet, loaded when a Parquet input is first opened (not at start-up); its codecs: codecs.js. */
 let hyparquet = null
 function lib () {
   if (hyparquet === null) hyparquet = require('hyparquet')
@@ -59,7 +59,7 @@ function lib () {
 }
 
 // hyparquet's parsers, as the identity: INT96 arrives as nanoseconds since the epoch (the only
-// leaf it still converts once annotations are stripped), turned into text in parquet-values.js.
+// leaf it still converts once annotations are stripped), turned into text in values.js.
 const RAW_PARSERS = Object.freeze({
   timestampFromMilliseconds: v => v,
   timestampFromMicroseconds: v => v,
@@ -228,13 +228,13 @@ class ParquetFile {
     return { rows: group.rows, columns, values }
   }
 
-  /** A flat column (parquet-flat.js) of a row group, converted: its pages assembled without hyparquet's list assembly. */
+  /** A flat column (flat.js) of a row group, converted: its pages assembled without hyparquet's list assembly. */
   async readFlat (group, column, node) {
     if (group.rows === 0) return new FlatColumn([], 0)
     return readFlatColumn(this.chunkOf(group, column, node))
   }
 
-  /** What parquet-flat.js readPages reads of a flat column's chunk in a row group. */
+  /** What flat.js readPages reads of a flat column's chunk in a row group. */
   chunkOf (group, column, node) {
     const chunk = this.readable.row_groups[group.index].columns.find(ch => ch.meta_data && ch.meta_data.path_in_schema.length === 1 && ch.meta_data.path_in_schema[0] === column)
     if (chunk === undefined) throw new Error('the row group has no chunk of this column')
@@ -244,7 +244,7 @@ class ParquetFile {
   }
 
   /**
-   * Can rows of `columns` be read as text (parquet-text.js) for these templates' fields
+   * Can rows of `columns` be read as text (text.js) for these templates' fields
    * (templateFields; null: a map function, which takes records)? When every column is a flat
    * leaf and every field is one column by name (no {$…}, spread or vector, no a.b path): then
    * the mapper writes them from the rows' bytes and never makes a record of them (but for a
@@ -257,7 +257,7 @@ class ParquetFile {
 
   /**
    * Row group `g`'s `columns` (flat ones) read as TextColumns, for textRows; `names`: each
-   * value with its column name's bulk string before it (parquet-text.js), for `*`.
+   * value with its column name's bulk string before it (text.js), for `*`.
    */
   async readTextGroup (g, columns, names) {
     const group = this.rowGroups[g]
@@ -312,7 +312,7 @@ class ParquetFile {
     if (group.proto === undefined) group.proto = { [ROW_GROUP]: g, [KEY_ORDER]: columns }
     const proto = group.proto
     const n = columns.length
-    // A flat column is taken in row order (parquet-flat.js): its rows [start, end) into a
+    // A flat column is taken in row order (flat.js): its rows [start, end) into a
     // scratch array, reused from batch to batch; other columns are arrays of the group's rows.
     if (group.scratch === undefined) group.scratch = values.map(v => v instanceof FlatColumn ? [] : null)
     const from = new Array(n)

@@ -1,9 +1,9 @@
 'use strict'
 
 const { Parser } = require('csv-parse')
-const { PipeloadError, where } = require('../errors')
-const { BadOffsets, invalidUtf8Hint } = require('./utf8')
-const { textOf, isStringTooLong, stringTooLong } = require('./text')
+const { PipeloadError, where } = require('../../errors')
+const { BadOffsets, invalidUtf8Hint } = require('../utf8')
+const { textOf, isStringTooLong, stringTooLong } = require('../text')
 
 const noop = () => {}
 
@@ -39,7 +39,7 @@ const SKIPPABLE = new Set(['INVALID_OPENING_QUOTE', 'CSV_INVALID_CLOSING_QUOTE']
 class CsvCore {
   /**
    * `resume` ({ columns, line, expected }): start mid-file, in the state
-   * the fast path (csv-fast.js) reached when it handed over. `once`: read one record (or
+   * the fast path (fast.js) reached when it handed over. `once`: read one record (or
    * the header) and stop, `done` then true; `rest()` gives back what came after it.
    */
   constructor ({ file, delimiter, header, fields = null, maxRecordSize, base, skip = false, raw = false, bad = null, resume = null, once = false, relaxQuotes = false }) {

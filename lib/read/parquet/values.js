@@ -1,13 +1,13 @@
 'use strict'
 
 const { isUtf8 } = require('node:buffer')
-const { JsonNumber } = require('./json-number')
-const { invalidAt } = require('./utf8')
-const { ROW_GROUP } = require('./row-marks') // a record's row group, kept there for the encoder: a CSV run loads no Parquet module
+const { JsonNumber } = require('../json-number')
+const { invalidAt } = require('../utf8')
+const { ROW_GROUP } = require('../row') // a record's row group, kept there for the encoder: a CSV run loads no Parquet module
 
 // Parquet values as the record values the mapper writes, one rule per physical and logical
 // type (docs/parquet.md has the table). Nothing is rounded: hyparquet's own conversions are
-// switched off for every leaf but strings (see strippedSchema in parquet.js), so the values
+// switched off for every leaf but strings (see strippedSchema in reader.js), so the values
 // arrive here as the file stores them (INT64 as BigInt, DECIMAL as its unscaled integer,
 // timestamps as counts of their unit) and are turned into text here.
 //
@@ -208,7 +208,7 @@ function notUtf8 (bytes) {
 /**
  * The rule a leaf's stored values follow, from its original schema element (physical type,
  * converted and logical type): `{ rule, … }` with the rule's parameters. leafValue makes the
- * rule's function; the Parquet text rows (parquet-text.js) write the common rules' text
+ * rule's function; the Parquet text rows (text.js) write the common rules' text
  * straight from the page.
  */
 function leafRule (element) {

@@ -1,9 +1,9 @@
 'use strict'
 
-const { CsvCore } = require('./csv')
-const { CsvRow } = require('./csv-row')
-const { BadOffsets } = require('./utf8')
-const { textOf } = require('./text')
+const { CsvCore } = require('./core')
+const { CsvRow } = require('./row')
+const { BadOffsets } = require('../utf8')
+const { textOf } = require('../text')
 
 // The CSV fast path. csv-parse turns every field into a JS string, which the encoder
 // then turns back into bytes: on a 5-column file that round trip costs as much as the

@@ -1,7 +1,7 @@
 'use strict'
 
-const { PipeloadError } = require('../errors')
-const { tooLong } = require('./parquet-file')
+const { PipeloadError } = require('../../errors')
+const { tooLong } = require('./file-buffer')
 
 // A Parquet file at an http(s) URL as the AsyncBuffer hyparquet reads: each byte range one
 // GET with a Range header. A Parquet file is read from its end (the footer says where each

@@ -1,13 +1,13 @@
 'use strict'
 
-const { JsonNumber } = require('./json-number')
-const { ROW_GROUP, setField } = require('./parquet-values')
-const { KEY_ORDER } = require('./json-value')
-const { headOf } = require('./row-marks') // the writers of encode/ read it from there: a CSV run loads no Parquet module
+const { JsonNumber } = require('../json-number')
+const { ROW_GROUP, setField } = require('./values')
+const { KEY_ORDER } = require('../json/value')
+const { headOf } = require('../row') // the writers of encode/ read it from there: a CSV run loads no Parquet module
 
-// A Parquet row as text (parquet-text.js): row r of a batch whose columns (the projected ones,
+// A Parquet row as text (text.js): row r of a batch whose columns (the projected ones,
 // in schema order) are ColumnBatches, each value the bytes the mapper sends for it (the text
-// of the record value parquet-values.js gives); the mapper copies them into RESP
+// of the record value values.js gives); the mapper copies them into RESP
 // (encode/mapper.js, writeParquet). A null has no bytes (start -1), as a JSON null. Each
 // value's kind is kept beside it, so that toObject() gives back the record the object reader
 // gives, exactly: a string, a number, a JsonNumber (64-bit integers past 2^53, decimals,

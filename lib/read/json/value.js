@@ -16,7 +16,7 @@
 // - Lone surrogates. A `\ud800` escape without its pair parses to a string that has no UTF-8
 //   form: written out it would silently become U+FFFD. Such a record is refused.
 
-const { mayHoldInexact, parseExact } = require('./json-number')
+const { mayHoldInexact, parseExact } = require('../json-number')
 
 const KEY_ORDER = Symbol('pipeload key order')
 

@@ -1,12 +1,12 @@
 'use strict'
 
-const { keepsAnnotation, STRUCT_PROTO } = require('./parquet-values')
-const { MAX_DEPTH } = require('./json-value')
+const { keepsAnnotation, STRUCT_PROTO } = require('./values')
+const { MAX_DEPTH } = require('../json/value')
 
 // A Parquet file's footer as pipeload reads it: its schema checked before anything walks it
 // (hyparquet's schema tree and value assembly recurse, and trust each element's number of
 // children), and the metadata given to hyparquet: the leaves' annotations removed but
-// strings' (it then gives stored values, parquet-values.js turns them into text), struct
+// strings' (it then gives stored values, values.js turns them into text), struct
 // fields named `__proto__` renamed (its struct assembly assigns fields: `__proto__` would set
 // the struct's prototype).
 

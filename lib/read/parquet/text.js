@@ -1,18 +1,18 @@
 'use strict'
 
-const { leafRule, int64Value, NEGATIVE_ZERO } = require('./parquet-values')
-const { readPages, readDefs, checkLengths, checkIndices, storedValues, pages, BYTES: BYTE_TYPES, STRING_RULES } = require('./parquet-flat')
-const { ParquetRow, headOf, NUMBER, BYTES, STRING } = require('./parquet-row')
-const { Arena, ColumnBatch, putValue } = require('./parquet-arena')
+const { leafRule, int64Value, NEGATIVE_ZERO } = require('./values')
+const { readPages, readDefs, checkLengths, checkIndices, storedValues, pages, BYTES: BYTE_TYPES, STRING_RULES } = require('./flat')
+const { ParquetRow, headOf, NUMBER, BYTES, STRING } = require('./row')
+const { Arena, ColumnBatch, putValue } = require('./arena')
 
-// A row group's flat columns as text rows (ParquetRow, parquet-row.js), a batch at a time:
+// A row group's flat columns as text rows (ParquetRow, row.js), a batch at a time:
 // each column's values of the batch are the bytes the mapper sends for them (a ColumnBatch:
 // a buffer and each row's [start, end) in it), written once, instead of a record object per
 // row whose values the mapper turns into text one by one. A dictionary's entries are made
 // text once: a batch of a dictionary-encoded column points into them; the common PLAIN pages
 // (integers, doubles, strings, bytes) are written from the page's bytes as a batch takes its
 // rows, without a JS value per row; every other page goes through hyparquet's decoders and
-// parquet-values.js, value by value. Used where the mapper needs nothing but the values' bytes
+// values.js, value by value. Used where the mapper needs nothing but the values' bytes
 // (ParquetFile.readsAsText).
 
 /** A dictionary's entries as text, each copied into a batch's arena once, when a row first uses it. */
@@ -89,7 +89,7 @@ class DictionaryPage {
   }
 }
 
-/** A page of values decoded whole by hyparquet, each turned into text by `value` (parquet-values.js). */
+/** A page of values decoded whole by hyparquet, each turned into text by `value` (values.js). */
 class ValuesPage {
   constructor (stored, value, rows, defs) {
     this.stored = stored
@@ -241,8 +241,8 @@ function storedPage (definitionLevels, dataPage, encoding, numValues, decoder, v
 }
 
 /**
- * A flat column's chunk (parquet-flat.js readPages' arguments) as a TextColumn. `value` is the
- * column's record value function (parquet-values.js), used for dictionaries and the pages not
+ * A flat column's chunk (flat.js readPages' arguments) as a TextColumn. `value` is the
+ * column's record value function (values.js), used for dictionaries and the pages not
  * read here. `prefix`: the bytes before each value (the column name's bulk string, for `*`),
  * or an empty Buffer.
  * @returns {Promise<TextColumn>}
@@ -338,7 +338,7 @@ class TextColumn {
 /**
  * Rows [start, end) of a row group read as TextColumns (`texts`, one per column of `columns`),
  * taken in order from row 0: a ParquetRow per row, over one ColumnBatch per column. `shape`:
- * the RowShape (parquet-row.js) of the group's rows.
+ * the RowShape (row.js) of the group's rows.
  */
 function textRows (texts, start, end, shape) {
   const m = end - start

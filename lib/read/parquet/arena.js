@@ -1,9 +1,9 @@
 'use strict'
 
-const { JsonNumber } = require('./json-number')
-const { STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN } = require('./parquet-row')
+const { JsonNumber } = require('../json-number')
+const { STRING, NUMBER, JSON_NUMBER, BYTES, BOOLEAN } = require('./row')
 
-// Where Parquet text rows (parquet-text.js) keep their values: a batch's arena of bytes per
+// Where Parquet text rows (text.js) keep their values: a batch's arena of bytes per
 // column, and the ColumnBatch that says where each row's value is in it.
 //
 // Each value is kept as the RESP bulk string the mapper sends for it, `$<len>\r\n<text>\r\n`:
@@ -200,7 +200,7 @@ function textOf (arena, v) {
 
 /**
  * One column's values of a batch's rows: row r's text is buf[spans[2r], spans[2r + 1]), of
- * the kind tags[r] (parquet-row.js), its bulk string from headOf(…) to 2 bytes past the text;
+ * the kind tags[r] (row.js), its bulk string from headOf(…) to 2 bytes past the text;
  * spans[2r] -1 for a null. Segments write the values present from an index (with nulls, into
  * a scratch ColumnBatch first). A batch's columns share one array of spans and one of tags.
  */

@@ -1,9 +1,9 @@
 'use strict'
 
 const fs = require('node:fs')
-const { openParquetFile, ParquetFile } = require('./parquet')
+const { openParquetFile, ParquetFile } = require('./reader')
 const { groupShare, startAfter } = require('./row-groups')
-const { skipRecords, tooFew } = require('./skip')
+const { skipRecords, tooFew } = require('../skip')
 
 // A described Parquet input (lib/read/input.js) opened as the reader batches the encoder takes:
 // the footer read, the templates' columns checked against the schema (before anything is
@@ -28,7 +28,7 @@ function isParquetFile (path) {
 /**
  * The row groups a run reads of the file, [from, to), and the rows to drop from the first:
  * its --shard share (desc.shard, { mode: 'groups', index, count }: a contiguous run of row
- * groups, lib/read/row-groups.js groupShare says why) or every group, less the first `skip`
+ * groups, lib/read/parquet/row-groups.js groupShare says why) or every group, less the first `skip`
  * rows (--resume), whose row groups are not read at all. More rows skipped than the share
  * holds: the checkpoint was not written for this input.
  */

@@ -17,7 +17,7 @@ const zlib = require('node:zlib')
 // 2 GiB was allocated and copied). So every codec is bounded() here: a declared size over
 // MAX_PAGE_BYTES is refused before anything is allocated, zlib stops at the declared size
 // (maxOutputLength), snappy's own length (its preamble) must be the header's, and what comes
-// out must be exactly the declared size. The error is the page's: parquet.js names the file,
+// out must be exactly the declared size. The error is the page's: reader.js names the file,
 // row group and column.
 
 // The most one page may hold uncompressed. Parquet writes a page's sizes as int32 (2 GiB);

@@ -5,12 +5,12 @@
 // and assembled here: a definition level below the maximum is a null, else the next value.
 // hyparquet's assembleLists (its Dremel assembly, for lists and structs) did the same for these
 // columns at about half of its decoding time, with an array per page joined onto the last.
-// Each value goes through `value` (parquet-values.js) straight into the one output array; a
+// Each value goes through `value` (values.js) straight into the one output array; a
 // dictionary's entries are converted once, and a dictionary-encoded page's indices pick them.
-// Nested columns keep hyparquet's parquetRead (parquet.js).
+// Nested columns keep hyparquet's parquetRead (reader.js).
 
 const { isUtf8 } = require('node:buffer')
-const { leafRule, notUtf8 } = require('./parquet-values')
+const { leafRule, notUtf8 } = require('./values')
 
 let hy = null
 
@@ -135,7 +135,7 @@ function checkCount (header, left) {
 }
 
 const BYTES = new Set(['BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'])
-// The rules (parquet-values.js leafRule) of text: UTF-8, checked.
+// The rules (values.js leafRule) of text: UTF-8, checked.
 const STRING_RULES = new Set(['string', 'text'])
 
 /**
@@ -167,9 +167,9 @@ function checkIndices (indices, dictionary) {
 }
 
 /**
- * A page's values decoded by hyparquet, converted by it (strings decoded: parquet.js
+ * A page's values decoded by hyparquet, converted by it (strings decoded: reader.js
  * RAW_PARSERS); `strings`: a text column whose values it left as bytes (JSON, ENUM), each
- * checked now to be UTF-8 (parquet-values.js utf8Text would refuse it as its row is taken).
+ * checked now to be UTF-8 (values.js utf8Text would refuse it as its row is taken).
  */
 function storedValues (dataPage, decoder, strings) {
   const values = pages().convert(dataPage, decoder)
@@ -268,7 +268,7 @@ function checkLengths (view, offset, count, decoder, utf8 = false) {
   if (offset > view.byteLength) throw new Error(`a PLAIN page ends within its value ${count} of ${count}`)
 }
 
-/** bytes[s, e) are UTF-8, or the value is refused (parquet-values.js notUtf8). */
+/** bytes[s, e) are UTF-8, or the value is refused (values.js notUtf8). */
 function checkUtf8 (bytes, s, e) {
   let or = 0
   for (let i = s; i < e; i++) or |= bytes[i]
@@ -285,7 +285,7 @@ class FlatColumn {
     this.rows = rows
     this.s = 0 // the segment being taken
     this.row = 0 // the row within it
-    this.taken = 0 // rows taken so far (parquet.js records() checks it takes them in order)
+    this.taken = 0 // rows taken so far (reader.js records() checks it takes them in order)
   }
 
   take (n, out) {

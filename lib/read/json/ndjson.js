@@ -1,21 +1,21 @@
 'use strict'
 
-const { PipeloadError, where } = require('../errors')
-const { BadOffsets, invalidUtf8Hint } = require('./utf8')
-const { textOf, stringTooLong } = require('./text')
-const { FlatScanner } = require('./json-row')
-const { parseRecord } = require('./json-value')
+const { PipeloadError, where } = require('../../errors')
+const { BadOffsets, invalidUtf8Hint } = require('../utf8')
+const { textOf, stringTooLong } = require('../text')
+const { FlatScanner } = require('./row')
+const { parseRecord } = require('./value')
 
 /**
  * NDJSON / JSON Lines: one JSON value per line, LF or CRLF. Blank (whitespace-only) lines
  * are skipped. Works on bytes: lines are found with Buffer#indexOf, so a multi-byte
  * character split between chunks is decoded only once its line is complete.
  * In skip mode a bad line (not JSON, invalid UTF-8, over maxRecordSize, nested deeper than
- * MAX_DEPTH, a lone surrogate escape: see json-value.js) is rejected
+ * MAX_DEPTH, a lone surrogate escape: see value.js) is rejected
  * (sink.reject) and reading goes on at the next line; otherwise it throws.
  */
 class NdjsonCore {
-  /** `rows`: flat objects may come out as JsonRows (json-row.js) instead of parsed objects. */
+  /** `rows`: flat objects may come out as JsonRows (row.js) instead of parsed objects. */
   constructor ({ file, maxRecordSize, base, skip = false, raw = false, bad = null, rows = false, line = 1 }) {
     this.file = file
     this.flat = rows ? new FlatScanner() : null

@@ -1,7 +1,7 @@
 'use strict'
 
 const fs = require('node:fs')
-const { PipeloadError } = require('../errors')
+const { PipeloadError } = require('../../errors')
 
 // A Parquet file on disk as the AsyncBuffer hyparquet reads: its length and byte ranges, read
 // with one open descriptor (hyparquet's own asyncBufferFromFile opens a stream per range).
@@ -9,7 +9,7 @@ const { PipeloadError } = require('../errors')
 
 // The longest range read at once: a column chunk (hyparquet takes it whole, as one ArrayBuffer).
 // Node 20 cannot allocate more (buffer.constants.MAX_LENGTH); Node 24 could, and a footer that
-// claims a chunk of 5 GiB would have it read into memory. Also parquet-http.js's.
+// claims a chunk of 5 GiB would have it read into memory. Also http.js's.
 const MAX_RANGE = 4 * 2 ** 30
 
 /** Why a range of `start`-`end` (exclusive) is not read, over MAX_RANGE; null when it may be. */

@@ -1,9 +1,9 @@
 'use strict'
 
-const { PipeloadError, where } = require('../errors')
-const { BadOffsets, invalidUtf8Hint } = require('./utf8')
-const { textOf, stringTooLong } = require('./text')
-const { parseRecord, MAX_DEPTH, MEMBER_KEY, ELEMENT } = require('./json-value')
+const { PipeloadError, where } = require('../../errors')
+const { BadOffsets, invalidUtf8Hint } = require('../utf8')
+const { textOf, stringTooLong } = require('../text')
+const { parseRecord, MAX_DEPTH, MEMBER_KEY, ELEMENT } = require('./value')
 
 /*
  * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`), or
@@ -36,7 +36,7 @@ const AFTER_ELEM = 13 // expecting ',' or ']'
 const TAIL_SKIP = 14 // after the array, inside the objects that held it
 const TAIL = 15 // after the document's top-level value: whitespace only
 
-// Deeper elements than MAX_DEPTH (json-value.js) are refused: the scanner counts the depth
+// Deeper elements than MAX_DEPTH (value.js) are refused: the scanner counts the depth
 // already, so parseRecord's own depth scan never finds one here.
 
 const QUOTE = 0x22

@@ -7,7 +7,7 @@
 // numbers such as 1.0 or 1e5, anything malformed) returns null and goes through
 // JSON.parse as before, so the fast path never has to be right about a hard case.
 
-const { KEY_ORDER, startsWithIndex } = require('./json-value')
+const { KEY_ORDER, startsWithIndex } = require('./value')
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
