@@ -121,7 +121,7 @@ describe('json reader', () => {
     })
 
     it('an object keyed by id: members as records with their key under MEMBER_KEY, as a file and in 1-byte chunks', async () => {
-      const { MEMBER_KEY } = require('../lib/read/json/value')
+      const { MEMBER_KEY } = require('../lib/read/row')
       const content = '{"wrap": 1, "by": { "A\\"1" : {"v": [1, {"x": "}"}]},\n "\u00e9": {"v": 2} }}'
       const r = await readBoth('keyed.json', content, { format: 'json', jsonPath: 'by' })
       expect(JSON.parse(JSON.stringify(r.records))).toEqual([{ v: [1, { x: '}' }] }, { v: 2 }]) // JSON text leaves the symbol out

@@ -3,7 +3,7 @@
 
 const { tmpFile, gzip, chunked, readAll, readBoth, offsetsOf } = require('./fixtures/readers/helpers')
 const { Rejected } = require('../lib/read/reader')
-const { keysOf } = require('../lib/read/json/value')
+const { keysOf } = require('../lib/read/row')
 
 describe('ndjson reader', () => {
   it('reads one value per line with lines, offsets and bytesRead', async () => {

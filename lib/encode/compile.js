@@ -5,20 +5,20 @@ const { FIELD } = require('./template')
 const { bulkBytes, utf8Bytes } = require('./writer')
 const { toArg, writeValue } = require('./values')
 const { fieldGetter, altGetter } = require('./fields')
-const { compileSpanWord, rowLocators, jsonLocators, compileColumnWord } = require('./span-words')
 const { compileStar, vectorPairs } = require('./star')
 
-// A parsed template (template.js) bound to the shape of the input (CSV columns or JSON
-// objects) and compiled once into a command: its arguments for a record, and one writer per
-// kind of record (plain, CsvRow, JsonRow, ParquetRow) that puts its RESP bytes into a
-// ByteWriter. mapper.js composes the commands of all the templates.
+// A parsed template (template.js) bound to the shape of the input and compiled once into a
+// command: its arguments for a record, and its writers that put its RESP bytes into a
+// ByteWriter: `write` for a plain record, `writeRow` for a byte row of the input's RowKind
+// (read/row.js), each compiled once from the template's words. mapper.js composes the
+// commands of all the templates.
 
 /**
  * Compile one word (literal text with {field} parts) into { value(rec) -> string,
- * write(rec, w), writeRow(csvRow, w), writeJson(jsonRow, w) }; the writes put the word's
- * bulk string into a ByteWriter (writeRow/writeJson are null for the other shape).
+ * write(rec, w), writeRow(row, w) }: the writes put the word's bulk string into a ByteWriter,
+ * from a plain record or from a byte row of `kind` (writeRow null: the row cannot give it).
  */
-function compileWord (word, shape, template) {
+function compileWord (word, shape, template, kind) {
   if (word.parts.some(p => p.alt)) return compileExtendedWord(word, shape, template)
   const parts = word.parts.map(p => p.type === FIELD
     ? { name: p.name, get: fieldGetter(p.name, shape, template) }
@@ -27,19 +27,15 @@ function compileWord (word, shape, template) {
     const text = parts[0]
     const bytes = bulkBytes(text)
     const write = (rec, w) => w.bytes(bytes)
-    return { constant: text, value: () => text, write, writeRow: write, writeJson: write, writeParquet: write }
+    return { constant: text, value: () => text, write, writeRow: write }
   }
-  const rowWrite = shape.columns !== undefined ? compileSpanWord(word, rowLocators(word, shape, template)) : null
-  const jsonWrite = shape.columns === undefined ? compileSpanWord(word, jsonLocators(word)) : null
-  const parquetWrite = shape.parquetColumns ? compileColumnWord(word, shape.parquetColumns) : null
+  const writeRow = kind.word(word.parts.map(p => p.type === FIELD ? { name: p.name } : p.text), shape, template)
   if (parts.length === 1) {
     const { name, get } = parts[0]
     return {
       value: rec => toArg(get(rec), name),
       write: (rec, w) => writeValue(get(rec), name, w),
-      writeRow: rowWrite,
-      writeJson: jsonWrite,
-      writeParquet: parquetWrite
+      writeRow
     }
   }
   const scratch = new Array(parts.length)
@@ -60,15 +56,13 @@ function compileWord (word, shape, template) {
   return {
     value: rec => joined(fill(rec)),
     write: (rec, w) => fill(rec) ? w.arg(joined(true)) : w.bulkParts(scratch, parts.length),
-    writeRow: rowWrite,
-    writeJson: jsonWrite,
-    writeParquet: parquetWrite
+    writeRow
   }
 }
 
 /**
  * A word with {$…}, spread or vector parts: `{ extended, spread, value(rec, ctx) }` on plain
- * records only (a CsvRow or JsonRow is made an array or object first). value() gives the
+ * records only (a byte row is made plain first). value() gives the
  * word's argument, or for a spread word an array of arguments.
  */
 function compileExtendedWord (word, shape, template) {
@@ -91,9 +85,12 @@ function compileExtendedWord (word, shape, template) {
   return { extended: true, spread: false, value }
 }
 
-/** Compile one parsed template for a shape into { args(rec), write(rec, w), key }. */
-function compileCommand (parsed, shape, vectors) {
-  const words = parsed.words.map(w => w.star ? { star: compileStar(shape) } : Object.assign(compileWord(w, shape, parsed.source), { id: wordId(w) }))
+/**
+ * Compile one parsed template for a shape into { args(rec), write(rec, w), writeRow(row, w), key }:
+ * `kind` is the RowKind (read/row.js) of the byte rows the input may give.
+ */
+function compileCommand (parsed, shape, vectors, kind) {
+  const words = parsed.words.map(w => w.star ? { star: compileStar(shape), starRow: kind.star(shape, bulkBytes) } : Object.assign(compileWord(w, shape, parsed.source, kind), { id: wordId(w) }))
   const starAt = words.findIndex(w => w.star)
   if (words.findIndex((w, i) => w.star && i > starAt) !== -1) {
     throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID', `template "${parsed.source}" uses * more than once (it already writes every field)`, { template: parsed.source })
@@ -110,7 +107,7 @@ function compileCommand (parsed, shape, vectors) {
     }
     return out
   }
-  // One writer per kind of record (plain, CsvRow, JsonRow, ParquetRow), from its words' writers of that kind.
+  // The writer of a plain record and that of a byte row, each from its words' writers.
   const writers = kind => words.slice(1).map(w => w[kind])
   let rowWriter
   if (starAt === -1) {
@@ -123,9 +120,9 @@ function compileCommand (parsed, shape, vectors) {
     }
   } else {
     // The pair count is known only from the record (CSV rows have a fixed length; objects vary).
-    const star = words[starAt].star
-    Object.assign(words[starAt], { write: star.write, writeRow: star.writeRow, writeJson: star.writeJson, writeParquet: star.writeParquet })
-    const counts = { write: star.count, writeRow: star.countRow, writeJson: star.countJson, writeParquet: star.countParquet }
+    const { star, starRow } = words[starAt]
+    Object.assign(words[starAt], { write: star.write, writeRow: starRow ? starRow.write : null })
+    const counts = { write: star.count, writeRow: starRow ? starRow.count : null }
     rowWriter = kind => {
       const ws = writers(kind)
       const count = counts[kind]
@@ -137,12 +134,9 @@ function compileCommand (parsed, shape, vectors) {
     }
   }
   const write = rowWriter('write')
-  const writeRow = shape.columns !== undefined ? rowWriter('writeRow') : null
-  // A dotted path has no JsonRow writer, a field that is no column no ParquetRow one: the record is made an object first.
-  const viaObject = kind => words.some(w => !w[kind]) ? (row, w) => write(row.toObject(), w) : rowWriter(kind)
-  const writeJson = shape.columns === undefined ? viaObject('writeJson') : null
-  const writeParquet = shape.parquetColumns ? viaObject('writeParquet') : null
-  return { args, write, writeRow, writeJson, writeParquet, key: words.length > 1 && !words[1].star ? words[1] : null, words, source: parsed.source }
+  // A word the row cannot give (a JSON dotted path, a field that is no Parquet column): the record is made plain first.
+  const writeRow = words.some(w => !w.writeRow) ? (row, w) => write(row.toPlain(), w) : rowWriter('writeRow')
+  return { args, write, writeRow, key: words.length > 1 && !words[1].star ? words[1] : null, words, source: parsed.source }
 }
 
 /** out.push(...items) without spreading them as call arguments: `*` of 200k keys overflows the stack. */

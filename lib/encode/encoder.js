@@ -4,8 +4,7 @@ const { writeTextLines } = require('./resp')
 const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
-const { ELEMENT } = require('../read/json/value')
-const { ROW_GROUP } = require('../read/row')
+const { rowGroupOf, elementOf } = require('../read/row')
 const { exactJson } = require('../read/json-number')
 const { IDLE, orIdle } = require('./idle')
 
@@ -50,8 +49,8 @@ class BatchEncoder {
     this.ends = []
     this.lines = []
     this.offsets = []
-    this.elements = null // a JSON document's element numbers, once a record has one (ELEMENT)
-    this.rowGroups = null // Parquet rows' row groups, once a record has one (ROW_GROUP)
+    this.elements = null // a JSON document's element numbers, once a record has one (read/row.js ELEMENT)
+    this.rowGroups = null // Parquet rows' row groups, once a record has one (read/row.js ROW_GROUP)
     this.raws = this.keepRaw ? [] : null
     this.failures = []
     this.skipped = 0 // records map() returned null for: not sent, not failed
@@ -172,16 +171,6 @@ class BatchEncoder {
   get pending () {
     return this.records > 0
   }
-}
-
-/** A Parquet row's row group (read/row.js ROW_GROUP), or undefined. */
-function rowGroupOf (rec) {
-  return rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
-}
-
-/** A JSON document's element number where the record's line does not name it (read/json/value.js ELEMENT). */
-function elementOf (rec) {
-  return rec !== null && typeof rec === 'object' ? rec[ELEMENT] : undefined
 }
 
 /**

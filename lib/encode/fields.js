@@ -2,12 +2,11 @@
 
 const { PipeloadError } = require('../errors')
 const { FieldMissing, toArg, jsonText, spreadArgs, vectorBytes } = require('./values')
-const { CsvRow } = require('../read/csv/row')
-const { JsonRow } = require('../read/json/row')
-const { INDEX, MEMBER_KEY } = require('../read/json/value')
+const { INDEX, MEMBER_KEY } = require('../read/row')
+const { rowKindOf } = require('../read/formats')
 
-// A template's {field} parts as getters on a plain record (mapper.js): by column for a CSV
-// row (an array), by key or dotted path for an object, and the parts with another reading:
+// A template's {field} parts as getters on a plain record (mapper.js, read/row.js): by column
+// for a tabular row (an array), by key or dotted path for an object, and the parts with another reading:
 // {$n}, {$line}, {$file}, {$}, {$key}, spreads {x[]} and vectors {x:f32}. A column the
 // input lacks is refused once, when the template is compiled.
 // Fields are own properties only: `{constructor}` or `{toString}` of a record without such a
@@ -25,7 +24,7 @@ function ownField (rec, key) {
   return Object.hasOwn(rec, key) ? v : undefined
 }
 
-/** A getter for one field: by column index for CSV arrays, by (dotted) path for objects. */
+/** A getter for one field: by column index for tabular rows (arrays), by (dotted) path for objects. */
 function fieldGetter (name, shape, template) {
   if (shape.columns !== undefined) return columnGetter(name, shape, template)
   if (name === '$key') return memberKey
@@ -53,36 +52,8 @@ function memberKey (rec) {
 }
 
 function columnGetter (name, shape, template) {
-  const idx = columnIndex(name, shape, template)
+  const idx = rowKindOf(shape).columnIndex(name, shape, template) // refuses a name that is no column
   return rec => rec[idx]
-}
-
-function columnIndex (name, shape, template) {
-  const columns = shape.columns
-  let idx = columns ? columns.indexOf(name) : -1
-  if (idx === -1 && /^\d+$/.test(name)) idx = Number(name)
-  if (idx === -1) {
-    const known = columns ? `columns are: ${columns.join(', ')}` : 'the input has no header: use {0}, {1}, …'
-    throw new PipeloadError('PIPELOAD_TEMPLATE_INVALID',
-      `template "${template}" uses {${name}}, which is not a column of ${shape.file || 'the input'} (${known})${delimiterHint(columns)}`,
-      { template, field: name })
-  }
-  return idx
-}
-
-// Other delimiters a header read with the wrong one shows inside its column names.
-const DELIMITER_HINTS = [
-  [';', "; the header contains ';': try --delimiter ';'"],
-  ['\t', "; the header contains a tab: try --delimiter '\\t' or --format tsv"],
-  ['|', "; the header contains '|': try --delimiter '|'"],
-  [',', "; the header contains ',': try --delimiter ','"]
-]
-
-/** A hint when the header looks split on the wrong delimiter: a column name holds another one. */
-function delimiterHint (columns) {
-  if (!columns) return ''
-  for (const [d, hint] of DELIMITER_HINTS) if (columns.some(c => typeof c === 'string' && c.includes(d))) return hint
-  return ''
 }
 
 /**
@@ -161,7 +132,7 @@ function missingMeta (name) {
   throw new FieldMissing(name, `{${name}} is not known for this input`)
 }
 
-/** {$}: the record as compact JSON; a CSV row with a header as an object of column → text. */
+/** {$}: the record as compact JSON; a tabular row with a header as an object of column → text. */
 function recordJson (shape) {
   const columns = shape.columns
   if (columns) {
@@ -174,27 +145,13 @@ function recordJson (shape) {
   return rec => jsonText(rec, '$')
 }
 
-/** A fast-path record as the reader would otherwise give it: string array or object (a Parquet text row: plainFor). */
-function plain (rec) {
-  if (rec instanceof CsvRow) return rec.toArray()
-  if (rec instanceof JsonRow) return rec.toObject()
-  return rec
-}
-
 /**
- * The class of the Parquet text rows an input of this shape gives (ParquetRow), or null. They
- * come only where the shape names their columns (read/parquet/input.js, compile.js's
- * writeParquet), and only then is the class loaded: a CSV or JSON run loads no Parquet module.
+ * The plain record (read/row.js) of any record an input of this shape gives: a byte row made
+ * plain by its RowKind, a plain record as it is.
  */
-function parquetRowClass (shape) {
-  return shape && shape.parquetColumns ? require('../read/parquet/row').ParquetRow : null
-}
-
-/** plain() for the records of an input of this shape, Parquet text rows included. */
 function plainFor (shape) {
-  const ParquetRow = parquetRowClass(shape)
-  if (ParquetRow === null) return plain
-  return rec => rec instanceof ParquetRow ? rec.toObject() : plain(rec)
+  const Row = rowKindOf(shape).Row
+  return rec => rec instanceof Row ? rec.toPlain() : rec
 }
 
-module.exports = { fieldGetter, columnIndex, altGetter, noRecordNumber, plain, plainFor, parquetRowClass }
+module.exports = { fieldGetter, altGetter, noRecordNumber, plainFor }

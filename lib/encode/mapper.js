@@ -1,22 +1,24 @@
 'use strict'
 
 const { parseTemplate } = require('./template')
-const { CsvRow } = require('../read/csv/row')
-const { JsonRow } = require('../read/json/row')
 const { FieldMissing, toArg, vectorBytes } = require('./values')
-const { plainFor, parquetRowClass } = require('./fields')
+const { plainFor } = require('./fields')
+const { rowKindOf } = require('../read/formats')
 const { compileCommand } = require('./compile')
 const { templateKeyCommands } = require('./ttl-replace')
 const { mapFunctionMapper, SKIP } = require('./map-function')
 
-// Binds parsed templates to the shape of the input (CSV columns or JSON objects) and
-// compiles them once into a mapper that writes a record's commands as RESP bytes.
+// Binds parsed templates to the shape of the input (its columns, or objects) and compiles them
+// once, against the row interface (read/row.js), into a mapper that writes a record's commands
+// as RESP bytes: a plain record through each command's `write`, a byte row of the input's
+// RowKind (chosen once, from the shape, by the format registry read/formats.js) through its
+// `writeRow`.
 // A field the record lacks throws a FieldMissing, which the loader turns into a failed
 // record with its position; it never becomes an empty string.
 //
 // Its parts, one concept each: values.js (a record's values as arguments), fields.js (the
-// {field} getters), compile.js (a template compiled into a command), span-words.js (its
-// writers for the readers' byte rows), star.js (`*`), ttl-replace.js (--ttl, --replace),
+// {field} getters), compile.js (a template compiled into a command), star.js (`*`),
+// ttl-replace.js (--ttl, --replace),
 // map-function.js (a map() function instead of templates).
 
 /**
@@ -32,9 +34,10 @@ const { mapFunctionMapper, SKIP } = require('./map-function')
 function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map, shape, vectors }) {
   const plain = plainFor(shape)
   if (map) return mapFunctionMapper(map, { ttl, ttlKeys, replace, columns: shape && shape.columns, file: shape && shape.file, shard: Boolean(shape && shape.shard), plain })
-  const ParquetRow = parquetRowClass(shape) // null: the input gives no Parquet text rows
+  const kind = rowKindOf(shape)
+  const Row = kind.Row
   const vectorMap = new Map((vectors || []).map(v => [v.name, v]))
-  const commands = templates.map(t => compileCommand(parseTemplate(t), shape, vectorMap))
+  const commands = templates.map(t => compileCommand(parseTemplate(t), shape, vectorMap, kind))
   templateKeyCommands(commands, templates[0], { ttl, ttlKeys, replace })
   const n = commands.length
   if (commands.some(c => c.extended)) {
@@ -64,12 +67,8 @@ function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map
       return commands.map(c => c.args(r))
     },
     write (rec, w) {
-      if (rec instanceof CsvRow) {
+      if (rec instanceof Row) {
         for (let i = 0; i < n; i++) commands[i].writeRow(rec, w)
-      } else if (rec instanceof JsonRow) {
-        for (let i = 0; i < n; i++) commands[i].writeJson(rec, w)
-      } else if (ParquetRow !== null && rec instanceof ParquetRow) {
-        for (let i = 0; i < n; i++) commands[i].writeParquet(rec, w)
       } else {
         for (let i = 0; i < n; i++) commands[i].write(rec, w)
       }

@@ -2,11 +2,11 @@
 
 const { bulkBytes } = require('./writer')
 const { FieldMissing, toArg, writeValue, vectorBytes } = require('./values')
-const { keysOf } = require('../read/json/value')
+const { keysOf } = require('../read/row')
 
-// A template's `*` (mapper.js): every field of the record as name/value pairs, for each kind
-// of record (a CSV row, a JsonRow or ParquetRow, a plain object), with the count the
-// command's array header needs first.
+// A template's `*` (mapper.js) over a plain record (read/row.js): every field as name/value
+// pairs, with the count the command's array header needs first; a byte row's `*` is its
+// RowKind's.
 
 /** `*`: every field/value pair. Column names are encoded once; objects skip null values. */
 function compileStar (shape) {
@@ -21,14 +21,6 @@ function compileStar (shape) {
         for (let i = 0; i < rec.length; i++) {
           w.bytes(nameBytes[i] ?? (nameBytes[i] = bulkBytes(nameOf(i))))
           w.bulk(rec[i])
-        }
-      },
-      countRow: row => row.n * 2,
-      writeRow (row, w) {
-        const b = row.b
-        for (let k = 0, j = row.i; k < row.n; k++, j += 2) {
-          w.bytes(nameBytes[k] ?? (nameBytes[k] = bulkBytes(nameOf(k))))
-          w.span(row.buf, b[j], b[j + 1])
         }
       }
     }
@@ -64,26 +56,6 @@ function compileStar (shape) {
   }
   return {
     pairs: entries,
-    countParquet (row) {
-      let n = 0
-      for (let k = 0; k < row.cols.length; k++) if (row.cols[k].spans[2 * row.r] !== -1) n += 2
-      return n
-    },
-    // Rows read for `*` carry each column's name before its value (read/parquet/input.js); others go as objects.
-    writeParquet: shape.parquetNames ? (row, w) => w.columnPairs(row.cols, row.r) : undefined,
-    countJson (row) {
-      let n = 0
-      for (let k = 0, j = row.i; k < row.n; k++, j += 4) if (row.b[j + 2] !== -1) n += 2
-      return n
-    },
-    writeJson (row, w) {
-      const b = row.b
-      for (let k = 0, j = row.i; k < row.n; k++, j += 4) {
-        if (b[j + 2] === -1) continue
-        w.span(row.buf, b[j], b[j + 1])
-        w.span(row.buf, b[j + 2], b[j + 3])
-      }
-    },
     /** Pairs written straight into the writer; count() first, for the array header. */
     count (rec) {
       checkObject(rec)

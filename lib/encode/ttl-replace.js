@@ -121,20 +121,9 @@ function keyCommand ([name, key, ...rest]) {
       w.bytes(tail)
     },
     writeRow (row, w) {
+      if (!key.writeRow) return this.write(row.toPlain(), w)
       w.bytes(head)
       key.writeRow(row, w)
-      w.bytes(tail)
-    },
-    writeJson (row, w) {
-      if (!key.writeJson) return this.write(row.toObject(), w)
-      w.bytes(head)
-      key.writeJson(row, w)
-      w.bytes(tail)
-    },
-    writeParquet (row, w) {
-      if (!key.writeParquet) return this.write(row.toObject(), w)
-      w.bytes(head)
-      key.writeParquet(row, w)
       w.bytes(tail)
     }
   }

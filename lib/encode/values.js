@@ -3,6 +3,7 @@
 const { types } = require('node:util')
 const { PipeloadError } = require('../errors')
 const { JsonNumber, exactJson, parseJson } = require('../read/json-number')
+const { FieldMissing } = require('../read/row') // a field the record lacks
 
 // A record's values as command arguments (mapper.js): text as it is, numbers and booleans
 // as their text, nested values as JSON text with numbers as written, binary values as their
@@ -10,11 +11,6 @@ const { JsonNumber, exactJson, parseJson } = require('../read/json-number')
 // A missing or null value throws a FieldMissing, which the loader turns into a failed
 // record with its position; it never becomes an empty string.
 
-class FieldMissing extends PipeloadError {
-  constructor (field, reason) {
-    super('PIPELOAD_FIELD_MISSING', reason || `field "${field}" is missing`, { field })
-  }
-}
 
 /**
  * The bytes of a binary value, or null: a Buffer, any typed array or DataView (the bytes

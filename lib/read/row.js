@@ -1,19 +1,124 @@
 'use strict'
 
-// What the stages above read/ know of a Parquet row without loading the Parquet reader (a
-// CSV or JSON run loads none of it): the symbol under which a record names its row group, and
-// where the RESP bulk string of a value kept as one starts (parquet/arena.js keeps them so).
+const { PipeloadError } = require('../errors')
+
+// The row interface: what the mapper (encode/) sees of a record, whatever format it came from.
+// A reader yields each record as one of two things:
+//
+// - a plain record: an array of strings (a CSV/TSV row, its column names in the input's shape)
+//   or an object (a JSON value, a Parquet row read as values), its numbers as JS numbers or,
+//   where a double would change them, JsonNumbers (json-number.js: the input's digits), its
+//   binary values as Buffers. Fields are read by name, by column or by dotted path; `*` takes
+//   keysOf(record); `{$}` is the record as JSON text with numbers as written.
+// - a byte row of the input's format (read/csv/row.js, read/json/row.js, read/parquet/row.js):
+//   the record as byte ranges of what was read, no string per field. Its format's RowKind
+//   compiles a template word into a writer that copies those bytes into RESP, and gives the
+//   plain record back (toPlain()) for what the bytes cannot say (a dotted path, {$}, map()).
+//
+// Which byte rows an input gives is named in its shape (`shape.rows`, a RowKind's name) and
+// resolved once through the format registry (formats.js): nothing above read/ loads a format's
+// module or asks which format it was, and a CSV run loads no Parquet code.
+//
+// A record's position is one object of the reader's batch and of each failure (Position).
+
+/**
+ * What a byte row gives, whatever its format.
+ * @typedef {object} Row
+ * @property {() => (string[]|object)} toPlain the plain record, as the format's value reader gives it
+ */
+
+/**
+ * A sink for RESP bytes (encode/writer.js ByteWriter), as a RowKind's writers use it: they see
+ * only these methods. `span` copies bytes [s, e) of `src` as one bulk string; `spanParts` one
+ * bulk string of constant parts (Buffers) and spans (each null part takes the next [s, e) of
+ * `spans`, from `src`, one Buffer or one per span); `spanBetween` before + [s, e) + after;
+ * `raw` bytes that are a bulk string already; `rawView` the same from a DataView, 4 bytes at a
+ * time; `bulkHead(len)` `$len\r\n` with room for len bytes after it (at `buf`[`pos`]), `crlf()`
+ * its end; `bytes` pre-encoded bytes (a column name's bulk string).
+ * @typedef {object} Sink
+ * @property {(src: Buffer, s: number, e: number) => void} span
+ * @property {(parts: (Buffer|null)[], src: Buffer|Buffer[], spans: Int32Array) => void} spanParts
+ * @property {(before: Buffer, src: Buffer, s: number, e: number, after: Buffer) => void} spanBetween
+ * @property {(src: Buffer, s: number, e: number) => void} raw
+ * @property {(view: DataView, s: number, e: number) => void} rawView
+ * @property {(len: number) => void} bulkHead
+ * @property {() => void} crlf
+ * @property {(b: Buffer) => void} bytes
+ */
+
+/**
+ * A template word as the mapper parsed it (encode/template.js): literal text and {field} parts.
+ * @typedef {{ parts: ({ type: symbol, name: string }|{ type: symbol, text: string })[] }} Word
+ */
+
+/**
+ * The byte rows of one format, compiled against once per input (a RowKind is chosen by name
+ * through formats.js rowKind()).
+ * @typedef {object} RowKind
+ * @property {string} name
+ * @property {Function} Row the class of its rows (`rec instanceof kind.Row`)
+ * @property {(word: Word, shape: object, template: string) => (((row: Row, w: Sink) => void)|null)} word
+ *   the writer of a word's bulk string from a row's bytes; null where the row cannot give it
+ *   (the record is then made plain first); throws FieldMissing for a field the row lacks
+ * @property {(shape: object) => ({ count: (row: Row) => number, write: (row: Row, w: Sink) => void }|null)} star
+ *   `*`: the number of arguments (names and values) and their bytes; null: made plain first
+ * @property {(name: string, shape: object, template: string) => number} [columnIndex]
+ *   a tabular input's column of a field name (refuses, once, a name that is no column)
+ */
+
+/**
+ * Where a record is in its input: the reader's batches carry it as parallel arrays (lines,
+ * offsets) and marks on the record (ELEMENT, ROW_GROUP); a failure carries it as one object.
+ * @typedef {object} Position
+ * @property {string} [file] the input's name
+ * @property {number|null} line the record's first line (a Parquet row: its row number)
+ * @property {number|null} offset the byte offset of its first byte (null: not known)
+ * @property {number} [element] a JSON document's element number, where the line does not say it
+ * @property {number} [rowGroup] a Parquet row's row group
+ */
 
 /** A Parquet record's row group (a symbol property: not a field, not in `*` or {$}), named in failures. */
 const ROW_GROUP = Symbol('pipeload row group')
 
-/**
- * Where the bulk string of the text at [start, end) starts: `$`, the length's digits and CRLF
- * before it (parquet/text.js writes each value so).
- */
-function headOf (start, end) {
-  const len = end - start
-  return start - 3 - (len < 10 ? 1 : len < 100 ? 2 : len < 1000 ? 3 : len < 10000 ? 4 : String(len).length)
+// The element number of a record of a JSON document that shares its line with another (a
+// one-line, minified document), where the line alone does not say which record it is: failures
+// name it, `file:1: element [4711] (byte 90210): …`. A symbol, like ROW_GROUP.
+const ELEMENT = Symbol('pipeload element')
+
+// A record's keys in input order where a JS object would list them otherwise (integer-like keys
+// come first in a JS object, wherever they were in the text): `*` writes pairs in input order.
+const KEY_ORDER = Symbol('pipeload key order')
+
+// The key of a record read from a JSON object keyed by id ({"AD": {…}, "AE": {…}}): {$key} in
+// templates. A symbol, like KEY_ORDER, so that `*` and JSON text never show it.
+const MEMBER_KEY = Symbol('pipeload member key')
+
+// How deep a record may nest: 1000 levels is far beyond real data and far below what
+// JSON.stringify can write back.
+const MAX_DEPTH = 1000
+
+/** An array index as a field name ({0}). */
+const INDEX = /^(?:0|[1-9]\d*)$/
+
+/** The own enumerable keys of a plain record in input order. */
+function keysOf (rec) {
+  return rec[KEY_ORDER] || Object.keys(rec)
 }
 
-module.exports = { ROW_GROUP, headOf }
+/** A record's position marks: its row group and element, where it has them. */
+function rowGroupOf (rec) {
+  return rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
+}
+
+function elementOf (rec) {
+  return rec !== null && typeof rec === 'object' ? rec[ELEMENT] : undefined
+}
+
+/** A field the record lacks (or holds null): the record fails with its position, never an empty string. */
+class FieldMissing extends PipeloadError {
+  constructor (field, reason) {
+    super('PIPELOAD_FIELD_MISSING', reason || `field "${field}" is missing`, { field })
+  }
+}
+
+module.exports = { ROW_GROUP, ELEMENT, KEY_ORDER, MEMBER_KEY, MAX_DEPTH, INDEX, keysOf, rowGroupOf, elementOf, FieldMissing }

@@ -98,7 +98,19 @@ class Utf8Check {
   }
 }
 
-module.exports = { Utf8Check, invalidAt }
+/** `a lone UTF-16 surrogate \ud800` for the first one in a string that is not well formed. */
+function describeLoneSurrogate (s) {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0xd800 || c > 0xdfff) continue
+    const next = s.charCodeAt(i + 1)
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue }
+    return `a lone UTF-16 surrogate \\u${c.toString(16)}`
+  }
+  return 'a lone UTF-16 surrogate'
+}
+
+module.exports = { describeLoneSurrogate, Utf8Check, invalidAt }
 
 /**
  * The invalid offsets found so far, oldest first, consumed by a reader core as it emits

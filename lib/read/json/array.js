@@ -3,7 +3,8 @@
 const { PipeloadError, where } = require('../../errors')
 const { BadOffsets, invalidUtf8Hint } = require('../utf8')
 const { textOf, stringTooLong } = require('../text')
-const { parseRecord, MAX_DEPTH, MEMBER_KEY, ELEMENT } = require('./value')
+const { parseRecord } = require('./value')
+const { MAX_DEPTH, MEMBER_KEY, ELEMENT } = require('../row')
 
 /*
  * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`), or

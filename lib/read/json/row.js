@@ -7,7 +7,8 @@
 // numbers such as 1.0 or 1e5, anything malformed) returns null and goes through
 // JSON.parse as before, so the fast path never has to be right about a hard case.
 
-const { KEY_ORDER, startsWithIndex } = require('./value')
+const { startsWithIndex } = require('./value')
+const { KEY_ORDER, FieldMissing } = require('../row')
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -71,10 +72,72 @@ class JsonRow {
     return out
   }
 
+  /** The plain record (read/row.js). */
+  toPlain () {
+    return this.toObject()
+  }
+
   toJSON () {
     return this.toObject()
   }
 }
+
+/**
+ * A word's writer (read/row.js RowKind): its fields copied as spans of the row's bytes, by
+ * key; null when a name is a dotted path (the record is then made an object first).
+ */
+function word (parts, shape) {
+  const fields = parts.filter(p => typeof p !== 'string')
+  if (fields.some(p => p.name.includes('.'))) return null
+  const keys = fields.map(p => Buffer.from(p.name))
+  if (parts.length === 1) {
+    const key = keys[0]
+    const name = fields[0].name
+    return (row, w) => {
+      const j = valueAt(row, key, name) + 2
+      w.span(row.buf, row.b[j], row.b[j + 1])
+    }
+  }
+  const texts = parts.map(p => typeof p === 'string' ? Buffer.from(p) : null)
+  const spans = new Int32Array(2 * keys.length)
+  return (row, w) => {
+    for (let m = 0; m < keys.length; m++) {
+      const j = valueAt(row, keys[m], fields[m].name) + 2
+      spans[2 * m] = row.b[j]
+      spans[2 * m + 1] = row.b[j + 1]
+    }
+    w.spanParts(texts, row.buf, spans)
+  }
+}
+
+/** Where in row.b the pair named `bytes` starts; a missing or null value throws, as for a plain record. */
+function valueAt (row, bytes, name) {
+  const k = row.find(bytes)
+  if (k === -1) throw new FieldMissing(name)
+  const j = row.i + 4 * k
+  if (row.b[j + 2] === -1) throw new FieldMissing(name, `field "${name}" is null`)
+  return j
+}
+
+/** `*`: each pair that is not null, key and value as spans. */
+const starOfRows = {
+  count (row) {
+    let n = 0
+    for (let k = 0, j = row.i; k < row.n; k++, j += 4) if (row.b[j + 2] !== -1) n += 2
+    return n
+  },
+  write (row, w) {
+    const b = row.b
+    for (let k = 0, j = row.i; k < row.n; k++, j += 4) {
+      if (b[j + 2] === -1) continue
+      w.span(row.buf, b[j], b[j + 1])
+      w.span(row.buf, b[j + 2], b[j + 3])
+    }
+  }
+}
+
+/** The RowKind of JsonRows (read/row.js). */
+const rows = { name: 'json', Row: JsonRow, word, star: () => starOfRows }
 
 /** Scans lines into JsonRows, sharing bounds tables between them. */
 class FlatScanner {
@@ -255,4 +318,4 @@ function isZeros (buf, s, e) {
   return true
 }
 
-module.exports = { JsonRow, FlatScanner }
+module.exports = { JsonRow, FlatScanner, rows }

@@ -17,22 +17,8 @@
 //   form: written out it would silently become U+FFFD. Such a record is refused.
 
 const { mayHoldInexact, parseExact } = require('../json-number')
-
-const KEY_ORDER = Symbol('pipeload key order')
-
-// The key of a record read from a JSON object keyed by id ({"AD": {…}, "AE": {…}}): {$key} in
-// templates. A symbol, like KEY_ORDER, so that `*` and JSON text never show it.
-const MEMBER_KEY = Symbol('pipeload member key')
-
-// The element number of a record of a JSON document that shares its line with another (a
-// one-line, minified document), where the line alone does not say which record it is: failures
-// name it, `file:1: element [4711] (byte 90210): …`. A symbol, like MEMBER_KEY.
-const ELEMENT = Symbol('pipeload element')
-
-// 1000 levels is far beyond real data and far below what JSON.stringify can write back.
-const MAX_DEPTH = 1000
-
-const INDEX = /^(?:0|[1-9]\d*)$/
+const { KEY_ORDER, MAX_DEPTH, INDEX } = require('../row')
+const { describeLoneSurrogate } = require('../utf8')
 
 // A \uD800-\uDFFF escape: only text with one can hold a lone surrogate.
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
@@ -104,18 +90,6 @@ function found (what, s) {
   return `${what} holds ${describeLoneSurrogate(s)}, which has no UTF-8 form (it would be stored as U+FFFD)`
 }
 
-/** `a lone UTF-16 surrogate \ud800` for the first one in a string that is not well formed. */
-function describeLoneSurrogate (s) {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c < 0xd800 || c > 0xdfff) continue
-    const next = s.charCodeAt(i + 1)
-    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue }
-    return `a lone UTF-16 surrogate \\u${c.toString(16)}`
-  }
-  return 'a lone UTF-16 surrogate'
-}
-
 /**
  * The keys of the top-level object in `text`, in order of first appearance (where
  * JSON.parse puts a repeated key). `text` is known to be valid JSON with an object at the top.
@@ -173,9 +147,4 @@ function stringEnd (text, i) {
   return i
 }
 
-/** The own enumerable keys of a record in input order. */
-function keysOf (rec) {
-  return rec[KEY_ORDER] || Object.keys(rec)
-}
-
-module.exports = { parseRecord, keysOf, startsWithIndex, describeLoneSurrogate, KEY_ORDER, MEMBER_KEY, ELEMENT, MAX_DEPTH, INDEX }
+module.exports = { parseRecord, startsWithIndex }

@@ -64,7 +64,7 @@ async function openParquetRecords (desc, o, skip = 0) {
   return {
     batches: closing(pf, plan.drop ? skipRecords(batches, plan.drop, o.checkpoint) : batches),
     // shard: {$n} is refused, as for every format (a share's records are not numbered from the input's first).
-    shape: { file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}), ...(text ? { parquetColumns: columns, parquetNames: names } : {}) },
+    shape: { file: desc.name, ...(desc.shard ? { shard: desc.shard } : {}), ...(text ? { rows: 'parquet', parquetColumns: columns, parquetNames: names } : {}) },
     empty: false,
     skipped: skip,
     parquet: pf,

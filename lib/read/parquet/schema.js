@@ -1,7 +1,7 @@
 'use strict'
 
 const { keepsAnnotation, STRUCT_PROTO } = require('./values')
-const { MAX_DEPTH } = require('../json/value')
+const { MAX_DEPTH } = require('../row')
 
 // A Parquet file's footer as pipeload reads it: its schema checked before anything walks it
 // (hyparquet's schema tree and value assembly recurse, and trust each element's number of
