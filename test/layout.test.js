@@ -55,4 +55,48 @@ describe('lib/ layout', () => {
     }
     expect(wrong).toEqual([])
   })
+
+  // Format knowledge lives in read/, one folder per format (read/csv/, read/json/,
+  // read/parquet/, any folder under read/): a module outside read/ may require, of read/,
+  // only the modules directly in it (the input layer, the row interface read/row.js, the
+  // format registry read/formats.js), so that it reaches a format's code through the registry
+  // alone. And a format's folder uses no other format's folder.
+  it("nothing outside read/ requires a format's module, but through read/formats.js", () => {
+    expect(formatRequires(jsFiles(LIB))).toEqual([])
+  })
+
+  it('the format rule sees a planted require of a format module', () => {
+    const planted = path.join(LIB, 'encode', 'planted-format-require.js')
+    fs.writeFileSync(planted, "'use strict'\nconst { CsvRow } = require('../read/csv/row')\nmodule.exports = { CsvRow }\n")
+    try {
+      expect(formatRequires([planted])).toEqual(['encode/planted-format-require.js -> read/csv/row.js'])
+    } finally {
+      fs.unlinkSync(planted)
+    }
+  })
 })
+
+/** The folder under read/ a path is in ('csv', 'json', 'parquet', …), or null. */
+function formatOf (file) {
+  const rel = path.relative(path.join(LIB, 'read'), file)
+  if (rel.startsWith('..')) return null
+  const parts = rel.split(path.sep)
+  return parts.length > 1 ? parts[0] : null
+}
+
+/** `from -> to` for each require of a format's module from outside its folder and the registry. */
+function formatRequires (files) {
+  const wrong = []
+  for (const f of files) {
+    const inRead = floorOf(f) === 'read'
+    const own = formatOf(f)
+    for (const target of localRequires(f)) {
+      const format = formatOf(target.endsWith('.js') ? target : target + '.js')
+      if (format === null || format === own) continue
+      // Inside read/, the input layer opens the format it is given; outside, nothing does.
+      if (inRead && own === null) continue
+      wrong.push(`${path.relative(LIB, f)} -> ${path.relative(LIB, target.endsWith('.js') ? target : target + '.js')}`)
+    }
+  }
+  return wrong
+}

@@ -46,6 +46,7 @@ const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
 const { recycle, reuse, shareOutput } = require('./writer')
 const { countLines } = require('../read/cut')
+const { formatOf } = require('../read/formats')
 const { withoutFirst } = require('../read/skip')
 const { parseTemplate } = require('./template')
 const { where, PipeloadError } = require('../errors')
@@ -180,7 +181,7 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
   try {
     for await (const b of reader) {
       for (const r of b.records) {
-        if (expected === null && format !== 'ndjson' && !(r instanceof Rejected)) expected = r.n ?? r.length
+        if (expected === null && formatOf(format).tabular && !(r instanceof Rejected)) expected = r.n ?? r.length
       }
       records += b.records.length
       if (b.records.length) batches.push(b)

@@ -6,6 +6,7 @@ const { Worker } = require('node:worker_threads')
 const { openBytes } = require('../read/source')
 const { Cutter, CHUNK_SIZE } = require('../read/cut')
 const { openRecords, readerFields, tableColumns } = require('../read/input')
+const { formatOf } = require('../read/formats')
 const { mapperFor } = require('./mapper')
 const { encodeRecords } = require('./encoder')
 const { workerOptions, receiveBatch } = require('./worker-batches')
@@ -67,7 +68,7 @@ function maxChunks (n) {
  * by byte range of a file and a URL resumed by a Range request are cut from their start.
  */
 function parallelEligible (desc, o) {
-  return desc.kind === 'bytes' && desc.format !== 'json' && desc.format !== 'parquet' && !o.map && (!desc.shard || desc.shard.mode === 'range')
+  return desc.kind === 'bytes' && formatOf(desc.format).chunks && !o.map && (!desc.shard || desc.shard.mode === 'range')
 }
 
 /**
@@ -289,7 +290,7 @@ class Parallel extends PoolInput {
     this.o = o
     this.skip = skip
     this.runBase = before - skip // records of the run before this input's first ({$n} of several inputs)
-    this.tabular = desc.format === 'csv' || desc.format === 'tsv'
+    this.tabular = formatOf(desc.format).tabular
     this.chunkSize = o.chunkSize || CHUNK_SIZE
     this.max = maxChunks(n)
     this.state = { bytesRead: 0, bomLength: 0, decompressed: 0 }

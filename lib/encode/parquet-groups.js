@@ -7,8 +7,7 @@
 // ones before it: where its rows are and how many records come before it are known from
 // the footer, so it is encoded at once, numbered in the whole run ({$n}) and the file ({$line}).
 
-const { ParquetFile } = require('../read/parquet/reader')
-const { fileBuffer } = require('../read/parquet/file-buffer')
+const { formatOf } = require('../read/formats')
 const { skipRecords } = require('../read/skip')
 const { mapperFor } = require('./mapper')
 const { encoderFor } = require('./encoder')
@@ -23,7 +22,7 @@ class GroupEncoder {
     this.input = input
     this.o = o
     this.mapper = null
-    this.opening = fileBuffer(input.path, input.name).then(buffer => ParquetFile.of(input.name, buffer, input.metadata))
+    this.opening = formatOf('parquet').entry().openFile(input.path, input.name, input.metadata)
     this.opening.catch(() => {}) // its error is the first group's
   }
 

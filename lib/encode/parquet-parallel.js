@@ -1,6 +1,6 @@
 'use strict'
 
-const { openParquetRecords } = require('../read/parquet/input')
+const { formatOf } = require('../read/formats')
 const { mapperFor } = require('./mapper')
 const { receiveBatch } = require('./worker-batches')
 const { reviveError } = require('./thread-errors')
@@ -33,7 +33,7 @@ function maxGroups (n) {
  * `before`: records of the run before its first row read ({$n}).
  */
 async function openParquetParallel (desc, o, skip, n, slots = false, before = skip, pool = null) {
-  const src = await openParquetRecords(desc, o, skip)
+  const src = await formatOf(desc.format).entry().openRecords(desc, o, skip)
   const pf = src.parquet
   let p
   try {

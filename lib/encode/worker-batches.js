@@ -1,5 +1,7 @@
 'use strict'
 
+const { formatOf } = require('../read/formats')
+
 // What the loader and its parse workers (./parallel.js, ./worker-input.js) share about what
 // crosses between them: the options a worker takes, and a batch as a worker posted it.
 
@@ -11,7 +13,7 @@ function workerOptions (o) {
 
 /** Can this input be encoded in a worker? Files and byte streams with templates can. */
 function workerEligible (desc, o) {
-  return desc.kind === 'bytes' && desc.format !== 'parquet' && !o.map
+  return desc.kind === 'bytes' && formatOf(desc.format).stream && !o.map
 }
 
 /**

@@ -7,6 +7,7 @@ const { checkUrlResumable, inputIdentity } = require('./checkpoint')
 const { formatFailure, count } = require('./reporter')
 const { FileCounts, addAcked, totals } = require('./file-counts')
 const { abortable } = require('../read/abortable')
+const { formatOf } = require('../read/formats')
 
 // One load's state as load() (load.js) runs it: counters, failures and the error policy,
 // the checkpoint and the rejects file kept in step with the acknowledged batches, progress,
@@ -49,7 +50,7 @@ class Run {
     // line }), oldest first: once the records before one are acknowledged, a resumed run can
     // start reading there (the checkpoint's `next`). A JSON document is only read from its start.
     const only = inputs.length === 1 ? inputs[0] : null
-    this.starts = this.checkpointer && only && only.kind === 'bytes' && only.format !== 'json' ? [] : null
+    this.starts = this.checkpointer && only && only.kind === 'bytes' && formatOf(only.format).midway ? [] : null
     this.resumeShape = null // the source's: header, fields per record, gzip (see Reader#resumeShape)
     this.offset = only && only.range ? only.range.offset : 0 // a ranged body's first byte in the input
     this.records = 0

@@ -8,6 +8,7 @@ const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = requi
 const { mapperFor } = require('../encode/mapper')
 const { encodeRecords } = require('../encode/encoder')
 const { skipRecords } = require('../read/skip')
+const { formatOf } = require('../read/formats')
 
 // The inputs of a run as one stream of encoded batches: each input opened in turn (its own
 // format, header and mapper), its batches tagged with it, closed before the next is opened.
@@ -56,7 +57,7 @@ async function parseWhere (input, o, skip, before, cluster, masters, pool) {
   const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
   // Parquet: n workers (1 too) read and encode a file's row groups side by side
   // (encode/parquet-parallel.js); a URL's are read on this thread, through its one Range reader.
-  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { ...await require('../encode/parquet-parallel').openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
+  if (formatOf(input.format).groups && input.path != null && n > 0 && !o.map) return { ...await require('../encode/parquet-parallel').openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
   if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
   if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before, pool), workers: 1 }
   return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }

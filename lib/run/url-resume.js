@@ -1,6 +1,7 @@
 'use strict'
 
 const { displayUrl } = require('../read/http-input')
+const { formatOf } = require('../read/formats')
 
 // --resume of an http(s) input. The checkpoint's `next` says where the record after the
 // acknowledged prefix starts (byte offset, line, CSV header, fields per record): a server
@@ -18,13 +19,13 @@ const { displayUrl } = require('../read/http-input')
 function rangePlan (checkpoint, state, input, shard = null) {
   if (!state || state.records === 0) return { range: null, reason: null }
   // Parquet is read by ranges anyway: the row groups before the first row to load are not requested.
-  if (input.format === 'parquet') return { range: null, reason: null }
+  if (input.format != null && formatOf(input.format).ranges) return { range: null, reason: null }
   if (shard) return { range: null, reason: 'a shard counts its chunks from the start of the input' }
   const was = state.input || {}
   const next = state.next
   // Another URL: refused by checkResumable once the response is in.
   if (was.url !== displayUrl(input.url)) return { range: null, reason: null }
-  if (input.format === 'json') return { range: null, reason: 'a JSON document cannot be read from its middle' }
+  if (input.format != null && !formatOf(input.format).midway) return { range: null, reason: 'a JSON document cannot be read from its middle' }
   if (!next) return { range: null, reason: 'the checkpoint has no byte position to start from' }
   if (next.gzip) return { range: null, reason: 'a gzip body cannot be read from its middle' }
   // If-Range takes a strong ETag or a date; with neither, checkResumable refuses.
