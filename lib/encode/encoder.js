@@ -4,7 +4,7 @@ const { writeTextLines } = require('./resp')
 const { ByteWriter } = require('./writer')
 const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
-const { rowGroupOf, elementOf } = require('../read/row')
+const { markOf } = require('../read/row')
 const { exactJson } = require('../read/json-number')
 const { IDLE, orIdle } = require('./idle')
 
@@ -49,12 +49,12 @@ class BatchEncoder {
     this.ends = []
     this.lines = []
     this.offsets = []
-    this.elements = null // a JSON document's element numbers, once a record has one (read/row.js ELEMENT)
-    this.rowGroups = null // Parquet rows' row groups, once a record has one (read/row.js ROW_GROUP)
+    this.marks = null // what records' positions say besides line and offset, once one does (read/row.js markOf)
     this.raws = this.keepRaw ? [] : null
     this.failures = []
     this.skipped = 0 // records map() returned null for: not sent, not failed
     this.first = null // position of the first record read into this batch
+    this.lastMark = null
   }
 
   /** Encode a reader batch; returns the batches it completed (usually none or one). */
@@ -105,10 +105,8 @@ class BatchEncoder {
       this.ends.push(this.cmds)
       this.lines.push(lines[i])
       this.offsets.push(offsets ? offsets[i] : null)
-      const element = elementOf(rec)
-      if (element !== undefined || this.elements !== null) this.pushElement(element)
-      const group = rowGroupOf(rec)
-      if (group !== undefined || this.rowGroups !== null) this.pushRowGroup(group)
+      const mark = markOf(rec, this.lastMark)
+      if (mark !== null || this.marks !== null) this.pushMark(mark)
       if (this.raws !== null) this.raws.push(raws ? raws[i] : rawOf(rec))
       if (this.cmds >= this.batchSize || w.pos >= this.maxBatchBytes) done.push(this.take(bytesRead))
     }
@@ -118,10 +116,9 @@ class BatchEncoder {
 
   failure (err, rec, line, offset, raw) {
     const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
-    const element = elementOf(rec)
-    if (element !== undefined) f.element = element
-    const rowGroup = rowGroupOf(rec)
-    if (rowGroup !== undefined) f.rowGroup = rowGroup // a Parquet row's: line is its row number
+    const mark = markOf(rec, null)
+    if (mark !== null && mark.element !== undefined) f.element = mark.element
+    if (mark !== null && mark.rowGroup !== undefined) f.rowGroup = mark.rowGroup // a Parquet row's: line is its row number
     if (err.code === 'ERR_STRING_TOO_LONG') { // V8, making a field's text for a template or a dry run
       f.code = 'PIPELOAD_RECORD_TOO_LARGE'
       f.message = "a value of this record is longer than a JavaScript string can be (V8's limit), whatever --max-record-size allows"
@@ -148,24 +145,18 @@ class BatchEncoder {
       bytesRead
     }
     if (this.raws !== null) batch.raws = this.raws
-    if (this.elements !== null) batch.elements = this.elements
-    if (this.rowGroups !== null) batch.rowGroups = this.rowGroups
+    if (this.marks !== null) batch.marks = this.marks
     // Lets the sender hand the bytes back once acknowledged (not across threads).
     Object.defineProperty(batch, 'release', { value: () => this.writer.recycle(batch.buf), enumerable: false })
     this.reset()
     return batch
   }
 
-  /** The element number of the record just added (null: none), the records before it having none. */
-  pushElement (element) {
-    if (this.elements === null) this.elements = new Array(this.lines.length - 1).fill(null)
-    this.elements.push(element ?? null)
-  }
-
-  /** The row group of the Parquet row just added (null: none), the records before it having none. */
-  pushRowGroup (group) {
-    if (this.rowGroups === null) this.rowGroups = new Array(this.lines.length - 1).fill(null)
-    this.rowGroups.push(group ?? null)
+  /** The mark of the record just added (null: none), the records before it having none. */
+  pushMark (mark) {
+    if (this.marks === null) this.marks = new Array(this.lines.length - 1).fill(null)
+    this.marks.push(mark)
+    this.lastMark = mark
   }
 
   get pending () {

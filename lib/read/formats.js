@@ -28,8 +28,12 @@ const FORMATS = {
   parquet: { tabular: false, chunks: false, stream: false, midway: true, ranges: true, groups: true, entry: parquetEntry }
 }
 
-/** A format's capabilities (Format), by its name. */
+// Records given as values (an iterable), or a URL whose format its response will say: none of these.
+const NONE = { tabular: false, chunks: false, stream: false, midway: false, ranges: false, groups: false }
+
+/** A format's capabilities (Format), by its name (none for an input without one). */
 function formatOf (name) {
+  if (name == null) return NONE
   const f = FORMATS[name]
   if (f === undefined) throw new Error(`internal: no format "${name}"`)
   return f

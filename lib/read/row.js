@@ -67,14 +67,16 @@ const { PipeloadError } = require('../errors')
  */
 
 /**
- * Where a record is in its input: the reader's batches carry it as parallel arrays (lines,
- * offsets) and marks on the record (ELEMENT, ROW_GROUP); a failure carries it as one object.
+ * Where a record is in its input, as a failure names it (positionAt). A reader gives it as the
+ * batch's lines and offsets and, where those do not say all, a mark on the record (ELEMENT,
+ * ROW_GROUP) that the encoder keeps in the batch's `marks` (markOf); the stages above know a
+ * batch's positions only through positionAt.
  * @typedef {object} Position
  * @property {string} [file] the input's name
  * @property {number|null} line the record's first line (a Parquet row: its row number)
- * @property {number|null} offset the byte offset of its first byte (null: not known)
- * @property {number} [element] a JSON document's element number, where the line does not say it
- * @property {number} [rowGroup] a Parquet row's row group
+ * @property {number|undefined} offset the byte offset of its first byte (undefined: not known)
+ * @property {number|undefined} element a JSON document's element number, where the line does not say it
+ * @property {number|undefined} rowGroup a Parquet row's row group
  */
 
 /** A Parquet record's row group (a symbol property: not a field, not in `*` or {$}), named in failures. */
@@ -105,13 +107,29 @@ function keysOf (rec) {
   return rec[KEY_ORDER] || Object.keys(rec)
 }
 
-/** A record's position marks: its row group and element, where it has them. */
-function rowGroupOf (rec) {
-  return rec !== null && typeof rec === 'object' ? rec[ROW_GROUP] : undefined
+/**
+ * What a record's position has besides its line and offset ({ element } or { rowGroup }), or
+ * null. `last`: the mark of the record before, given back when it says the same (the rows of
+ * a row group share one: no object per row).
+ */
+function markOf (rec, last) {
+  if (rec === null || typeof rec !== 'object') return null
+  const group = rec[ROW_GROUP]
+  if (group !== undefined) return last !== null && last.rowGroup === group ? last : { rowGroup: group }
+  const element = rec[ELEMENT]
+  return element !== undefined ? { element } : null
 }
 
-function elementOf (rec) {
-  return rec !== null && typeof rec === 'object' ? rec[ELEMENT] : undefined
+/** The Position of record i of a batch ({ lines, offsets, marks? }) of input `file`. */
+function positionAt (batch, i, file) {
+  const mark = batch.marks ? batch.marks[i] : null
+  return {
+    file,
+    line: batch.lines[i],
+    offset: batch.offsets?.[i] ?? undefined,
+    element: mark ? mark.element : undefined,
+    rowGroup: mark ? mark.rowGroup : undefined
+  }
 }
 
 /** A field the record lacks (or holds null): the record fails with its position, never an empty string. */
@@ -121,4 +139,4 @@ class FieldMissing extends PipeloadError {
   }
 }
 
-module.exports = { ROW_GROUP, ELEMENT, KEY_ORDER, MEMBER_KEY, MAX_DEPTH, INDEX, keysOf, rowGroupOf, elementOf, FieldMissing }
+module.exports = { ROW_GROUP, ELEMENT, KEY_ORDER, MEMBER_KEY, MAX_DEPTH, INDEX, keysOf, markOf, positionAt, FieldMissing }

@@ -19,7 +19,7 @@ const { formatOf } = require('../read/formats')
 function rangePlan (checkpoint, state, input, shard = null) {
   if (!state || state.records === 0) return { range: null, reason: null }
   // Parquet is read by ranges anyway: the row groups before the first row to load are not requested.
-  if (input.format != null && formatOf(input.format).ranges) return { range: null, reason: null }
+  if (formatOf(input.format).ranges) return { range: null, reason: null }
   if (shard) return { range: null, reason: 'a shard counts its chunks from the start of the input' }
   const was = state.input || {}
   const next = state.next

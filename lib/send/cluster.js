@@ -5,6 +5,7 @@ const { Gate } = require('./gate')
 const { Reservoir, sendStats, countReconnect } = require('./stats')
 const { Activity } = require('./activity')
 const { SentBatch } = require('./sent-batch')
+const { positionAt } = require('../read/row')
 const { connectData, dataEndpoint, scrub } = require('./connection')
 const { Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster } = require('./cluster-topology')
 const { tlsConnectOptions } = require('./tls')
@@ -253,7 +254,7 @@ class ClusterSink {
     parent.recFailed[r] = 1
     parent.failed++
     this.stats.failedRecords++
-    this.onFailure({ file: parent.file ?? this.file, line: parent.lines[r], offset: parent.offsets?.[r] ?? undefined, element: parent.elements?.[r] ?? undefined, rowGroup: parent.rowGroups?.[r] ?? undefined, code, message, source, raw: parent.raws?.[r] }, parent)
+    this.onFailure({ ...positionAt(parent, r, parent.file ?? this.file), code, message, source, raw: parent.raws?.[r] }, parent)
   }
 
   /** A final reply for command i of parent (err: an error reply that fails its record). */

@@ -4,6 +4,7 @@ const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('../errors')
 const { Reservoir, sendStats, countReconnect } = require('./stats')
 const { SentBatch } = require('./sent-batch')
+const { positionAt } = require('../read/row')
 const { refusedForGood } = require('./connection')
 const { notReady } = require('./not-ready')
 const { Pipeline, abortedError } = require('./pipeline')
@@ -149,8 +150,7 @@ class Pipe extends Pipeline {
         last.ends.push(last.cmds)
         last.lines.push(encoded.lines[i])
         last.offsets?.push(encoded.offsets?.[i] ?? null)
-        if (last.elements || encoded.elements) (last.elements ??= new Array(last.lines.length - 1).fill(null)).push(encoded.elements?.[i] ?? null)
-        if (last.rowGroups || encoded.rowGroups) (last.rowGroups ??= new Array(last.lines.length - 1).fill(null)).push(encoded.rowGroups?.[i] ?? null)
+        if (last.marks || encoded.marks) (last.marks ??= new Array(last.lines.length - 1).fill(null)).push(encoded.marks?.[i] ?? null)
         last.raws?.push(encoded.raws?.[i])
       }
     } else if (encoded.records) {
@@ -220,7 +220,7 @@ class Pipe extends Pipeline {
         b.failed++
         this.stats.failedRecords++
         const message = String(err.message)
-        this.onFailure({ file: b.file ?? this.file, line: b.lines[rec], offset: b.offsets?.[rec] ?? undefined, element: b.elements?.[rec] ?? undefined, rowGroup: b.rowGroups?.[rec] ?? undefined, code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
+        this.onFailure({ ...positionAt(b, rec, b.file ?? this.file), code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
       }
     }
     if (++b.replies === b.due) this.ack(b)

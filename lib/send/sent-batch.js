@@ -12,8 +12,7 @@ class SentBatch {
     this.ends = encoded.ends // cumulative command count after each record
     this.lines = encoded.lines // source position of each record
     this.offsets = encoded.offsets // byte offset of each record (null for iterables)
-    this.elements = encoded.elements ?? null // a one-line JSON document's element numbers
-    this.rowGroups = encoded.rowGroups ?? null // Parquet rows' row groups
+    this.marks = encoded.marks ?? null // what positions say besides line and offset (read/row.js positionAt)
     this.raws = encoded.raws // input text of each record, with a rejects file
     this.records = encoded.records // records read for this batch, failed ones included
     this.skipped = encoded.skipped || 0 // records map() skipped (returned null): neither loaded nor failed
