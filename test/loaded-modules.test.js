@@ -18,6 +18,9 @@ const PRELOAD = path.join(__dirname, 'helpers', 'loaded-modules.js')
 // Code only another format, target or mode needs, by its path under lib/ (encode/slots.js and
 // encode/group.js: a cluster's hash slots and the grouping of commands by master).
 const OTHERS = /parquet|cluster|bench|encode\/slots\.js|encode\/group\.js/
+// The modules of a format's folder (lib/read/csv/, json/, parquet/) other than `own`'s: a run
+// loads its own format's code only (lib/read/formats.js loads a format's rows on first use).
+const otherFormats = (loaded, own) => loaded.filter(m => /^read\/[^/]+\//.test(m) && !m.startsWith(`read/${own}/`))
 
 let srv, redis, tmp
 useServer('pipeload-loaded-modules-', s => { ({ srv, redis, tmp } = s) })
@@ -53,15 +56,17 @@ const NDJSON = '{"id":1,"name":"Ada"}\n{"id":2,"name":"Bob"}\n{"id":3,"name":"Cy
 
 describe('the modules a run loads', () => {
   it.each([
-    ['CSV', 'in.csv', CSV],
-    ['NDJSON', 'in.ndjson', NDJSON]
-  ])('a %s dry run loads no Parquet, cluster or timing-mode module', async (_, name, text) => {
+    ['CSV', 'in.csv', CSV, 'csv'],
+    ['NDJSON', 'in.ndjson', NDJSON, 'json']
+  ])('a %s dry run loads no Parquet, cluster or timing-mode module, nor another format\'s', async (_, name, text, own) => {
     const res = await loadedBy(['import', input(name, text), '--dry-run', 'resp', '--key', 'u:{id}'])
     expect(res.stderr).toMatch(/wrote resp for 3 of 3 records/)
     expect(res.code).toBe(0)
     // The list in the message says what a run of this kind loads.
     expect(res.loaded.filter(m => OTHERS.test(m)), `loaded (${res.loaded.length}): ${res.loaded.join(' ')}`).toEqual([])
     expect(res.loaded).toContain('read/reader.js') // the list is lib/'s, and the reader in it
+    expect(otherFormats(res.loaded, own), `loaded (${res.loaded.length}): ${res.loaded.join(' ')}`).toEqual([])
+    expect(res.loaded).toContain(`read/${own}/row.js`) // its own rows: the list sees format folders
   })
 
   it('a CSV run into one server loads no Parquet, cluster or timing-mode module', async () => {
@@ -71,6 +76,7 @@ describe('the modules a run loads', () => {
     expect(await redis.hgetall('one:2')).toEqual({ id: '2', name: 'Bob', score: '20' })
     expect(res.loaded.filter(m => OTHERS.test(m)), `loaded (${res.loaded.length}): ${res.loaded.join(' ')}`).toEqual([])
     expect(res.loaded).toContain('send/pipe.js')
+    expect(otherFormats(res.loaded, 'csv')).toEqual([])
   })
 
   it('nor do the parse workers of a CSV run into one server', async () => {
@@ -82,6 +88,7 @@ describe('the modules a run loads', () => {
     for (const loaded of res.threads) {
       expect(loaded, 'a parse worker').toContain('encode/chunk-worker.js')
       expect(loaded.filter(m => OTHERS.test(m)), `loaded by a parse worker (${loaded.length}): ${loaded.join(' ')}`).toEqual([])
+      expect(otherFormats(loaded, 'csv'), `loaded by a parse worker: ${loaded.join(' ')}`).toEqual([])
     }
   })
 })

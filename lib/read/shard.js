@@ -6,7 +6,6 @@ const { PipeloadError } = require('../errors')
 const { openReader } = require('./reader')
 const { openBytes } = require('./source')
 const { cutChunks, CsvScan, countLines, isQuoted, CHUNK_SIZE } = require('./cut')
-const { CsvRow } = require('./csv/row')
 
 // --shard i/n: which records of one input shard i loads. The n shards' shares are disjoint
 // and together hold every record once, whatever machine computes them:
@@ -105,9 +104,10 @@ async function headOf (desc, o) {
   }
 }
 
+/** The fields of a tabular record (a byte row made plain: read/row.js); null for a Rejected one: the next one sets it, as in a whole load. */
 function fieldCount (record) {
-  if (Array.isArray(record)) return record.length
-  return record instanceof CsvRow ? record.n : null // a Rejected first record: the next one sets it, as in a whole load
+  const plain = typeof record.toPlain === 'function' ? record.toPlain() : record
+  return Array.isArray(plain) ? plain.length : null
 }
 
 /** A plain file read once from its start, for its record ends at given offsets. */
