@@ -15,11 +15,11 @@ const { PipeloadError } = require('../errors')
 //   compiles a template word into a writer that copies those bytes into RESP, and gives the
 //   plain record back (toPlain()) for what the bytes cannot say (a dotted path, {$}, map()).
 //
-// Which byte rows an input gives is named in its shape (`shape.rows`, a RowKind's name) and
-// resolved once through the format registry (formats.js): nothing above read/ loads a format's
-// module or asks which format it was, and a CSV run loads no Parquet code.
+// Which byte rows an input gives follows from its shape and is resolved once through the
+// format registry (formats.js rowKindOf): nothing above read/ loads a format's module or asks
+// which format it was, and a CSV run loads no Parquet code.
 //
-// A record's position is one object of the reader's batch and of each failure (Position).
+// A record's position is one object (Position), read from a batch by positionAt.
 
 /**
  * What a byte row gives, whatever its format.
@@ -44,24 +44,26 @@ const { PipeloadError } = require('../errors')
  * @property {(len: number) => void} bulkHead
  * @property {() => void} crlf
  * @property {(b: Buffer) => void} bytes
+ * @property {Buffer} buf the buffer bulkHead made room in
+ * @property {number} pos where the next byte goes in it (a writer that fills the room sets it)
  */
 
 /**
- * A template word as the mapper parsed it (encode/template.js): literal text and {field} parts.
- * @typedef {{ parts: ({ type: symbol, name: string }|{ type: symbol, text: string })[] }} Word
+ * A template word's parts as a RowKind is given them: literal texts, and { name } for a field.
+ * @typedef {(string|{ name: string })[]} WordParts
  */
 
 /**
- * The byte rows of one format, compiled against once per input (a RowKind is chosen by name
- * through formats.js rowKind()).
+ * The byte rows of one format, compiled against once per input (formats.js rowKindOf).
  * @typedef {object} RowKind
  * @property {string} name
  * @property {Function} Row the class of its rows (`rec instanceof kind.Row`)
- * @property {(word: Word, shape: object, template: string) => (((row: Row, w: Sink) => void)|null)} word
+ * @property {(parts: WordParts, shape: object, template: string) => (((row: Row, w: Sink) => void)|null)} word
  *   the writer of a word's bulk string from a row's bytes; null where the row cannot give it
  *   (the record is then made plain first); throws FieldMissing for a field the row lacks
- * @property {(shape: object) => ({ count: (row: Row) => number, write: (row: Row, w: Sink) => void }|null)} star
- *   `*`: the number of arguments (names and values) and their bytes; null: made plain first
+ * @property {(shape: object, nameBytes: (name: string) => Buffer) => ({ count: (row: Row) => number, write: (row: Row, w: Sink) => void }|null)} star
+ *   `*`: the number of arguments (names and values) and their bytes (`nameBytes`: a name's
+ *   bulk string, for names the row does not hold as one); null: the record is made plain first
  * @property {(name: string, shape: object, template: string) => number} [columnIndex]
  *   a tabular input's column of a field name (refuses, once, a name that is no column)
  */
