@@ -1,25 +1,35 @@
 'use strict'
 /* global describe, it, expect, vi, afterEach */ // vitest globals (see vitest.config.js)
 
-const os = require('node:os')
 const { normalizeLoadOptions } = require('../lib/run/options')
+const { load } = require('..')
 
-describe('load options: worker', () => {
+// 0.x: `worker` and `--worker`/`--no-worker` were a second switch for what `workers` says (issue 33).
+describe('the removed worker option', () => {
   const base = { input: 'x.csv', key: 'k:{id}' }
-  afterEach(() => vi.restoreAllMocks())
+  const { runCli } = require('./helpers/run-cli')
+  const { EXIT } = require('../lib/errors')
 
-  it('is off by default, on when asked', () => {
-    expect(normalizeLoadOptions(base).worker).toBe(false)
-    expect(normalizeLoadOptions({ ...base, worker: true }).worker).toBe(true)
-    expect(normalizeLoadOptions({ ...base, worker: false }).worker).toBe(false)
+  it.each([true, false, 'auto'])('load({ worker: %s }) is PIPELOAD_OPTION_INVALID naming workers', async worker => {
+    const err = await load({ ...base, worker, dryRun: 'text' }).then(() => null, e => e)
+    expect(err).toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', exitCode: EXIT.USAGE, option: 'worker', message: 'option "worker" was removed: use workers: 1 (one worker thread) or workers: 0 (the main thread)' })
   })
 
-  // The machine's own core count would make this test pass or fail by where it runs: the
-  // count is stubbed, and each case says what "auto" must decide for it.
-  it.each([[1, false], [2, false], [3, true], [16, true]])('"auto" with %i cores: worker %s (more than 2 cores)', (cores, want) => {
-    const spy = vi.spyOn(os, 'availableParallelism').mockReturnValue(cores)
-    expect(normalizeLoadOptions({ ...base, worker: 'auto' }).worker).toBe(want)
-    expect(spy).toHaveBeenCalled()
+  it.each([
+    ['--worker', 'pipeload: --worker was removed: use --workers 1 (one worker thread) or --workers 0 (the main thread)\n'],
+    ['--no-worker', 'pipeload: --no-worker was removed: use --workers 0 (the main thread)\n']
+  ])('%s: exit 2 and the replacement, also in --json', async (flag, stderr) => {
+    const r = await runCli(['import', 'x.csv', '-k', 'k:{id}', flag])
+    expect([r.code, r.stderr, r.stdout]).toEqual([EXIT.USAGE, stderr, ''])
+    const j = await runCli(['import', 'x.csv', '-k', 'k:{id}', flag, '--json'])
+    expect(j.code).toBe(EXIT.USAGE)
+    expect(JSON.parse(j.stdout)).toEqual({ error: { code: 'PIPELOAD_OPTION_INVALID', message: stderr.slice('pipeload: '.length, -1), exitCode: 2 } })
+  })
+
+  it('import --help lists neither flag', async () => {
+    const r = await runCli(['import', '--help'])
+    expect(r.stdout).toMatch(/--workers <n\|auto>/)
+    expect(r.stdout).not.toMatch(/--(no-)?worker\b(?!s)/)
   })
 })
 
@@ -27,14 +37,11 @@ describe('load options: workers, chunkSize', () => {
   const base = { input: 'x.csv', key: 'k:{id}' }
   afterEach(() => vi.restoreAllMocks())
 
-  it('workers: "auto" by default; a count, "auto"; worker: true is workers 1; workers wins', () => {
+  it('workers: "auto" by default; a count, "auto"', () => {
     expect(normalizeLoadOptions(base).workers).toBe('auto')
     expect(normalizeLoadOptions({ ...base, workers: 4 }).workers).toBe(4)
     expect(normalizeLoadOptions({ ...base, workers: '2' }).workers).toBe(2)
     expect(normalizeLoadOptions({ ...base, workers: 'auto' }).workers).toBe('auto')
-    expect(normalizeLoadOptions({ ...base, worker: true }).workers).toBe(1)
-    expect(normalizeLoadOptions({ ...base, worker: false }).workers).toBe(0)
-    expect(normalizeLoadOptions({ ...base, worker: true, workers: 3 }).workers).toBe(3)
     for (const bad of [-1, 1.5, 'many', 1000]) {
       expect(() => normalizeLoadOptions({ ...base, workers: bad }), String(bad)).toThrow(/workers must be a number of threads from 0 to 256, or "auto"/)
     }
@@ -66,7 +73,7 @@ describe('unknown option names', () => {
   const path = require('node:path')
   const { LOAD_OPTIONS } = require('../lib/run/options')
   const { normalizeBenchOptions, BENCH_OPTIONS } = require('../lib/bench/options')
-  const { load, bench } = require('..')
+  const { bench } = require('..')
   const base = { input: 'x.csv', key: 'k:{id}' }
   const root = path.join(__dirname, '..')
 
