@@ -69,13 +69,9 @@ describe('load options: workers, chunkSize', () => {
 })
 
 describe('unknown option names', () => {
-  const fs = require('node:fs')
-  const path = require('node:path')
-  const { LOAD_OPTIONS } = require('../lib/run/options')
-  const { normalizeBenchOptions, BENCH_OPTIONS } = require('../lib/bench/options')
+  const { normalizeBenchOptions } = require('../lib/bench/options')
   const { bench } = require('..')
   const base = { input: 'x.csv', key: 'k:{id}' }
-  const root = path.join(__dirname, '..')
 
   it('load(): a misspelled option is PIPELOAD_OPTION_INVALID with the nearest names', async () => {
     for (const [name, hint] of [
@@ -96,44 +92,5 @@ describe('unknown option names', () => {
     await expect(bench({ batchSize: [1, 10] })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: 'unknown option "batchSize": did you mean "batchSizes"?' })
     expect(() => normalizeBenchOptions({ workload: 'set', rttms: 5 })).toThrow('unknown option "rttms": did you mean "rttMs"?')
     expect(() => normalizeBenchOptions({ workload: 'set', map: () => [] })).toThrow(/map must be left out/)
-  })
-
-  /** Property names of `interface name` in index.d.ts (one level: nested objects are one line). */
-  function dtsProperties (name) {
-    const text = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
-    const m = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{\\n([\\s\\S]*?)\\n\\}`).exec(text)
-    const own = [...m[2].matchAll(/^ {2}(\w+)\??:/gm)].map(p => p[1])
-    return m[1] ? [...dtsProperties(m[1]), ...own] : own
-  }
-
-  it('index.d.ts declares exactly the known options of load() and bench()', () => {
-    expect(dtsProperties('LoadOptions').sort()).toEqual([...LOAD_OPTIONS].sort())
-    expect(dtsProperties('BenchOptions').sort()).toEqual([...BENCH_OPTIONS].sort())
-  })
-
-  it("the manual's library options (docs/library.md) name every known option, and no other", () => {
-    const lib = fs.readFileSync(path.join(root, 'docs', 'library.md'), 'utf8')
-    const section = lib.slice(lib.indexOf('\n## Options\n'), lib.indexOf('\n## The summary\n'))
-    expect(section.length).toBeGreaterThan(1000)
-    const named = new Set([...section.matchAll(/`(\w+)(?:\([^)]*\))?`/g)].map(m => m[1]))
-    for (const name of LOAD_OPTIONS) expect(named.has(name), name).toBe(true)
-    // The table's first column: option names only.
-    const rows = [...section.matchAll(/^\| ([^|]+) \|/gm)].map(m => m[1]).filter(c => c !== 'option' && !/^-+$/.test(c))
-    for (const cell of rows) for (const [, name] of cell.matchAll(/`(\w+)/g)) expect(LOAD_OPTIONS, cell).toContain(name)
-  })
-})
-
-describe('error codes', () => {
-  it("every code is in the manual's errors table (docs/errors.md) with its exit code, and in index.d.ts", () => {
-    const fs = require('node:fs')
-    const path = require('node:path')
-    const { CODES } = require('../lib/errors')
-    const root = path.join(__dirname, '..')
-    const errors = fs.readFileSync(path.join(root, 'docs', 'errors.md'), 'utf8')
-    const dts = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
-    for (const [code, exit] of Object.entries(CODES)) {
-      expect(errors, code).toContain(`| \`${code}\` | ${exit} |`)
-      expect(dts, code).toContain(`| '${code}'`)
-    }
   })
 })
