@@ -13,12 +13,12 @@ const { ioredisOptions } = require('../send/connection')
 /**
  * Refuse option names not in `known`, suggesting the closest known one. Names whose value
  * is undefined are let through: `{ ...defaults, key: undefined }` sets nothing. A removed
- * option is refused with what to use instead.
+ * option (`removed`: name → what the table says to use instead) is refused with that.
  */
-function checkKnownOptions (o, known) {
+function checkKnownOptions (o, known, removed = {}) {
   for (const name of Object.keys(o)) {
     if (o[name] === undefined || known.includes(name)) continue
-    if (REMOVED[name]) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `option ${JSON.stringify(name)} was removed: use ${REMOVED[name].library}`, { option: name })
+    if (removed[name]) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `option ${JSON.stringify(name)} was removed: use ${removed[name].library}`, { option: name })
     const near = closestNames(name, known).slice(0, 3).map(k => JSON.stringify(k)).join(' or ')
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', `unknown option ${JSON.stringify(name)}${near ? `: did you mean ${near}?` : ''}`, { option: name })
   }
@@ -96,7 +96,7 @@ function checkConnection (o) {
 /** Validate and complete load() options once; everything downstream trusts the result. */
 function normalizeLoadOptions (o = {}) {
   if (o === null || typeof o !== 'object') throw invalid('options', 'an object', o)
-  checkKnownOptions(o, LOAD_OPTIONS)
+  checkKnownOptions(o, LOAD_OPTIONS, REMOVED)
   if (o.input === undefined || o.input === null) throw invalid('input', 'a file path, a pattern, "-", a URL, a list of these, a Readable or an iterable of records', o.input)
   for (const e of OPTIONS) if (e.early) e.check(o)
   const { templates, map } = templatesOf(o)
