@@ -36,7 +36,8 @@ async function load (options) {
 /** Run a plan: its inputs read, encoded and sent to its target; resolves with the summary. */
 async function execute (plan, outputs) {
   const o = plan.options
-  if (plan.resume.notice && o.onResume) call(o.onResume, 'onResume', plan.resume.notice)
+  // The caller's to keep: a copy, not the frozen plan's.
+  if (plan.resume.notice && o.onResume) call(o.onResume, 'onResume', structuredClone(plan.resume.notice))
   const run = new Run(plan, outputs)
   let opening = null
   const connect = () => (opening ??= openSink(plan, run))

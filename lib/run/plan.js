@@ -73,7 +73,7 @@ async function planLoad (options) {
       modes: Object.freeze(inputs.map(d => o.workers === 'auto' || d.kind === 'url' ? null : Object.freeze(modeOf(d, o, o.workers)))),
       target: o.dryRun ? 'dry-run' : o.cluster === true ? 'cluster' : o.cluster === false ? 'server' : 'detect',
       checkpoint: deepFreeze(checkpoint),
-      resume: Object.freeze({ notice: null, ...resume })
+      resume: deepFreeze({ notice: null, ...resume })
     }
     return { plan: Object.freeze(plan), outputs }
   } catch (err) {
