@@ -46,4 +46,22 @@ describe('a checkpoint written before the plan/Run split resumes', () => {
       expect(JSON.parse(fs.readFileSync(path.join(dir, `${name}.checkpoint`), 'utf8'))).toMatchObject({ version: 1, complete: true, records: ids.length, errors: failed })
     }, scaledMs(30_000))
   }
+
+  // The same two steps with this code alone: its checkpoint must count in the rejects file
+  // the failures of the batches acknowledged (error replies included), or the resume cuts
+  // them off.
+  it('csv, stopped and resumed by this code: the rejects file as the old code\'s uninterrupted run\'s', async () => {
+    const name = 'csv'
+    const dir = fs.mkdtempSync(path.join(tmp, 'own-'))
+    writeFiles(name, dir)
+    await redis.flushall()
+    const first = await loadIn(ROOT, dir, { ...optionsOf(name, { maxErrors: 2 }), url: server.url })
+    expect(first.error?.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
+    const saved = JSON.parse(fs.readFileSync(path.join(dir, `${name}.checkpoint`), 'utf8'))
+    expect(saved.rejects.records).toBe(saved.errors)
+    const { summary, error } = await loadIn(ROOT, dir, { ...optionsOf(name, { resume: true }), url: server.url })
+    expect(error).toBeUndefined()
+    expect(summary).toMatchObject({ records: 6000, errors: 5, loaded: 5995 })
+    expect(fs.readFileSync(path.join(dir, `${name}.rejects`), 'utf8')).toBe(fs.readFileSync(path.join(FIXTURES, `${name}.whole.rejects`), 'utf8'))
+  }, scaledMs(30_000))
 })
