@@ -26,7 +26,7 @@ describe('a checkpoint written before the plan/Run split resumes', () => {
     it(`${name}: the records after it, once each; the rejects file as an uninterrupted run's`, async () => {
       const dir = fs.mkdtempSync(path.join(tmp, `${name}-`))
       writeFiles(name, dir)
-      const saved = rewrite(JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.checkpoint`), 'utf8')), '$DIR', dir, file => fs.statSync(file).mtimeMs)
+      const saved = rewrite(JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.checkpoint.json`), 'utf8')), '$DIR', dir, file => fs.statSync(file).mtimeMs)
       fs.writeFileSync(path.join(dir, `${name}.checkpoint`), JSON.stringify(saved, null, 2) + '\n')
       fs.copyFileSync(path.join(FIXTURES, `${name}.rejects`), path.join(dir, `${name}.rejects`))
       expect(saved.complete).toBe(false)
