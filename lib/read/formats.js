@@ -19,12 +19,12 @@
  * @typedef {{ tabular: boolean, chunks: boolean, stream: boolean, midway: boolean, ranges: boolean, groups: boolean, entry?: () => object }} Format
  */
 const TEXT = { tabular: false, chunks: true, stream: true, midway: true, ranges: false, groups: false }
-/** @type {Record<string, Format>} */
+/** @type {Record<string, Format>} in the order `--format` lists them */
 const FORMATS = {
   csv: { ...TEXT, tabular: true },
   tsv: { ...TEXT, tabular: true },
-  ndjson: TEXT,
   json: { ...TEXT, chunks: false, midway: false },
+  ndjson: TEXT,
   parquet: { tabular: false, chunks: false, stream: false, midway: true, ranges: true, groups: true, entry: parquetEntry }
 }
 
@@ -76,4 +76,8 @@ function rowKindOf (shape) {
   return load()
 }
 
-module.exports = { rowKindOf, formatOf }
+/** The formats' names (`format`, `--format`); `stream`: those read as one byte stream (read/reader.js). */
+const FORMAT_NAMES = Object.freeze(Object.keys(FORMATS))
+const STREAM_FORMATS = Object.freeze(FORMAT_NAMES.filter(name => FORMATS[name].stream))
+
+module.exports = { rowKindOf, formatOf, FORMAT_NAMES, STREAM_FORMATS }

@@ -5,11 +5,12 @@ const { openBytes } = require('./source')
 const { BatchSink, Rejected } = require('./sink')
 const { Utf8Check, BadOffsets } = require('./utf8')
 const { pieces } = require('./copy')
+const { STREAM_FORMATS } = require('./formats')
 
 // Bytes a core is given at a time: a file read's size (lib/read/source.js).
 const PIECE = 256 * 1024
 
-const FORMATS = Object.freeze(['csv', 'tsv', 'json', 'ndjson'])
+const FORMATS = STREAM_FORMATS // the formats read as a byte stream (formats.js)
 
 const DEFAULTS = Object.freeze({
   header: true,

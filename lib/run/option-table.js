@@ -2,6 +2,7 @@
 
 const { PipeloadError } = require('../errors')
 const { altReading } = require('../encode/template')
+const { FORMAT_NAMES } = require('../read/formats')
 const { invalid, parseDuration, positiveDuration, parseCount, positiveCount, parseSize, parseTtl, parseShard } = require('./option-values')
 
 // Every option of load() and of the import command, declared once. An entry:
@@ -22,7 +23,7 @@ const { invalid, parseDuration, positiveDuration, parseCount, positiveCount, par
 //   removed     the option is gone: what to use instead (load() and the CLI refuse it with that)
 // Entries with a flag are in the order `pipeload import --help` lists them.
 
-const FORMATS = Object.freeze(['csv', 'tsv', 'json', 'ndjson', 'parquet'])
+const FORMATS = FORMAT_NAMES // read/formats.js, the format registry
 const DRY_RUN = Object.freeze(['resp', 'text'])
 const MiB = 1024 * 1024
 
