@@ -9,7 +9,7 @@ const { connectData, dataEndpoint, scrub } = require('./connection')
 const { Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster } = require('./cluster-topology')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
-const { NodePipe, NodeBatch } = require('./cluster-node')
+const { ClusterNode, NodeBatch } = require('./cluster-node')
 const { OTHER } = require('../encode/group')
 const { notReady } = require('./not-ready')
 const { isRedirect, redirectOf } = require('./redirect')
@@ -17,15 +17,15 @@ const { isRedirect, redirectOf } = require('./redirect')
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
 // cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
 // and hash slots (cluster-slots.js), split into one batch per master by the current slot
-// map, and each master's batch goes through that master's own NodePipe (window, drain,
-// reconnect). The parent keeps its bytes and per-command state until every command has a
+// map, and each master's batch goes through that master's own Connection (pipeline.js:
+// window, drain, reconnect), owned by its ClusterNode (cluster-node.js). The parent keeps its bytes and per-command state until every command has a
 // final reply, so any command can be re-sent alone:
 //   MOVED  -> the slot now lives elsewhere: update that slot, refresh the whole map
 //             (CLUSTER SLOTS) soon, re-send the command to the new owner;
 //   ASK    -> the key is being migrated: send ASKING + the command to the target, map unchanged;
 //   (MOVED and ASK: at most MAX_REDIRECTIONS per command, then the run fails: a redirect loop)
 //   not ready (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, MASTERDOWN: not-ready.js) -> re-send it after a pause and a refresh;
-//   a master that cannot be reached -> its NodePipe refreshes the map until a replica owns
+//   a master that cannot be reached -> its ClusterNode refreshes the map until a replica owns
 //             its slots, then every command it had not answered is re-routed.
 // Parents are acknowledged (onAck) in input order once all their commands are, so
 // checkpoints and record counts mean the same as with one server.
@@ -78,9 +78,9 @@ class ClusterSink {
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
     this.onReconnect = onReconnect || (() => {})
-    this.nodes = new Map() // "host:port" -> NodePipe
+    this.nodes = new Map() // "host:port" -> ClusterNode
     this.slotNode = new Array(SLOTS).fill(null)
-    this.numbers = new Map() // NodePipe -> its number in owners()
+    this.numbers = new Map() // ClusterNode -> its number in owners()
     this.onSlotMap = null // called after each refresh of the slot map
     this.parents = [] // awaiting acknowledgement, in input order
     this.scanner = new SlotScanner()
@@ -98,7 +98,7 @@ class ClusterSink {
     if (signal) {
       // Ctrl-C: replies in flight get a short grace, and a lost node is not reconnected.
       this.onAbort = () => {
-        for (const node of this.nodes.values()) node.shortenTimeout(ABORT_GRACE)
+        for (const node of this.nodes.values()) node.abort(ABORT_GRACE)
         this.abortWatch(this.stats.acked)
       }
       signal.addEventListener('abort', this.onAbort, { once: true })
@@ -136,7 +136,7 @@ class ClusterSink {
     return [...new Set(this.slotNode.filter(Boolean))]
   }
 
-  /** The NodePipe for "host:port", connecting it on first use. */
+  /** The ClusterNode for "host:port", connecting it on first use. */
   nodeAt (addr) {
     let node = this.nodes.get(addr)
     if (!node) {
@@ -144,7 +144,7 @@ class ClusterSink {
       const host = addr.slice(0, i)
       const port = Number(addr.slice(i + 1))
       const endpoint = Object.freeze({ ...this.endpoint, host, port, target: `${host}:${port}` })
-      node = new NodePipe({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout })
+      node = new ClusterNode({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout })
       this.nodes.set(addr, node)
     }
     return node
@@ -385,8 +385,8 @@ class ClusterSink {
     this.wake()
   }
 
-  reconnected (node, cause, batches, commands) {
-    this.onReconnect(countReconnect(this.stats, { cause, target: node.target, batches, commands }))
+  reconnected (node, tally) {
+    this.onReconnect(countReconnect(this.stats, tally))
   }
 
   /**
