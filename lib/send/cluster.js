@@ -13,6 +13,7 @@ const { ClusterNode, NodeBatch } = require('./cluster-node')
 const { OTHER } = require('../encode/group')
 const { notReady } = require('./not-ready')
 const { isRedirect, redirectOf } = require('./redirect')
+const { Parking } = require('./cluster-parking')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
 // cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
@@ -32,8 +33,6 @@ const { isRedirect, redirectOf } = require('./redirect')
 
 // A hash tag is written with braces, which a template reads as a field unless doubled.
 const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id'
-const RETRY_FIRST = 100
-const RETRY_MAX = 1000
 const ABORT_GRACE = 1000
 // Redirections (MOVED, ASK) one command may follow before the run fails, as ioredis's
 // maxRedirections: a node that redirects to itself, or two that redirect to each other,
@@ -88,10 +87,7 @@ class ClusterSink {
     this.gate = new Gate(() => this.fatal)
     this.refreshing = null
     this.refreshTimer = null
-    this.parked = [] // [parent, index] pairs waiting for a pause or a slot owner
-    this.parkTimer = null
-    this.parkDelay = RETRY_FIRST
-    this.lastError = null
+    this.parking = new Parking(this) // commands refused for now, or without a slot owner
     this.progress = new Activity() // final replies that are not errors
     this.stats = { ...sendStats(), moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0 }
     this.rtt = new Reservoir()
@@ -220,7 +216,7 @@ class ClusterSink {
         this.stats.commands += end - c
         for (let k = c; k < end; k++) {
           const node = this.ownerOf(slots[k])
-          if (node === null) { this.park(parent, k); continue }
+          if (node === null) { this.parking.park(parent, k); continue }
           let nb = byNode.get(node)
           if (!nb) byNode.set(node, (nb = new NodeBatch()))
           nb.add(parent, k)
@@ -284,9 +280,8 @@ class ClusterSink {
       return
     }
     if (notReady(m)) {
-      this.lastError = `${m} from ${node.target}`
       this.stats.retried++
-      return this.park(parent, i)
+      return this.parking.refused(node, parent, i, m)
     }
     this.replied(parent, i, err)
   }
@@ -294,7 +289,7 @@ class ClusterSink {
   /** Follow a MOVED or ASK reply to command i of parent, at most MAX_REDIRECTIONS times. */
   redirect (node, parent, i, m) {
     const { slot, addr } = redirectOf(m, node)
-    this.lastError = `${m} from ${node.target}`
+    this.parking.lastError = `${m} from ${node.target}`
     parent.redirects ??= new Uint8Array(parent.cmds)
     if (++parent.redirects[i] > MAX_REDIRECTIONS) throw this.redirectLoop(node, parent, i, m)
     if (m.startsWith('MOVED ')) {
@@ -324,7 +319,7 @@ class ClusterSink {
     if (parent.done[i] || this.fatal) return
     this.stats.rerouted++
     const node = this.ownerOf(parent.slots[i])
-    if (node === null) return this.park(parent, i)
+    if (node === null) return this.parking.park(parent, i)
     let nb = this.pending?.get(node)
     if (!nb) {
       if (!this.pending) {
@@ -348,28 +343,6 @@ class ClusterSink {
       const p = nb.parents[k]
       if (p !== null && nb.live[k]) this.reroute(p, nb.idx[k])
     }
-  }
-
-  /** Hold a command until after a pause and a refresh: the cluster is not ready for it. */
-  park (parent, i) {
-    this.parked.push(parent, i)
-    if (this.parkTimer) return
-    this.parkTimer = setTimeout(() => this.unpark(), this.parkDelay)
-    this.parkDelay = Math.min(this.parkDelay * 2, RETRY_MAX)
-  }
-
-  async unpark () {
-    await this.refresh()
-    this.parkTimer = null
-    if (this.fatal) return
-    if (this.progress.quietMs() > this.retryTimeout) {
-      return this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-        `the cluster accepted no command for ${this.retryTimeout} ms${this.lastError ? ` (last reply: ${this.lastError})` : ' (slots without a reachable master)'}`))
-    }
-    const parked = this.parked
-    this.parked = []
-    for (let k = 0; k < parked.length; k += 2) this.reroute(parked[k], parked[k + 1])
-    if (!this.parked.length) this.parkDelay = RETRY_FIRST
   }
 
   /** Acknowledge, in input order, the parents whose commands all have a final reply. */
@@ -398,7 +371,7 @@ class ClusterSink {
     this.abortTimer = setTimeout(() => {
       if (this.fatal || this.parents.length === 0) return
       if (this.stats.acked !== acked) return this.abortWatch(this.stats.acked)
-      this.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (the cluster gave no command a final reply for ${ABORT_GRACE} ms${this.lastError ? `; last reply: ${this.lastError}` : ''})`))
+      this.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (the cluster gave no command a final reply for ${ABORT_GRACE} ms${this.parking.lastError ? `; last reply: ${this.parking.lastError}` : ''})`))
     }, ABORT_GRACE)
   }
 
@@ -429,7 +402,7 @@ class ClusterSink {
   close () {
     this.signal?.removeEventListener('abort', this.onAbort)
     clearTimeout(this.refreshTimer)
-    clearTimeout(this.parkTimer)
+    this.parking.close()
     clearTimeout(this.abortTimer)
     for (const node of this.nodes.values()) node.close()
   }
