@@ -16,16 +16,19 @@ const { isRedirect, redirectOf } = require('./redirect')
 const { Parking } = require('./cluster-parking')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
-// cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
-// and hash slots (cluster-slots.js), split into one batch per master by the current slot
-// map, and each master's batch goes through that master's own Connection (pipeline.js:
-// window, drain, reconnect), owned by its ClusterNode (cluster-node.js). The parent keeps its bytes and per-command state until every command has a
-// final reply, so any command can be re-sent alone:
+// cluster, a router over one pipelined Connection per master (pipeline.js, each owned by
+// its ClusterNode: cluster-node.js). Each encoded batch (a "parent") is scanned once for
+// its commands' byte ranges and hash slots (encode/slots.js), split into one batch per
+// master by the current slot map, and each master's batch goes through that master's
+// Connection (window, drain, reconnect). The parent keeps its bytes and per-command state
+// until every command has a final reply, so any command can be re-sent alone:
 //   MOVED  -> the slot now lives elsewhere: update that slot, refresh the whole map
 //             (CLUSTER SLOTS) soon, re-send the command to the new owner;
 //   ASK    -> the key is being migrated: send ASKING + the command to the target, map unchanged;
-//   (MOVED and ASK: at most MAX_REDIRECTIONS per command, then the run fails: a redirect loop)
-//   not ready (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, MASTERDOWN: not-ready.js) -> re-send it after a pause and a refresh;
+//   (MOVED and ASK: at most MAX_REDIRECTIONS per command, then the run fails: a redirect
+//   loop; a redirect's slot and address are checked first: redirect.js)
+//   not ready (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, MASTERDOWN: not-ready.js) -> re-send it
+//             after a pause and a refresh, within the retry time (cluster-parking.js);
 //   a master that cannot be reached -> its ClusterNode refreshes the map until a replica owns
 //             its slots, then every command it had not answered is re-routed.
 // Parents are acknowledged (onAck) in input order once all their commands are, so

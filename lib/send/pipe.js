@@ -9,16 +9,18 @@ const { notReady } = require('./not-ready')
 const { Connection, abortedError } = require('./pipeline')
 const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
-// The sender: writes each encoded batch with one socket write and keeps at most `window`
-// batches awaiting replies. send() waits only when the window is full, the socket asked
-// for `drain`, or the connection is being re-established. That is the backpressure that
-// bounds both the loader's memory and the server's queued replies (window x batchSize).
+// The sink for one server: each encoded batch goes with one socket write through the one
+// pipelined Connection (pipeline.js), which keeps at most `window` batches awaiting
+// replies. send() waits only when the window is full, the socket asked for `drain`, or the
+// connection is being re-established. That is the backpressure that bounds both the
+// loader's memory and the server's queued replies (window x batchSize).
 //
 // Each batch remembers, per record, the command count at its end and its source line, so
 // an error reply is attributed to its record without a per-command object; and it keeps
-// its bytes until acknowledged: when the connection drops or the server stops answering
-// (`timeout`), the Pipe reconnects with backoff (for up to `retryTimeout`) and re-sends
-// every batch not fully acknowledged, in order. Delivery is therefore at-least-once.
+// its bytes until acknowledged: when the connection drops, the server stops answering
+// (`timeout`) or answers "not now" (LOADING: not-ready.js), the Connection reconnects with
+// backoff (for up to `retryTimeout`) and re-sends every batch not fully acknowledged, in
+// order (Batch#again). Delivery is therefore at-least-once.
 //
 // With Sentinel (`replicated`), an answered batch is kept until its writes are on every
 // replica, so that a failover cannot take away what was counted: see ./replication.js.
