@@ -3,10 +3,12 @@
 // What the loader and its parse workers (./parallel.js, ./worker-input.js) share about what
 // crosses between them: the options a worker takes, and a batch as a worker posted it.
 
-/** Fields of load()'s options a parse worker needs; functions and streams cannot cross. */
+/**
+ * Fields of load()'s options a parse worker needs (functions and streams cannot cross):
+ * `o.workerFields`, which the option table marks (the checked options carry the list).
+ */
 function workerOptions (o) {
-  const pick = ['header', 'columns', 'delimiter', 'relaxQuotes', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'ttlKeys', 'replace', 'vectors', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects', 'checkpoint']
-  return Object.fromEntries(pick.map(k => [k, o[k]]))
+  return Object.fromEntries(o.workerFields.map(k => [k, o[k]]))
 }
 
 /** Can this input be encoded in a worker? Files and byte streams with templates can. */
