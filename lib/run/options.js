@@ -22,7 +22,7 @@ const DEFAULTS = Object.freeze({
   // a worker measured no faster while adding ~55 MB RSS (165 MB against the 150 MB bound).
   // 'auto': a worker when the machine has more than 2 cores. `workers` supersedes it.
   worker: false,
-  // Threads that parse and encode, decided per run (lib/encode/parallel.js autoWorkers):
+  // Threads that parse and encode, decided per run (lib/threads/modes.js autoWorkers):
   // this thread alone where one server is the limit or there are only 2 cores (see
   // `worker` above), parse workers for a cluster of several masters or a dry run, which
   // one thread cannot feed at their speed.

@@ -1,13 +1,7 @@
 'use strict'
 
-const { openRecords } = require('../read/input')
-const { openUrl } = require('../read/http-input')
-const { workerEligible } = require('../encode/worker-batches')
-const { openWorkerBatches } = require('../encode/worker-input')
-const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = require('../encode/parallel')
-const { mapperFor } = require('../encode/mapper')
-const { encodeRecords } = require('../encode/encoder')
-const { skipRecords } = require('../read/skip')
+const { openMode } = require('../threads/modes')
+const { WorkerPool } = require('../threads/pool')
 
 // The inputs of a run as one stream of encoded batches: each input opened in turn (its own
 // format, header and mapper), its batches tagged with it, closed before the next is opened.
@@ -15,16 +9,17 @@ const { skipRecords } = require('../read/skip')
 // the result is the same as loading the inputs one after another.
 
 /**
- * One input as encoded batches, parsed and encoded in the worker thread or on this one.
- * `skip`: its first records, dropped (--resume); `before`: records of the run before its
- * first ({$n} goes on from there). Resolves once its header is read and the templates are
+ * One input as encoded batches, parsed and encoded in worker threads or on this one
+ * (lib/threads/modes.js). `at`: `skip`, its first records, dropped (--resume); `before`:
+ * records of the run before its first ({$n} goes on from there); `pool`, `cluster`,
+ * `masters` as openMode takes them. Resolves once its header is read and the templates are
  * compiled against it, so their errors come before anything of it is sent.
  * @returns {Promise<{ batches: AsyncIterable<object>, close: () => Promise<void> }>}
  */
-async function openSource (input, o, skip = 0, before = skip, cluster = undefined, masters = undefined, pool = null) {
+async function openSource (input, o, at = {}) {
   let source
   try {
-    source = await parseWhere(input, o, skip, before, cluster, masters, pool)
+    source = await openMode(input, o, at)
   } catch (err) {
     if (input.http) input.stream?.destroy() // the response body is not read
     throw err
@@ -41,43 +36,6 @@ async function openSource (input, o, skip = 0, before = skip, cluster = undefine
       } finally {
         if (input.http) input.stream?.destroy() // a run stopped early must not keep the download open
       }
-    }
-  }
-}
-
-/**
- * Where the input is parsed and encoded: on this thread (workers 0, records, map()), in
- * one worker thread (workers 1, JSON documents, which cannot be cut, and a --shard share
- * of stdin, gzip or a URL), or in n worker threads on chunks of the input (n ≥ 2): the
- * workers of the run's `pool`, kept from one input to the next.
- * `cluster`: whether the sink is a cluster, when already known (workers 'auto').
- */
-async function parseWhere (input, o, skip, before, cluster, masters, pool) {
-  const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
-  // Parquet: n workers (1 too) read and encode a file's row groups side by side
-  // (encode/parquet-parallel.js); a URL's are read on this thread, through its one Range reader.
-  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { ...await require('../encode/parquet-parallel').openParquetParallel(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
-  if (n === 0 || !workerEligible(input, o)) return { ...await encodeInThread(input, o, skip, before), workers: 0 }
-  if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, skip, before, pool), workers: 1 }
-  return { ...await openParallelBatches(input, o, skip, n, cluster ?? o.cluster === true, before, pool), workers: n }
-}
-
-/** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
-async function encodeInThread (input, o, skip, before) {
-  const src = await openRecords(input, o, null, skip)
-  const mapper = src.empty ? null : mapperFor(o, src.shape)
-  const left = skip - (src.skipped ?? 0) // a Parquet input starts at the row itself
-  const batches = encodeRecords(left ? skipRecords(src.batches, left, o.checkpoint) : src.batches, mapper, o, before)
-  return {
-    batches,
-    resumeShape: src.resumeShape,
-    close: async () => {
-      input.stream?.destroy?.() // a read still waiting on an idle stream ends now
-      const closed = batches.return()
-      // Aborted while an iterable's next() was pending (Run.pump stopped waiting for it): the
-      // return waits behind that next(), which may never settle. Not awaited: the run ends.
-      if (input.kind === 'records' && o.signal?.aborted) closed.catch(() => {})
-      else await closed
     }
   }
 }
@@ -102,7 +60,7 @@ class InputSequence {
     this.cluster = undefined // whether the sink is a cluster, once known (workers 'auto')
     this.masters = undefined // and of how many masters
     this.slots = false // the sink is a cluster: workers that can hash the slots do
-    this.pool = new WorkerPool(o) // parse workers (n ≥ 1), started once for every input, ended by close()
+    this.pool = new WorkerPool() // parse workers (n ≥ 1), started once for every input, ended by close()
   }
 
   async open (i, skip, before) {
@@ -117,7 +75,7 @@ class InputSequence {
         throw err
       }
     }
-    this.current = await openSource(input, this.o, skip, before, this.cluster, this.masters, this.pool)
+    this.current = await openSource(input, this.o, { skip, before, cluster: this.cluster, masters: this.masters, pool: this.pool })
     this.run.workers = Math.max(this.run.workers, this.current.workers)
     if (this.slots && this.current.useSlots) this.current.useSlots(this.owners)
     return this.current
@@ -183,7 +141,7 @@ class InputSequence {
     try {
       if (source) await source.close()
     } finally {
-      await this.pool.end()
+      await this.pool.close()
     }
   }
 }
