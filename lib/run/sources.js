@@ -1,5 +1,6 @@
 'use strict'
 
+const { openUrl } = require('../read/http-input')
 const { openMode } = require('../threads/modes')
 const { WorkerPool } = require('../threads/pool')
 
