@@ -9,7 +9,7 @@ const { mapperFor } = require('../encode/mapper')
 const { openChain } = require('../encode/chain')
 const { IDLE, orIdle } = require('../encode/idle')
 const { PipeloadError } = require('../errors')
-const { MSG, receiveBatch } = require('./protocol')
+const { MSG } = require('./protocol')
 const { reviveError } = require('./errors')
 const { PoolInput } = require('./pool')
 const { SourceFailed, chunkReason, describeFallback } = require('./fallback')
@@ -232,12 +232,7 @@ class Parallel extends PoolInput {
       if (!msg.ok) w.load--
       this.placeChunks()
     } else if (msg.type === MSG.BATCH) {
-      const b = receiveBatch(msg.batch, w.worker)
-      e.batches.push(b)
-      if (msg.last) {
-        e.done = true
-        w.load--
-      }
+      this.keepBatch(w, e, msg)
     }
     this.notify()
   }

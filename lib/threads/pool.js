@@ -3,7 +3,7 @@
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { reviveError } = require('./errors')
-const { MSG, workerOptions } = require('./protocol')
+const { MSG, workerOptions, receiveBatch } = require('./protocol')
 const { ChunkMemory } = require('./chunk-memory')
 const { readerFields } = require('../read/input')
 
@@ -161,6 +161,18 @@ class PoolInput {
     for (const x of this.workers) if (x.load < w.load) w = x
     w.load++
     return w
+  }
+
+  /**
+   * A BATCH about `item` (a chunk or a row group that worker `w` was given), kept until the
+   * item's turn; its last one (`last`) makes the item done and the worker less busy.
+   */
+  keepBatch (w, item, msg) {
+    item.batches.push(receiveBatch(msg.batch, w.worker))
+    if (msg.last) {
+      item.done = true
+      w.load--
+    }
   }
 
   /** For a cluster: the workers hash each command's slot (and group by master, given the owners). */

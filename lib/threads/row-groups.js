@@ -2,7 +2,7 @@
 
 const { openParquetRecords } = require('../read/parquet-input')
 const { mapperFor } = require('../encode/mapper')
-const { MSG, receiveBatch } = require('./protocol')
+const { MSG } = require('./protocol')
 const { reviveError } = require('./errors')
 const { PoolInput } = require('./pool')
 
@@ -88,12 +88,7 @@ class ParquetParallel extends PoolInput {
       item.done = true
       w.load--
     } else if (msg.type === MSG.BATCH) {
-      const b = receiveBatch(msg.batch, w.worker)
-      item.batches.push(b)
-      if (msg.last) {
-        item.done = true
-        w.load--
-      }
+      this.keepBatch(w, item, msg)
     }
     this.notify()
   }
