@@ -182,14 +182,6 @@ export interface LoadOptions extends ConnectionOptions {
   /** Refuse records larger than this many bytes (or a size such as "64MiB", "512KiB"). Default 64 MiB. */
   maxRecordSize?: number | string
   /**
-   * Parse and encode files and byte streams in a worker thread; the main thread then only
-   * writes batches and reads replies. Default false (one thread outpaces one server and a
-   * worker adds ~55 MB RSS); 'auto': when the machine has more than 2 cores. Not used with
-   * `map` or iterables. Same as `workers: 1` (true) or `workers: 0` (false); `workers`,
-   * when given, wins.
-   */
-  worker?: boolean | 'auto'
-  /**
    * Load only shard `index` of `count` (0 ≤ index < count) of the input: `count` processes,
    * anywhere, with shards 0 … count - 1 load every record once. A plain file is split by
    * byte ranges at record boundaries, stdin/gzip/URLs by ~1 MiB chunk numbers; a JSON
@@ -568,12 +560,13 @@ export interface BenchResult {
 export function bench (options?: BenchOptions): Promise<BenchResult>
 
 export const EXIT: Readonly<{
-  OK: 0, RECORD_ERRORS: 1, USAGE: 2, INPUT: 3, CONNECTION: 4, INTERNAL: 70, SIGINT: 130, SIGTERM: 143
+  OK: 0, RECORD_ERRORS: 1, USAGE: 2, INPUT: 3, CONNECTION: 4, OUTPUT: 74, INTERNAL: 70, SIGINT: 130, SIGTERM: 143
 }>
 export const CODES: Readonly<Record<ErrorCode, number>>
 export const DEFAULTS: Readonly<{
   header: boolean, batchSize: number, window: number, maxBatchBytes: number, maxRecordSize: number,
-  connectTimeout: number, progressInterval: number, maxFailures: number, worker: false, workers: 'auto', chunkSize: number
+  onError: 'abort', timeout: number, retryTimeout: number, connectTimeout: number, progressInterval: number, maxFailures: number,
+  workers: 'auto', chunkSize: number
 }>
 
 /**

@@ -107,7 +107,7 @@ for (const worker of [false, true]) {
       it(`${c.name}: abort stops with ${c.code}, nothing before it lost`, async () => {
         const s = setup(c)
         const rejects = path.join(s.dir, 'rejects.ndjson')
-        const err = await load({ url: srv.url, input: s.file, command: s.command, worker, rejects, ...s.options }).then(() => null, e => e)
+        const err = await load({ url: srv.url, input: s.file, command: s.command, workers: worker ? 1 : 0, rejects, ...s.options }).then(() => null, e => e)
         expect(err).toBeInstanceOf(PipeloadError)
         expect(err.code).toBe(c.code)
         expect(err.exitCode).toBe(c.exit)
@@ -133,7 +133,7 @@ for (const worker of [false, true]) {
       it(`${c.name}: skip ${c.skip ? 'rejects the record and loads the rest' : 'is still fatal'}`, async () => {
         const s = setup(c)
         const rejects = path.join(s.dir, 'rejects.ndjson')
-        const run = load({ url: srv.url, input: s.file, command: s.command, worker, onError: 'skip', rejects, ...s.options })
+        const run = load({ url: srv.url, input: s.file, command: s.command, workers: worker ? 1 : 0, onError: 'skip', rejects, ...s.options })
         if (!c.skip) {
           const err = await run.then(() => null, e => e)
           expect(err).toBeInstanceOf(PipeloadError)
@@ -163,14 +163,14 @@ describe('bad input, NUL bytes', () => {
   it('a NUL byte in a CSV value is written as it is (Redis strings are binary-safe)', async () => {
     const c = { file: 'nul.csv', content: bytes('id,v\n1,a', 0, 'b\n2,c\n') }
     const s = setup(c)
-    const summary = await load({ url: srv.url, input: s.file, command: s.command, worker: false })
+    const summary = await load({ url: srv.url, input: s.file, command: s.command, workers: 0 })
     expect(summary).toMatchObject({ records: 2, loaded: 2, errors: 0 })
     expect(await redis.hget(`${s.prefix}1`, 'v')).toBe('a\u0000b')
   })
 
   it('an escaped \\u0000 in JSON is written as a NUL byte', async () => {
     const s = setup({ file: 'nul.ndjson', content: '{"id":"1","v":"a\\u0000b"}\n' })
-    await load({ url: srv.url, input: s.file, command: s.command, worker: false })
+    await load({ url: srv.url, input: s.file, command: s.command, workers: 0 })
     expect(await redis.hget(`${s.prefix}1`, 'v')).toBe('a\u0000b')
   })
 })
@@ -179,7 +179,7 @@ describe('bad input, CLI', () => {
   for (const c of CASES) {
     it(`${c.name}: exit ${c.exit}, one clear line, no stack`, async () => {
       const s = setup(c)
-      const args = ['import', s.file, '-c', s.command, '-u', srv.url, '--no-worker']
+      const args = ['import', s.file, '-c', s.command, '-u', srv.url, '--workers', '0']
       if (c.options?.maxRecordSize) args.push('--max-record-size', String(c.options.maxRecordSize))
       if (c.options?.jsonPath) args.push('--json-path', c.options.jsonPath)
       const res = await cli(args)

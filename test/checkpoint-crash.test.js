@@ -48,7 +48,7 @@ describe('SIGKILL while the checkpoint is written, then --resume', () => {
   const cases = [
     ['half-way through writing it', 'write', []],
     ['after writing it, before the rename', 'rename', []],
-    ['half-way through writing it, resumed with --worker', 'write', ['--worker']],
+    ['half-way through writing it, resumed with --worker', 'write', ['--workers', '1']],
     // The parallel parse drops the checkpointed records in each chunk's worker (the
     // checkpoint falls mid-chunk: 100-record batches, ~1,400-record chunks).
     ['half-way through writing it, loaded and resumed with --workers 2', 'write', ['--workers', '2'], ['--workers', '2', '--chunk-size', '16KiB']]

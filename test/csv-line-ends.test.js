@@ -48,21 +48,21 @@ const LOADED = p => ({
 describe('CSV line ends against a server', () => {
   it('CLI: an LF header with CRLF and LF rows gives keys and values without CR', async () => {
     const s = setup('mixed.csv', MIXED)
-    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--no-worker'])
+    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--workers', '0'])
     expect(res.code, res.stderr).toBe(0)
     expect(await hashes(s.prefix)).toEqual(LOADED(s.prefix))
   })
 
   it('CLI: a CRLF header with LF rows, TSV', async () => {
     const s = setup('mixed.tsv', 'name\tid\r\nann\t1\nbob\t2\r\n')
-    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--no-worker'])
+    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--workers', '0'])
     expect(res.code, res.stderr).toBe(0)
     expect(await hashes(s.prefix)).toEqual({ [`${s.prefix}1`]: { name: 'ann', id: '1' }, [`${s.prefix}2`]: { name: 'bob', id: '2' } })
   })
 
   it('CLI: a multi-byte delimiter (csv-parse throughout)', async () => {
     const s = setup('mixed-multi.csv', MIXED.replace(/,/g, '||'))
-    const res = await runCli(['import', s.file, '--delimiter', '||', '--key', `${s.prefix}{id}`, '-u', srv.url, '--no-worker'])
+    const res = await runCli(['import', s.file, '--delimiter', '||', '--key', `${s.prefix}{id}`, '-u', srv.url, '--workers', '0'])
     expect(res.code, res.stderr).toBe(0)
     expect(await hashes(s.prefix)).toEqual(LOADED(s.prefix))
   })
@@ -73,7 +73,7 @@ describe('CSV line ends against a server', () => {
     const summary = await load({
       url: srv.url,
       input: s.file,
-      worker: false,
+      workers: 0,
       // A CSV row with a header reaches map() as an object of column → text.
       map: ({ name, id }) => { seen.push(id); return [['HSET', `${s.prefix}${id}`, 'name', name, 'id', id]] }
     })
@@ -84,7 +84,7 @@ describe('CSV line ends against a server', () => {
 
   it('CLI: a lone CR is exit 3 naming its line; nothing after it is loaded', async () => {
     const s = setup('lone.csv', 'name,id\nann,1\r\nb\rob,2\ncy,3\n')
-    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--no-worker'])
+    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--workers', '0'])
     expect(res.code, res.stderr).toBe(3)
     expect(res.stderr).not.toMatch(STACK)
     expect(res.stderr.split('\n')[0]).toBe(`pipeload: ${s.file}:3: Lone CR in field 1 "name": a carriage return not followed by a line feed, outside quotes (lines end with LF or CRLF)`)
@@ -94,7 +94,7 @@ describe('CSV line ends against a server', () => {
   it('CLI --on-error skip: the record with a lone CR is rejected with its line, the rest loaded', async () => {
     const s = setup('lone-skip.csv', 'name,id\nann,1\r\nbob,2\r\r\ncy,3\n')
     const rejects = path.join(s.dir, 'rejects.ndjson')
-    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--no-worker', '--on-error', 'skip', '--rejects', rejects])
+    const res = await runCli(['import', s.file, '--key', `${s.prefix}{id}`, '-u', srv.url, '--workers', '0', '--on-error', 'skip', '--rejects', rejects])
     expect(res.code, res.stderr).toBe(1)
     expect(res.stderr).toContain(`${s.file}:3: Lone CR in field 2 "id"`)
     expect(await hashes(s.prefix)).toEqual({ [`${s.prefix}1`]: { name: 'ann', id: '1' }, [`${s.prefix}3`]: { name: 'cy', id: '3' } })

@@ -55,6 +55,38 @@ describe('ports: 1 to 65535, in every command', () => {
   })
 })
 
+// Issue 33 item 4: the connection options are checked before anything runs, a dry run
+// (which connects to nothing) included; the library used to write a dry run's commands
+// with port 99999 that the CLI refused.
+describe('a dry run checks the connection options too', () => {
+  const { Writable } = require('node:stream')
+  const sink = () => {
+    const out = { text: '' }
+    out.stream = new Writable({ write (chunk, _, done) { out.text += chunk; done() } })
+    return out
+  }
+
+  it.each([
+    [{ port: 99999 }, 'port', 'port must be a port number from 1 to 65535, got 99999'],
+    [{ port: '0' }, 'port', 'port must be a port number from 1 to 65535, got "0"'],
+    [{ url: 'redis://' }, 'url', 'url must be a URL with a host, such as redis://[user:password@]host:port[/db] (an empty host is not taken to mean 127.0.0.1), got "redis://"'],
+    [{ tls: 'yes' }, 'tls', 'tls must be true or an object { ca, cert, key, servername, rejectUnauthorized }, got "yes"'],
+    [{ sentinels: ['127.0.0.1:26379'] }, 'masterName', 'masterName must be the name the sentinels know the master by (with sentinels), got undefined']
+  ])('load(%o, dryRun): PIPELOAD_OPTION_INVALID, nothing written', async (conn, option, message) => {
+    const file = write('dry.csv', 'id\n1\n')
+    const out = sink()
+    const err = await load({ input: file, command: 'EXISTS ep33:{id}', dryRun: 'text', output: out.stream, ...conn }).then(() => null, e => e)
+    expect(err).toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', exitCode: 2, option, message })
+    expect(out.text).toBe('')
+  })
+
+  it('the CLI refuses -p 99999 with --dry-run as it does without (the same code and message)', async () => {
+    const file = write('dry-cli.csv', 'id\n1\n')
+    const r = await runCli(['import', file, '-c', 'EXISTS ep33:{id}', '--dry-run', 'text', '-p', '99999'])
+    expect([r.code, r.stderr, r.stdout]).toEqual([2, 'pipeload: --port must be a port number from 1 to 65535, got "99999"\n', ''])
+  })
+})
+
 describe('a Redis URL names its host', () => {
   for (const url of [`redis://:${PASSWORD}@/0`, 'redis://', 'rediss://', 'redis:///3', `redis://user:${PASSWORD}@/`]) {
     it(`-u ${url.replace(PASSWORD, '<pw>')}: exit 2, no password printed, nothing connected`, async () => {

@@ -98,6 +98,26 @@ describe('defaults as they are typed', () => {
     expect(text).not.toMatch(/default: \[/)
   })
 
+  // Issue 33 item 4: bench's flags for a file are the import's (one option table), help
+  // lines, choices and defaults included, marked "file:"; its -w is the import's too.
+  it("bench's file flags and -w read as import's do", async () => {
+    /** Each option line of a help, joined with its wrapped continuation: flags → description. */
+    const options = text => {
+      const out = {}
+      let last = null
+      for (const line of section(text, 'Options:').split('\n').slice(1)) {
+        const m = /^ {2}(-\S.*?)(?: {2,}(.*))?$/.exec(line)
+        if (m) { last = m[1].trim(); out[last] = m[2] || '' } else if (last) out[last] += ' ' + line.trim()
+      }
+      return out
+    }
+    const imp = options(await help(['import', '--help']))
+    const ben = options(await help(['bench', '--help']))
+    const shared = ['-k, --key <template>', '-c, --command <template>', '--ttl <duration>', '-f, --format <format>', '--no-header', '-d, --delimiter <char>', '--json-path <path>', '--max-record-size <size>']
+    for (const flags of shared) expect(ben[flags], flags).toBe('file: ' + imp[flags])
+    expect(ben['-w, --window <n>']).toBe(imp['-w, --window <n>'])
+  })
+
   it('--max-record-size takes the unit the help shows', async () => {
     const file = path.join(tmp, 'big.csv')
     fs.writeFileSync(file, 'id,v\n1,' + 'x'.repeat(2000) + '\n')

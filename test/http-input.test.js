@@ -152,7 +152,7 @@ describe('http(s) inputs from the CLI', () => {
     }
   })
 
-  for (const worker of ['--no-worker', '--worker']) {
+  for (const worker of ['--workers=0', '--workers=1']) {
     it(`a body cut mid-way is exit 3 naming the byte offset; the records before it are loaded (${worker})`, async () => {
       const full = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i })).join('\n') + '\n'
       const sent = full.slice(0, full.indexOf('{"id":1000}')) + '{"id":10'

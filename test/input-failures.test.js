@@ -76,7 +76,7 @@ describe('an iterable input that throws midway', () => {
           this.push(range(50).map(i => JSON.stringify({ id: i })).join('\n') + '\n')
         }
       })
-      const err = await load({ url: srv.url, input: stream, format: 'ndjson', name: 'upload', command: `SET ${prefix}{id} 1`, worker }).catch(e => e)
+      const err = await load({ url: srv.url, input: stream, format: 'ndjson', name: 'upload', command: `SET ${prefix}{id} 1`, workers: worker ? 1 : 0 }).catch(e => e)
       expect(err, `worker ${worker}`).toMatchObject({ name: 'PipeloadError', code: 'PIPELOAD_INPUT_FAILED', exitCode: 3, file: 'upload' })
       expect(err.message).toMatch(/^upload@\d+: the input stream failed: boom: the source went away$/)
       if (!worker) expect(err.cause).toBe(boom) // the worker passes only code and message across

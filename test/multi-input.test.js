@@ -93,7 +93,7 @@ describe('pipeload import with several inputs', () => {
     expect(res.stderr).toMatch(/^ {2}b\.csv: 3 of 3 records loaded$/m)
   })
 
-  for (const worker of [[], ['--worker']]) {
+  for (const worker of [[], ['--workers', '1']]) {
     it(`--dry-run resp of a b c is byte for byte that of a, b and c run one by one${worker.length ? ' (--worker)' : ''}`, async () => {
       const d = dataset('diff' + worker.length)
       const files = ['a.csv', 'b.csv', 'c.ndjson.gz', 'parts/p1.ndjson']
@@ -109,7 +109,7 @@ describe('pipeload import with several inputs', () => {
 
   it('{$n} goes on across files in the worker too', async () => {
     const d = dataset('n-worker')
-    const res = await pipeload(['import', 'a.csv', 'b.csv', '-c', 'SET n:{$n} {$file}:{$line}', '--dry-run', 'text', '--worker'], { cwd: d })
+    const res = await pipeload(['import', 'a.csv', 'b.csv', '-c', 'SET n:{$n} {$file}:{$line}', '--dry-run', 'text', '--workers', '1'], { cwd: d })
     expect(res.stdout).toBe('SET n:1 a.csv:2\nSET n:2 a.csv:3\nSET n:3 b.csv:2\nSET n:4 b.csv:3\nSET n:5 b.csv:4\n')
   })
 

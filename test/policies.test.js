@@ -50,7 +50,7 @@ for (const worker of [false, true]) {
       const { file, offsets, dir } = csvFile(2000)
       await redis.set(`${prefix}150`, 'a string')
       const rejects = path.join(dir, 'rejects.ndjson')
-      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 10, window: 2, worker, rejects })
+      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 10, window: 2, workers: worker ? 1 : 0, rejects })
         .then(() => null, e => e)
       expect(err.code).toBe('PIPELOAD_RECORD_FAILED')
       expect(err.exitCode).toBe(1)
@@ -76,7 +76,7 @@ for (const worker of [false, true]) {
       const file = path.join(fs.mkdtempSync(path.join(tmp, 'm-')), 'm.ndjson')
       const lines = Array.from({ length: 100 }, (_, i) => JSON.stringify(i === 41 ? { id: 42 } : { id: i + 1, v: `v${i + 1}` }))
       fs.writeFileSync(file, lines.join('\n') + '\n')
-      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 1000, worker }).then(() => null, e => e)
+      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 1000, workers: worker ? 1 : 0 }).then(() => null, e => e)
       expect(err.code).toBe('PIPELOAD_RECORD_FAILED')
       expect(err.message).toBe(`${file}:42: field "v" is missing (stopped: on-error abort)`)
       const offset = Buffer.byteLength(lines.slice(0, 41).join('\n') + '\n')
@@ -90,7 +90,7 @@ for (const worker of [false, true]) {
       await redis.set(`${prefix}50`, 'a string')
       await redis.set(`${prefix}250`, 'a string')
       const rejects = path.join(dir, 'rejects.ndjson')
-      const summary = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 7, worker, onError: 'skip', rejects })
+      const summary = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 7, workers: worker ? 1 : 0, onError: 'skip', rejects })
       expect(summary).toMatchObject({ records: 300, loaded: 296, errors: 4, errorReplies: 2, stoppedAt: null, rejects: { file: rejects, records: 4 } })
       const got = await ids(prefix)
       for (let i = 1; i <= 300; i++) expect(got.has(i), `id ${i}`).toBe(i !== 10 && i !== 200)
@@ -109,7 +109,7 @@ for (const worker of [false, true]) {
       const bad = {}
       for (const i of [100, 200, 300, 400, 500]) bad[i] = `${i}`
       const { file, offsets } = csvFile(1000, bad)
-      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 50, worker, onError: 'skip', maxErrors: 2 })
+      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, batchSize: 50, workers: worker ? 1 : 0, onError: 'skip', maxErrors: 2 })
         .then(() => null, e => e)
       expect(err.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
       expect(err.exitCode).toBe(1)
@@ -126,7 +126,7 @@ for (const worker of [false, true]) {
     it('skip with maxErrors 0 is abort that still reads the failing batch', async () => {
       const prefix = `p0${++n}:`
       const { file } = csvFile(20, { 5: '5' })
-      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, worker, onError: 'skip', maxErrors: 0 }).then(() => null, e => e)
+      const err = await load({ url: srv.url, input: file, command: `HSET ${prefix}{id} v {v}`, workers: worker ? 1 : 0, onError: 'skip', maxErrors: 0 }).then(() => null, e => e)
       expect(err.code).toBe('PIPELOAD_TOO_MANY_ERRORS')
       expect(err.summary.errors).toBe(1)
     })
@@ -148,7 +148,7 @@ describe('error policies: other inputs and options', () => {
     fs.writeFileSync(file, '{"id":1,"v":"a"}\n{"id":2}\n{"id":3,"v":"c"}\n')
     let out = ''
     const output = new Writable({ write (c, e, cb) { out += c; cb() } })
-    const err = await load({ input: file, command: 'SET k:{id} {v}', dryRun: 'text', output, worker: false }).then(() => null, e => e)
+    const err = await load({ input: file, command: 'SET k:{id} {v}', dryRun: 'text', output, workers: 0 }).then(() => null, e => e)
     expect(err.code).toBe('PIPELOAD_RECORD_FAILED')
     expect(out).toBe('SET k:1 a\n')
     expect(err.summary.stoppedAt).toEqual({ file, line: 2, offset: 17 })

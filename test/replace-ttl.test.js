@@ -20,7 +20,7 @@ const CSV = 'id,name,country\n1,Ann,DE\n2,Bob,FR\n3,Cem,DE\n'
 const NDJSON = '{"id":1,"name":"Ann","country":"DE"}\n{"id":2,"name":"Bob","country":"FR"}\n{"id":3,"name":"Cem","country":"DE"}\n'
 
 describe('--replace', () => {
-  for (const [format, text, worker] of [['csv', CSV, '--no-worker'], ['csv', CSV, '--worker'], ['ndjson', NDJSON, '--no-worker']]) {
+  for (const [format, text, worker] of [['csv', CSV, '--workers=0'], ['csv', CSV, '--workers=1'], ['ndjson', NDJSON, '--workers=0']]) {
     it(`a re-import leaves no stale fields (${format}, ${worker})`, async () => {
       const p = `rp:${format}:${worker}:`
       const file = write(`r.${format}`, text)
@@ -65,7 +65,7 @@ describe('--replace', () => {
 })
 
 describe('--ttl-keys', () => {
-  for (const [format, text, worker] of [['csv', CSV, '--no-worker'], ['csv', CSV, '--worker'], ['ndjson', NDJSON, '--no-worker']]) {
+  for (const [format, text, worker] of [['csv', CSV, '--workers=0'], ['csv', CSV, '--workers=1'], ['ndjson', NDJSON, '--workers=0']]) {
     it(`all: every key a record writes expires, index sets too (${format}, ${worker})`, async () => {
       const p = `ta:${format}:${worker}:`
       const file = write(`t.${format}`, text)

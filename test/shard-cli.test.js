@@ -195,11 +195,11 @@ describe('--shard i/n: the union of the shards is the whole load', () => {
     expect(await contents(9)).toEqual({ 'tiny:1': { id: '1', v: 'a' }, 'tiny:2': { id: '2', v: 'b' } })
   })
 
-  it('--worker: the plan crosses into the encode thread', async () => {
+  it('--workers 1: the plan crosses into the encode thread', async () => {
     const whole = respMultiset((await runCase(CASES.csv, ['--dry-run', 'resp'])).stdoutBytes)
     for (const c of [CASES.csv, CASES.gzip]) {
       const base = respMultiset((await runCase(c, ['--dry-run', 'resp'])).stdoutBytes)
-      const runs = await Promise.all([0, 1, 2].map(i => runCase(c, ['--dry-run', 'resp', '--worker', '--shard', `${i}/3`])))
+      const runs = await Promise.all([0, 1, 2].map(i => runCase(c, ['--dry-run', 'resp', '--workers', '1', '--shard', `${i}/3`])))
       expect(runs.flatMap(r => respMultiset(r.stdoutBytes)).sort()).toEqual(base)
     }
     expect(whole.length).toBeGreaterThan(0)

@@ -42,7 +42,7 @@ function f64 (...xs) {
 
 // Both encoding paths: on the main thread and in the parse worker.
 for (const worker of [false, true]) {
-  const flag = worker ? '--worker' : '--no-worker'
+  const flag = worker ? '--workers=1' : '--workers=0'
   describe(`templates (${flag})`, () => {
     it('item 1: braces group a field name with spaces and punctuation, in -c and --key', async () => {
       const csv = file('wages.csv', WAGES)
@@ -57,7 +57,7 @@ for (const worker of [false, true]) {
       expect(k.code).toBe(0)
       expect(await redis.exists(`${p}q:8`, `${p}q:"8"`)).toBe(1)
       expect(await redis.hget(`${p}q:8`, 'Hourly Wage ($)')).toBe('21.50')
-      await load({ url: srv.url, worker, input: csv, key: `${p}lib w:{Hourly Wage ($)}` })
+      await load({ url: srv.url, workers: worker ? 1 : 0, input: csv, key: `${p}lib w:{Hourly Wage ($)}` })
       expect(await redis.hget(`${p}lib w:21.50`, 'Age')).toBe('34')
     })
 
@@ -73,7 +73,7 @@ for (const worker of [false, true]) {
       const h = await runCli(['import', csv, '-u', srv.url, flag, '-q', '--no-header', '-c', `SET ${p}arr:{$n} {$}`])
       expect(h.code).toBe(0)
       expect(await redis.get(`${p}arr:3`)).toBe('["9","51","18",""]')
-      await load({ url: srv.url, worker, input: nd, command: `SET ${p}nd:{$n} {$}` })
+      await load({ url: srv.url, workers: worker ? 1 : 0, input: nd, command: `SET ${p}nd:{$n} {$}` })
       expect(await redis.get(`${p}nd:2`)).toBe(JSON.stringify(JSON.parse(PEOPLE.split('\n')[1])))
       // --key with a record number, for data without an id.
       const k = await runCli(['import', csv, '-u', srv.url, flag, '-q', '--key', `${p}city:{$n}`])
@@ -119,7 +119,7 @@ for (const worker of [false, true]) {
       const h = await redis.hgetallBuffer(`${p}k:1`)
       expect(h.id.toString()).toBe('1')
       expect(h.embedding.equals(f32(0.5, -1.25, 3))).toBe(true)
-      await load({ url: srv.url, worker, input: nd, key: `${p}lib:{id}`, vector: 'embedding:f64' })
+      await load({ url: srv.url, workers: worker ? 1 : 0, input: nd, key: `${p}lib:{id}`, vector: 'embedding:f64' })
       expect((await redis.hgetBuffer(`${p}lib:2`, 'embedding')).equals(f64(1, 2, 4))).toBe(true)
     })
 
@@ -143,7 +143,7 @@ for (const worker of [false, true]) {
       expect(await redis.hgetall(`${p}o:7`)).toEqual({ a: 'first', b: 'half', c: 't', d: '1', e: 'first' })
       // JSON: decided per record, by whether the record has that key.
       const nd = file('odd.ndjson', '{"id":1,"$n":"mine","e:f32":"text"}\n{"id":2,"e":[1]}\n')
-      await load({ url: srv.url, worker, input: nd, command: `HSET ${p}j:{id} n {$n} e {e:f32}` })
+      await load({ url: srv.url, workers: worker ? 1 : 0, input: nd, command: `HSET ${p}j:{id} n {$n} e {e:f32}` })
       expect(await redis.hgetall(`${p}j:1`)).toEqual({ n: 'mine', e: 'text' })
       const j2 = await redis.hgetallBuffer(`${p}j:2`)
       expect(j2.n.toString()).toBe('2')

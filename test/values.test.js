@@ -29,7 +29,7 @@ async function dry (options, mode = 'text') {
   const chunks = []
   const output = new Writable({ write (c, e, cb) { chunks.push(Buffer.from(c)); cb() } })
   try {
-    const summary = await load({ dryRun: mode, output, worker: false, ...options })
+    const summary = await load({ dryRun: mode, output, workers: 0, ...options })
     return { out: Buffer.concat(chunks), summary }
   } catch (err) {
     return { out: Buffer.concat(chunks), err }

@@ -9,13 +9,15 @@ const { DEFAULTS: LOAD_DEFAULTS } = require('../run/options')
 const { encodeCommand } = require('../encode/resp')
 const { Pipe } = require('../send/pipe')
 const { load } = require('../run/load')
-const { normalizeBenchOptions, GOOD_ENOUGH, BENCH_DEFAULTS } = require('./options')
+const { normalizeBenchOptions } = require('./options')
 const { startDelayProxy } = require('./delay-proxy')
-const { MemorySampler, parseClientList } = require('./sampler')
 const { WORKLOADS } = require('./workloads')
+const { MemorySampler, parseClientList } = require('./sampler')
 const { prefixedTemplates } = require('./file')
-const { MIN_ROUND_TRIPS, roundTrips, floorMs, cannotFinish, finishedRanked } = require('./plan')
-const { sliceMargin, rowMargin } = require('./margin')
+const { roundTrips, floorMs, cannotFinish, finishedRanked } = require('./plan')
+const { sliceMargin } = require('./margin')
+const { combineRuns, result, rate, round } = require('./result')
+const { SCAN_COUNT, deletePrefix, safetyTtlMs, addCleanupHint, cleanUp } = require('./cleanup')
 const { checkRights } = require('./rights')
 const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = require('../send/cluster')
 
@@ -29,7 +31,6 @@ const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = r
 // whole run prefix is swept again at the end, also after an error or Ctrl-C. Nothing is
 // ever flushed.
 
-const SCAN_COUNT = 1000
 const PING_SAMPLES = 5
 const FILE_TIMELINE_MS = 2
 
@@ -417,60 +418,6 @@ async function maxClientId (control) {
   }
 }
 
-/** SCAN MATCH prefix* and UNLINK what it finds; resolves with the number of keys removed. */
-async function deletePrefix (control, prefix) {
-  let cursor = '0'
-  let removed = 0
-  do {
-    const [next, keys] = await control.scan(cursor, 'MATCH', prefix + '*', 'COUNT', SCAN_COUNT)
-    cursor = next
-    if (keys.length) removed += await control.unlink(...keys)
-  } while (cursor !== '0')
-  return removed
-}
-
-/**
- * The safety TTL of every key bench writes, so a bench killed mid-row leaves nothing for
- * ever: an hour, or ten times --max-row-time when longer; a day with no cap.
- */
-function safetyTtlMs (o) {
-  return o.maxRowTimeMs > 0 ? Math.max(3600000, 10 * o.maxRowTimeMs) : 86400000
-}
-
-/** The redis-cli command that removes the run's keys (the password from $REDISCLI_AUTH, never printed). */
-function cleanupCommand (ctx) {
-  const c = ctx.control.options || {}
-  const cli = ['redis-cli']
-  if (c.path) cli.push('-s', c.path)
-  else cli.push('-h', c.host || '127.0.0.1', '-p', String(c.port || 6379))
-  if (c.db) cli.push('-n', String(c.db))
-  if (c.username) cli.push('--user', c.username)
-  if (c.tls) cli.push('--tls')
-  if (ctx.cluster) cli.push('-c')
-  const base = cli.join(' ')
-  return `${base} --scan --pattern '${ctx.prefix}*' | xargs -r ${base} unlink`
-}
-
-/** On any failure the message says whether the run's keys were deleted and how to remove them. */
-function addCleanupHint (err, ctx) {
-  const done = err.cleanupError ? `its keys could not be deleted (${err.cleanupError.cause})` : 'its keys were deleted'
-  const expire = WORKLOADS[ctx.o.workload]?.expires ? ` (they expire within ${Math.round(ctx.ttlMs / 60000)} min)` : ''
-  err.message += `\n${done}; to remove any left${expire}: ${cleanupCommand(ctx)}`
-  err.cleanup = cleanupCommand(ctx)
-}
-
-async function cleanUp (ctx, failed) {
-  try {
-    if (ctx.cluster) await deletePrefixCluster(ctx.cluster, ctx.prefix, SCAN_COUNT)
-    else await deletePrefix(ctx.control, ctx.prefix)
-  } catch (err) {
-    const e = new PipeloadError('PIPELOAD_CONNECTION_LOST',
-      `could not delete the benchmark's keys (${err.message}); remove them with: ${cleanupCommand(ctx)}`, { prefix: ctx.prefix, cause: err.message })
-    if (!failed) throw e
-    failed.cleanupError = e
-  }
-}
-
 /**
  * A failure of the control client (a reply error, "Connection is closed", a command
  * timeout) as a PipeloadError naming the server: those are not bugs, and get exit 4.
@@ -489,77 +436,5 @@ function asPipeloadError (err, control, connectTimeout) {
   return new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target}: ${scrub(err.message, [c.password, c.sentinelPassword])}`, { target })
 }
 
-/** Repeated runs of one row: the median run by ops/s, the spread, the worst memory. */
-function combineRuns (runs) {
-  const sorted = runs.slice().sort((a, b) => a.opsPerSec - b.opsPerSec)
-  const { relMargin, ...median } = sorted[sorted.length >> 1]
-  const peak = k => runs.some(r => r[k] === null) ? null : Math.max(...runs.map(r => r[k]))
-  const trips = roundTrips(median.window, median.batches)
-  const correct = runs.every(r => r.correct)
-  return {
-    ...median,
-    ...rowMargin(runs, median),
-    roundTrips: trips,
-    // Ranked: a rate over enough round trips, and the server holds what was sent.
-    ranked: correct && trips >= MIN_ROUND_TRIPS,
-    runs: runs.length,
-    opsPerSecMin: sorted[0].opsPerSec,
-    opsPerSecMax: sorted[sorted.length - 1].opsPerSec,
-    serverReplyPeakBytes: peak('serverReplyPeakBytes'),
-    serverTotalPeakBytes: peak('serverTotalPeakBytes'),
-    clientRssPeakBytes: peak('clientRssPeakBytes'),
-    correct,
-    capped: runs.some(r => r.capped)
-  }
-}
-
-function result (ctx, rows, pingMs, skipped, cantFinish) {
-  const { o } = ctx
-  const base = o.baseline ? rows[0].opsPerSec : 0
-  // The fastest row and the recommendation come from ranked rows: a row of a few round
-  // trips would win on a slow link by timing little more than one RTT.
-  // (When no batched row is ranked, the fastest of all is marked, and nothing is recommended.)
-  const measured = rows.filter(r => r.ranked)
-  const pool = measured.some(r => r.mode === 'pipeline') ? measured : rows
-  let fastest = null
-  for (const r of pool) if (!fastest || r.opsPerSec > fastest.opsPerSec) fastest = r
-  const good = measured.filter(r => r.mode === 'pipeline' && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec)
-  const c = ctx.control.options
-  return {
-    workload: o.workload,
-    input: o.workload === 'file' ? o.input : null,
-    count: o.workload === 'file' ? ctx.fileRecords : o.count,
-    // The default count, grown so the largest batch size spans enough round trips.
-    countGrown: o.workload !== 'file' && !o.countGiven && o.count !== BENCH_DEFAULTS.count,
-    rttMs: o.rttMs > 0 ? o.rttMs : null,
-    jitterMs: o.jitterMs > 0 ? o.jitterMs : null,
-    rttSimulated: o.rttMs > 0,
-    pingMs,
-    target: describeTarget({ host: c.host, port: c.port, db: c.db, path: c.path }) + (ctx.cluster ? ' (cluster)' : ''),
-    window: o.window,
-    repeat: o.repeat,
-    baseline: o.baseline,
-    maxRowTimeMs: o.maxRowTimeMs || null,
-    minRoundTrips: MIN_ROUND_TRIPS,
-    skippedBatchSizes: skipped,
-    skippedRows: cantFinish,
-    fastestBatchSize: fastest.mode === 'pipeline' && fastest.ranked ? fastest.batchSize : null,
-    recommendedBatchSize: good.length ? good[0].batchSize : null,
-    rows: rows.map(r => ({
-      ...r,
-      speedup: base > 0 ? round(r.opsPerSec / base, 2) : null,
-      fastest: r === fastest
-    }))
-  }
-}
-
-function rate (n, ms) {
-  return ms > 0 ? Math.round((n * 1000) / ms) : 0
-}
-
-function round (v, digits = 3) {
-  const f = 10 ** digits
-  return Math.round(v * f) / f
-}
-
+module.exports = { bench, deletePrefix }
 module.exports = { bench, deletePrefix }

@@ -2,6 +2,7 @@
 
 const { PipeloadError } = require('../errors')
 const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration, parseCount } = require('../run/options')
+const { BENCH_SHARED } = require('../run/option-table')
 const { defaultCount } = require('./plan')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
@@ -10,7 +11,7 @@ const BENCH_DEFAULTS = Object.freeze({
   // The least: grown with the largest batch size and the window (see plan.js defaultCount).
   count: 100000,
   // Powers of ten, and the import's own default batch size: the figure users most want to
-  // compare against (taken from lib/options.js, so the two cannot drift apart).
+  // compare against (taken from lib/run/option-table.js, so the two cannot drift apart).
   batchSizes: Object.freeze([...new Set([1, 10, 100, 1000, 10000, 100000, LOAD_DEFAULTS.batchSize])].sort((a, b) => a - b)),
   window: LOAD_DEFAULTS.window,
   repeat: 1,
@@ -30,10 +31,12 @@ const WORKLOADS = ['incr', 'set', 'hset', 'ping']
 // fastest: nearly the same speed, less memory on both ends.
 const GOOD_ENOUGH = 0.9
 
-/** Every option bench() takes (see checkKnownOptions); index.d.ts lists the same. */
-const BENCH_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, 'workload', 'count', 'batchSizes', 'window', 'repeat', 'baseline', 'rtt', 'rttMs',
-  'jitter', 'jitterMs', 'maxRowTime', 'maxRowTimeMs', 'input', 'format', 'header', 'delimiter', 'jsonPath', 'maxRecordSize',
-  'key', 'command', 'commands', 'ttl', 'sampleIntervalMs', 'signal', 'onProgress'])
+/**
+ * Every option bench() takes (see checkKnownOptions); index.d.ts lists the same. Those of
+ * load() it shares (a file's, the window) are marked in lib/run/option-table.js.
+ */
+const BENCH_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, ...BENCH_SHARED, 'workload', 'count', 'batchSizes', 'repeat', 'baseline', 'rtt', 'rttMs',
+  'jitter', 'jitterMs', 'maxRowTime', 'maxRowTimeMs', 'sampleIntervalMs', 'signal', 'onProgress'])
 // load() options bench refuses with a reason of its own, below.
 const REFUSED = ['map', 'dryRun']
 

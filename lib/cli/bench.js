@@ -3,7 +3,8 @@
 const { Command, Option } = require('commander')
 const { PipeloadError, EXIT } = require('../errors')
 const { BENCH_DEFAULTS, WORKLOADS } = require('../bench/options')
-const { collect, addConnectionOptions, connectionOptions } = require('./connection-flags')
+const { addConnectionOptions, connectionOptions } = require('./connection-flags')
+const { addFlags } = require('./table-flags')
 const { durationFlag } = require('./duration-flag')
 
 // `pipeload bench`: argv -> bench() options -> a table (or JSON / CSV / Markdown).
@@ -17,20 +18,16 @@ function benchCommand (io) {
     .addOption(new Option('--workload <name>', 'synthetic workload').choices(WORKLOADS).default(BENCH_DEFAULTS.workload))
     .option('--count <n>', `commands per row (synthetic workloads; default ${BENCH_DEFAULTS.count}, grown to 10 x window x the largest batch size, at most 1000000)`)
     .option('--batch-sizes <list>', 'comma-separated batch sizes', BENCH_DEFAULTS.batchSizes.join(','))
-    .option('-w, --window <n>', 'batches awaiting replies at most (the in-a-row row always uses 1)', String(BENCH_DEFAULTS.window))
+  addFlags(cmd, ['window'])
+  cmd
     .option('--repeat <n>', 'run every row n times; report the median and the spread', String(BENCH_DEFAULTS.repeat))
     .option('--no-baseline', 'skip the "in a row" row (one command per round trip; up to --max-row-time long)')
     .option('--rtt <duration>', 'simulate a link with this round-trip time through a delay proxy on loopback, e.g. 50ms')
     .option('--jitter <duration>', 'with --rtt: vary each round trip by up to ± this much')
     .option('--max-row-time <duration>', 'stop sending in a row after this long (0: never); ops/s is over what was sent', `${BENCH_DEFAULTS.maxRowTimeMs / 1000}s`)
-    .option('-k, --key <template>', "file: write each record as a hash, same as -c 'HSET <template> *'")
-    .option('-c, --command <template>', 'file: command template per record, repeatable', collect, [])
-    .option('--ttl <duration>', 'file: EXPIRE the key of the first command (seconds, or 90s, 1h, 7d)')
-    .addOption(new Option('-f, --format <format>', 'file: input format (default: from the extension)').choices(['csv', 'tsv', 'json', 'ndjson']))
-    .option('--no-header', 'file: CSV/TSV has no header row')
-    .option('-d, --delimiter <char>', 'file: CSV field delimiter')
-    .option('--json-path <path>', 'file: JSON array of records at this dotted path')
-    .option('--max-record-size <bytes>', 'file: refuse larger records')
+  // The import's flags a file is timed with, help lines and all (marked "file:").
+  addFlags(cmd, ['key', 'command', 'ttl', 'format', 'header', 'delimiter', 'jsonPath', 'maxRecordSize'], 'file: ')
+  cmd
     .addOption(new Option('--json', 'print the result as JSON on stdout').conflicts(['csv', 'markdown']))
     .addOption(new Option('--csv', 'print one CSV line per row on stdout').conflicts(['markdown']))
     .option('--markdown', 'print a Markdown table on stdout')

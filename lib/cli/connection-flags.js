@@ -1,38 +1,19 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { DEFAULTS } = require('../run/options')
 const { tlsFromFlags } = require('../send/tls')
 const { urlHasPassword, checkPort } = require('../send/connection')
 const { durationFlag } = require('./duration-flag')
+const { addFlags, COMMON_FLAGS } = require('./table-flags')
 
-// The connection flags both commands take (redis-cli's names), and their reading into
+// The connection flags both commands take (redis-cli's names, declared in the option table), and their reading into
 // load()/bench() options: import and bench share this file instead of importing each other.
 
 const PASSWORD_WARNING = "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
 
-function collect (value, previous) {
-  return previous.concat([value])
-}
-
-/** Connection flags shared by the commands (redis-cli names). */
+/** Connection flags shared by the commands (redis-cli names), from the option table. */
 function addConnectionOptions (cmd) {
-  return cmd
-    .option('-u, --url <url>', 'server URL, redis://[user:password@]host:port[/db] (default: $REDIS_URL or 127.0.0.1:6379)')
-    .option('-h, --host <host>', 'server host (redis-cli style); a bare -h shows this help')
-    .option('-p, --port <port>', 'server port')
-    .option('-a, --pass <password>', 'password (prefer $REDISCLI_AUTH or $REDIS_PASSWORD: the command line is visible to other users)')
-    .option('--user <username>', 'ACL user name')
-    .option('-n, --db <number>', 'database number')
-    .option('--tls', 'connect with TLS (implied by rediss:// and by every --tls-* flag)')
-    .option('--tls-ca <file>', 'PEM file of the CA(s) to trust for the server certificate (default: the system CAs)')
-    .option('--tls-cert <file>', 'PEM client certificate, for servers with tls-auth-clients')
-    .option('--tls-key <file>', 'PEM private key of --tls-cert')
-    .option('--tls-servername <name>', 'the name to check the server certificate against and send as SNI (default: the host)')
-    .option('--tls-insecure', 'do not verify the server certificate (prints a warning)')
-    .option('--sentinel <host:port>', 'ask this Redis Sentinel for the master (repeatable; with --master-name)', collect, [])
-    .option('--master-name <name>', 'the master name the sentinels monitor')
-    .option('--connect-timeout <duration>', 'give up setting up a connection (connect, TLS, AUTH, SELECT, cluster and sentinel discovery) after this long, each step', `${DEFAULTS.connectTimeout / 1000}s`)
+  return addFlags(cmd, COMMON_FLAGS)
 }
 
 /**
@@ -83,4 +64,4 @@ function portFlag (value) {
   return Number(value)
 }
 
-module.exports = { collect, intFlag, portFlag, addConnectionOptions, connectionOptions, PASSWORD_WARNING }
+module.exports = { intFlag, portFlag, addConnectionOptions, connectionOptions, PASSWORD_WARNING }

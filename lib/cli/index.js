@@ -1,15 +1,15 @@
 'use strict'
 
-const { Command, Option, CommanderError } = require('commander')
+const { Command, CommanderError } = require('commander')
 const { load } = require('../run/load')
 const { PipeloadError, EXIT, where } = require('../errors')
-const { DEFAULTS, parseShard } = require('../run/options')
+const { parseShard } = require('../run/options')
 const { formatProgress, formatSummary, formatFailure, int, count } = require('../run/reporter')
 const { version } = require('../../package.json')
 const { outputError } = require('../send/dry-run')
 const { refuseOutputsOverInputs } = require('../run/same-file')
-const { collect, addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
-const { durationFlag } = require('./duration-flag')
+const { addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
+const { addFlags, refuseRemoved, plainOptions, IMPORT_FLAGS } = require('./table-flags')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 
@@ -87,40 +87,7 @@ function importCommand (io) {
     .description('stream CSV, TSV, JSON or NDJSON files or URLs (or - for stdin) into Redis as pipelined commands')
     .argument('<input...>', 'files to load, one after another: paths, patterns (\'parts/*.csv\', expanded by pipeload too), - for stdin, http(s):// URLs (streamed; gzip is detected)')
     .helpOption('--help', 'display help for import (so does -h without a host)')
-    .addOption(new Option('-f, --format <format>', 'input format (default: from the file extension; for a URL, its path or Content-Type)').choices(['csv', 'tsv', 'json', 'ndjson', 'parquet']))
-    .option('--no-header', 'CSV/TSV has no header row: fields are {0}, {1}, …')
-    .option('--columns <names>', 'CSV/TSV column names, comma-separated: name a --no-header file\'s columns, or rename the header\'s (e.g. duplicated names)')
-    .option('-d, --delimiter <char>', 'CSV field delimiter (\\t for tab)')
-    .option('--relax-quotes', 'CSV/TSV: a quote inside an unquoted field (5\'10", 37°36\'37.8"N) is data, not an error')
-    .option('--json-path <path>', 'JSON: the records are at this path (an array, or an object keyed by id): data.items, $.data.items, data.items[*]; $ = the top level')
-    .option('-k, --key <template>', "write each record as a hash: same as -c 'HSET <template> *'")
-    .option('-c, --command <template>', 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', collect, [])
-    .option('--map <module>', 'a JS module (CommonJS or ESM) whose default export (record, ctx) returns the commands for a record, or null to skip it; ctx = { n, line, file }')
-    .option('--ttl <duration>', 'EXPIRE the key of the first command after writing it: seconds (3600) or 90s, 30m, 1h, 7d')
-    .addOption(new Option('--ttl-keys <which>', 'which keys --ttl expires: first = the first command\'s key, all = every key the record writes (index sets too)').choices(['first', 'all']).default('first'))
-    .option('--replace', 'DEL each record\'s first key before its commands: a re-import leaves no stale fields')
-    .option('--vector <field:f32>', '* writes this field (a JSON array of numbers) as float32/f64 bytes, e.g. embedding:f32:768; repeatable', collect, [])
-    .option('-b, --batch-size <n>', 'commands per pipelined batch (counts take k = 1000, m = 1000000: 5k)', DEFAULTS.batchSize)
-    .option('-w, --window <n>', 'batches awaiting replies at most', DEFAULTS.window)
-    .addOption(new Option('--max-record-size <size>', 'refuse records larger than this: bytes, or with a unit (KiB/KB, MiB/MB, GiB/GB: all 1024-based, as in redis.conf)').default(DEFAULTS.maxRecordSize, `${DEFAULTS.maxRecordSize / 1024 / 1024} MiB`))
-    .addOption(new Option('--on-error <policy>', 'a failed record (bad row, missing field, error reply): abort = stop there, skip = report it and go on').choices(['abort', 'skip']).default(DEFAULTS.onError))
-    .option('--max-errors <n>', 'with --on-error skip: stop once more than n records failed')
-    .option('--rejects <file>', 'write each failed record to this file as NDJSON: { file, line, offset, code, reason, source, raw }')
-    .option('--checkpoint <file>', 'keep in <file> how far the input is loaded and acknowledged (written atomically)')
-    .option('--resume', 'continue from --checkpoint <file>: skip the records it says are loaded (no checkpoint there: exit 2)')
-    .option('--resume-if-present', 'resume when --checkpoint <file> is there, else start from the first record (for scripts and jobs that always pass it)')
-    .option('--timeout <duration>', 'no reply for this long while replies are due: reconnect and re-send; an http(s) input that sends nothing this long fails: 90s, 500ms, 2m, 1h (a unit is required)', `${DEFAULTS.timeout / 1000}s`)
-    .option('--retry-timeout <duration>', 'keep reconnecting this long after losing the connection', `${DEFAULTS.retryTimeout / 1000}s`)
-    .option('--shard <i/n>', 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)')
-    .option('--workers <n|auto>', 'threads that parse and encode: 0 = the main thread, 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto (default) = up to 4 for a cluster of several masters or --dry-run on more than 2 cores, else 0')
-    .addOption(new Option('--chunk-size <size>', 'with --workers ≥ 2: bytes per chunk, cut at record boundaries (a tuning knob)').default(DEFAULTS.chunkSize, '1 MiB'))
-    .option('--worker', 'same as --workers 1 (kept for older scripts)')
-    .option('--no-worker', 'same as --workers 0')
-    .option('--cluster', 'the server is a Redis Cluster node: route each command to the master of its hash slot (default: asked with INFO cluster)')
-    .option('--no-cluster', 'never use cluster mode, even when the server says it is a cluster node')
-    .addOption(new Option('--dry-run <mode>', 'write the commands to stdout instead of sending them').choices(['resp', 'text']))
-    .option('--json', 'print the summary as JSON on stdout')
-    .option('-q, --quiet', 'print nothing but errors')
+  addFlags(cmd, IMPORT_FLAGS)
   addConnectionOptions(cmd)
   cmd.addHelpText('after', `
 Examples:
@@ -151,6 +118,7 @@ ${TEMPLATE_HELP}${ENV_HELP}${EXIT_HELP}${manualHelp('every option: options.md, t
 }
 
 async function runImport (input, flags, io) {
+  refuseRemoved(flags)
   if (flags.json && flags.dryRun) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--json and --dry-run both want stdout: use one of them', { option: '--json' })
   }
@@ -172,37 +140,15 @@ async function runImport (input, flags, io) {
   const options = {
     ...connectionOptions(flags, io.env, warn),
     input,
-    format: flags.format,
-    header: flags.header,
-    columns: flags.columns,
-    delimiter: flags.delimiter,
-    relaxQuotes: flags.relaxQuotes,
-    jsonPath: flags.jsonPath,
-    key: flags.key,
+    ...plainOptions(flags, ['input', 'command', 'map', 'ttlKeys', 'vector', 'resume', 'shard']),
     commands: flags.command.length ? flags.command : undefined,
     map: flags.map === undefined ? undefined : await mapModule(flags.map),
-    ttl: flags.ttl,
     vector: flags.vector.length ? flags.vector : undefined,
     ttlKeys: flags.ttl === undefined ? undefined : flags.ttlKeys,
-    replace: flags.replace,
-    batchSize: flags.batchSize,
-    window: flags.window,
-    maxRecordSize: flags.maxRecordSize,
-    onError: flags.onError,
-    maxErrors: flags.maxErrors,
-    rejects: flags.rejects,
-    worker: flags.worker,
-    workers: flags.workers,
-    chunkSize: flags.chunkSize,
-    cluster: flags.cluster,
     shard: shardFlag(flags, io.env),
-    timeout: durationFlag(flags.timeout, '--timeout'),
-    retryTimeout: durationFlag(flags.retryTimeout, '--retry-timeout'),
-    checkpoint: flags.checkpoint,
     resume: resumeFlag(flags),
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
     onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')} (${count(e.resentCommands, 'command')})${e.lostBatches ? ` and ${count(e.lostBatches, 'batch', 'batches')} the old master had acknowledged but the new one lacks` : ''}\n`),
-    dryRun: flags.dryRun,
     output: io.stdout,
     signal: io.signal,
     onProgress: showProgress ? progress : undefined

@@ -122,11 +122,12 @@ function get (url, headers, timeoutMs, signal, shown) {
 }
 
 /**
- * GET `input.url`, following up to 5 redirects, and complete the input's description
- * (`stream`, `format`, `size`, `http` identity) in place. With `range` (--resume), ask for
- * the bytes from `range.offset` on, if the resource still matches `range.ifRange`: a 206
- * sets `input.range` ({ offset }: the body starts there); a 200 is the whole body, as
- * without `range` (the server ignores ranges, or the resource changed).
+ * GET `input.url`, following up to 5 redirects; resolves with the input's description
+ * completed (`stream`, `format`, `size`, `http` identity), a new object of kind 'bytes':
+ * `input` is left as it was. With `range` (--resume), ask for the bytes from `range.offset`
+ * on, if the resource still matches `range.ifRange`: a 206 gives `range` ({ offset }: the
+ * body starts there); a 200 is the whole body, as without `range` (the server ignores
+ * ranges, or the resource changed).
  * @param {{ url: string, name: string, format?: string }} input
  * @param {{ format?: string, connectTimeout: number, signal?: AbortSignal }} o
  * @param {{ offset: number, ifRange: string, checkpoint: string }|null} [range]
@@ -187,41 +188,37 @@ async function openUrl (input, o, range = null) {
   }
   if (format === 'parquet') { // known from the Content-Type only: read by ranges instead
     res.destroy()
-    input.format = format
-    return openParquetUrl(input, o)
+    return openParquetUrl({ ...input, format }, o)
   }
   const length = Number(res.headers['content-length'])
   const bodySize = Number.isSafeInteger(length) && length >= 0 ? length : undefined
   const part = status === 206 && range ? partOf(res, range, bodySize, shown) : null
-  input.kind = 'bytes'
-  input.format = format
-  input.size = part ? part.total ?? undefined : bodySize // the whole resource's: progress counts from the offset
-  input.range = part ? { offset: range.offset } : null
-  input.stream = bodyStream(res, bodySize, o.timeout)
-  // What a checkpoint compares on --resume: the same resource, unchanged. A 206 need not
-  // repeat Last-Modified, but it answers If-Range: the validator sent still holds.
-  input.http = {
-    url: shown,
-    etag: res.headers.etag ?? (part ? range.etag : null) ?? null,
-    lastModified: res.headers['last-modified'] ?? (part ? range.lastModified : null) ?? null,
-    size: input.size ?? null
+  const size = part ? part.total ?? undefined : bodySize // the whole resource's: progress counts from the offset
+  return {
+    ...input,
+    kind: 'bytes',
+    format,
+    size,
+    range: part ? { offset: range.offset } : null,
+    stream: bodyStream(res, bodySize, o.timeout),
+    // What a checkpoint compares on --resume: the same resource, unchanged. A 206 need not
+    // repeat Last-Modified, but it answers If-Range: the validator sent still holds.
+    http: {
+      url: shown,
+      etag: res.headers.etag ?? (part ? range.etag : null) ?? null,
+      lastModified: res.headers['last-modified'] ?? (part ? range.lastModified : null) ?? null,
+      size: size ?? null
+    }
   }
-  return input
 }
 
 /**
- * A Parquet URL: its size and identity from a first Range request; `input.buffer` then reads
- * the byte ranges the reader asks for (no `stream`: nothing is downloaded whole).
+ * A Parquet URL: its size and identity from a first Range request; the description's `buffer`
+ * then reads the byte ranges the reader asks for (no `stream`: nothing is downloaded whole).
  */
 async function openParquetUrl (input, o) {
   const buffer = await require('./parquet-http').urlBuffer(input, o, { get, parseInputUrl, idleText, userAgent: `pipeload/${version}` })
-  input.kind = 'bytes'
-  input.buffer = buffer
-  input.size = buffer.byteLength
-  input.range = null
-  input.stream = null
-  input.http = buffer.identity
-  return input
+  return { ...input, kind: 'bytes', buffer, size: buffer.byteLength, range: null, stream: null, http: buffer.identity }
 }
 
 /**

@@ -69,7 +69,7 @@ function describeFile (path, o) {
   return { kind: 'bytes', name: o.name || path, format, path, size }
 }
 
-/** An http(s) URL: kind 'url' until openUrl() (lib/http-input.js) has its response. */
+/** An http(s) URL: kind 'url'; openUrl() (./http-input.js) makes of it, once its response is in, a new description of kind 'bytes'. */
 function describeUrl (input, o) {
   const { url } = parseInputUrl(input) // refuses a URL that does not parse or decode, before anything is sent
   let path = url.pathname

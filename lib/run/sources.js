@@ -1,7 +1,7 @@
 'use strict'
 
 const { openUrl } = require('../read/http-input')
-const { openMode } = require('../threads/modes')
+const { openMode, autoWorkers, modeOf } = require('../threads/modes')
 const { WorkerPool } = require('../threads/pool')
 
 // The inputs of a run as one stream of encoded batches: each input opened in turn (its own
@@ -11,16 +11,17 @@ const { WorkerPool } = require('../threads/pool')
 
 /**
  * One input as encoded batches, parsed and encoded in worker threads or on this one
- * (lib/threads/modes.js). `at`: `skip`, its first records, dropped (--resume); `before`:
- * records of the run before its first ({$n} goes on from there); `pool`, `cluster`,
- * `masters` as openMode takes them. Resolves once its header is read and the templates are
- * compiled against it, so their errors come before anything of it is sent.
+ * (lib/threads/modes.js). `at.skip`: its first records, dropped (--resume); `at.before`:
+ * records of the run before its first ({$n} goes on from there). `where`: { mode } (modeOf's),
+ * and `cluster` (whether the sink is a cluster, when known) and `pool` (the run's parse
+ * workers). Resolves once its header is read and the templates are compiled against it, so
+ * their errors come before anything of it is sent.
  * @returns {Promise<{ batches: AsyncIterable<object>, close: () => Promise<void> }>}
  */
-async function openSource (input, o, at = {}) {
+async function openSource (input, o, at, where) {
   let source
   try {
-    source = await openMode(input, o, at)
+    source = await openMode(input, o, { ...at, ...where })
   } catch (err) {
     if (input.http) input.stream?.destroy() // the response body is not read
     throw err
@@ -29,7 +30,7 @@ async function openSource (input, o, at = {}) {
     batches: source.batches,
     resumeShape: source.resumeShape, // where a ranged --resume can start (see Reader#resumeShape)
     useSlots: source.useSlots, // n workers: they hash the cluster slots
-    workers: source.workers, // parse worker threads: 0 (this thread), 1, or n
+    workers: where.mode.workers, // parse worker threads: 0 (this thread), 1, or n
     fallback: source.fallback ?? (() => null), // n workers: where and why this thread read on ({ from, line, offset, reason }), or null
     close: async () => {
       try {
@@ -42,44 +43,60 @@ async function openSource (input, o, at = {}) {
 }
 
 /**
- * The inputs from `plan.from` on, one after another. Batches get `file` (the input's name)
- * and `fileIndex`; `bytesRead` counts over the inputs read. `run` hears of each input
- * opened (a URL's response is its identity), started and read to its end.
+ * The inputs of a plan (run/plan.js) from `resume.from` on, one after another. Batches get
+ * `file` (the input's name) and `fileIndex`; `bytesRead` counts over the inputs read. `run`
+ * hears of each input opened (a URL's response is its identity: a new description, which it
+ * is given), started and read to its end. `connect()` opens the sink, once (load.js): called
+ * here only when an input's mode waits for the target (workers 'auto', on a cluster or not).
  */
 class InputSequence {
   /**
-   * @param {object[]} inputs described inputs (lib/read/input.js)
-   * @param {{ from: number, skip: number, before: number }} plan the first input to read, its records to skip, the run's records before it
-   * @param {{ opened(i, input, skip), started(i), ended(i), fellBack(i, fallback) }} run
+   * @param {{ plan: object, run: { opened(i, input, skip), started(i), ended(i), fellBack(i, fallback), workers: number }, connect: () => Promise<{ sink }> }} a
    */
-  constructor (inputs, o, plan, run) {
-    this.inputs = inputs
-    this.o = o
+  constructor ({ plan, run, connect }) {
     this.plan = plan
+    this.inputs = plan.inputs
+    this.o = plan.options
     this.run = run
+    this.connect = connect
     this.current = null // the open source
-    this.cluster = undefined // whether the sink is a cluster, once known (workers 'auto')
+    this.cluster = plan.target === 'dry-run' ? false : undefined // whether the sink is a cluster, once known (workers 'auto')
     this.masters = undefined // and of how many masters
     this.slots = false // the sink is a cluster: workers that can hash the slots do
+    this.owners = null
     this.pool = new WorkerPool() // parse workers (n ≥ 1), started once for every input, ended by close()
   }
 
-  async open (i, skip, before) {
-    const input = this.inputs[i]
+  async open (i, at) {
+    let input = this.inputs[i]
+    // workers 'auto' may depend on the target being a cluster: then the sink first.
+    if (this.cluster === undefined && this.waitsForTarget(input)) this.target((await this.connect()).sink)
     this.run.started(i) // from here its failures (a bad header) are its own
     if (input.kind === 'url') {
-      await openUrl(input, this.o) // only now: a response waiting for its turn could time out
+      input = await openUrl(input, this.o) // only now: a response waiting for its turn could time out
       try {
-        this.run.opened(i, input, skip)
+        this.run.opened(i, input, at.skip)
       } catch (err) {
         input.stream?.destroy() // not the response the checkpoint was written for: not read
         throw err
       }
     }
-    this.current = await openSource(input, this.o, { skip, before, cluster: this.cluster, masters: this.masters, pool: this.pool })
+    const mode = this.plan.modes[i] ?? modeOf(input, this.o, this.workersFor(input))
+    this.current = await openSource(input, this.o, at, { mode, cluster: this.cluster, pool: this.pool })
     this.run.workers = Math.max(this.run.workers, this.current.workers)
     if (this.slots && this.current.useSlots) this.current.useSlots(this.owners)
     return this.current
+  }
+
+  /** Whether workers 'auto' could start workers for `input` on a cluster: its mode waits for the target. */
+  waitsForTarget (input) {
+    return this.o.workers === 'auto' && !this.o.dryRun && autoWorkers({ cluster: true, bytes: input.size }) > 0
+  }
+
+  /** The parse workers for `input`: workers 'auto' decides per input, by its size and the target. */
+  workersFor (input) {
+    if (this.o.workers !== 'auto') return this.o.workers
+    return autoWorkers({ cluster: this.cluster, masters: this.masters, dryRun: Boolean(this.o.dryRun), bytes: input.size })
   }
 
   /** The sink is known: whether it is a cluster, and of how many masters (workers 'auto'). */
@@ -98,10 +115,11 @@ class InputSequence {
     if (this.current && this.current.useSlots) this.current.useSlots(owners)
   }
 
-  /** Open the first input to read: before connecting, so its header and templates are checked first. */
+  /** Open the first input to read: before connecting (unless its mode waits for the target), so its header and templates are checked first. */
   async start () {
+    const { from, skip, before } = this.plan.resume
     try {
-      if (this.plan.from < this.inputs.length) await this.open(this.plan.from, this.plan.skip, this.plan.before)
+      if (from < this.inputs.length) await this.open(from, { skip, before })
     } catch (err) {
       await this.close()
       throw err
@@ -109,15 +127,16 @@ class InputSequence {
   }
 
   async * batches () {
-    let before = this.plan.before
+    const { from } = this.plan.resume
+    let before = this.plan.resume.before
     let bytes = 0
-    for (let i = this.plan.from; i < this.inputs.length; i++) {
-      const source = i === this.plan.from ? this.current : await this.open(i, 0, before)
-      const input = this.inputs[i]
+    for (let i = from; i < this.inputs.length; i++) {
+      const source = i === from ? this.current : await this.open(i, { skip: 0, before })
+      const name = this.inputs[i].name
       let read = 0
       try {
         for await (const batch of source.batches) {
-          batch.file = input.name
+          batch.file = name
           batch.fileIndex = i
           read = batch.bytesRead
           batch.bytesRead = bytes + read

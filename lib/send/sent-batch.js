@@ -19,6 +19,7 @@ class SentBatch {
     this.skipped = encoded.skipped || 0 // records map() skipped (returned null): neither loaded nor failed
     this.file = encoded.file // its input, when the run has several (a batch never spans two)
     this.fileIndex = encoded.fileIndex
+    this.seq = encoded.seq // the run's number for it, which its failures are logged by
   }
 
   /** Index of the record that command number `c` belongs to. */

@@ -44,26 +44,38 @@ function workerEligible (desc, o) {
 }
 
 /**
- * Open the input's chain where it runs: on this thread (workers 0, records, map()), in one
- * worker thread (workers 1, JSON documents, which cannot be cut, and a --shard share of stdin,
- * gzip or a URL), or in n worker threads on chunks of the input (n ≥ 2) or on a Parquet
- * file's row groups (n ≥ 1): the workers of the run's `pool`, kept from one input to the next.
- * `at`: `skip` (its first records, dropped: --resume), `before` (records of the run before its
- * first: {$n}), `pool`, and, when already known, `cluster` (whether the sink is one) and its
- * `masters` (workers 'auto'). Resolves with the mode's source and `workers` (0, 1 or n).
+ * Where an input's chain runs, given `n` parse workers: on this thread ('thread': workers 0,
+ * records, map()), in one worker thread ('worker': workers 1, JSON documents, which cannot be
+ * cut, and a --shard share of stdin, gzip or a URL), in n worker threads on chunks of the
+ * input ('chunks': n ≥ 2), or, for a Parquet file, its row groups read and encoded by n
+ * workers side by side ('row-groups', 1 too; a URL's are read on this thread, through its one
+ * Range reader). Decided by the plan where it can be (lib/run/plan.js), else when the input
+ * is opened.
+ * @returns {{ mode: 'thread'|'worker'|'chunks'|'row-groups', workers: number }}
  */
-async function openMode (input, o, { skip = 0, before = skip, cluster, masters, pool = null }) {
-  const n = o.workers === 'auto' ? autoWorkers({ cluster, masters, dryRun: Boolean(o.dryRun), bytes: input.size }) : o.workers
-  const slots = cluster ?? o.cluster === true
-  // Parquet: n workers (1 too) read and encode a file's row groups side by side; a URL's are
-  // read on this thread, through its one Range reader.
-  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) {
-    const { openParquetParallel } = require('./row-groups') // a CSV run loads no Parquet code
-    return { ...await openParquetParallel(input, o, { n, skip, before, slots, pool }), workers: n }
-  }
-  if (n === 0 || !workerEligible(input, o)) return { ...await openHere(input, o, { skip, before }), workers: 0 }
-  if (n === 1 || !parallelEligible(input, o)) return { ...await openWorkerBatches(input, o, { skip, before, pool }), workers: 1 }
-  return { ...await openParallelBatches(input, o, { n, skip, before, slots, pool }), workers: n }
+function modeOf (input, o, n) {
+  if (input.format === 'parquet' && input.path != null && n > 0 && !o.map) return { mode: 'row-groups', workers: n }
+  if (n === 0 || !workerEligible(input, o)) return { mode: 'thread', workers: 0 }
+  if (n === 1 || !parallelEligible(input, o)) return { mode: 'worker', workers: 1 }
+  return { mode: 'chunks', workers: n }
 }
 
-module.exports = { openMode, autoWorkers, workerEligible }
+/**
+ * Open the input's chain in its `mode` (modeOf's). `at`: `skip` (its first records, dropped:
+ * --resume), `before` (records of the run before its first: {$n}), `pool` (the run's parse
+ * workers, kept from one input to the next), `cluster` (whether the sink is one, when known:
+ * the workers hash the slots from the first batch).
+ */
+async function openMode (input, o, { mode, skip = 0, before = skip, cluster, pool = null }) {
+  const n = mode.workers
+  const slots = cluster ?? o.cluster === true
+  if (mode.mode === 'row-groups') {
+    const { openParquetParallel } = require('./row-groups') // a CSV run loads no Parquet code
+    return openParquetParallel(input, o, { n, skip, before, slots, pool })
+  }
+  if (mode.mode === 'thread') return openHere(input, o, { skip, before })
+  if (mode.mode === 'worker') return openWorkerBatches(input, o, { skip, before, pool })
+  return openParallelBatches(input, o, { n, skip, before, slots, pool })
+}
+
+module.exports = { modeOf, openMode, autoWorkers, workerEligible }

@@ -48,10 +48,12 @@ const MSG = Object.freeze({
   BYTES_ACK: 'bytes-ack'
 })
 
-/** Fields of load()'s options a parse worker needs; functions and streams cannot cross. */
+/**
+ * Fields of load()'s options a parse worker needs (functions and streams cannot cross):
+ * `o.workerFields`, which the option table marks (the checked options carry the list).
+ */
 function workerOptions (o) {
-  const pick = ['header', 'columns', 'delimiter', 'relaxQuotes', 'jsonPath', 'maxRecordSize', 'templates', 'ttl', 'ttlKeys', 'replace', 'vectors', 'batchSize', 'maxBatchBytes', 'dryRun', 'onError', 'rejects', 'checkpoint']
-  return Object.fromEntries(pick.map(k => [k, o[k]]))
+  return Object.fromEntries(o.workerFields.map(k => [k, o[k]]))
 }
 
 /**

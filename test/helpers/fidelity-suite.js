@@ -16,7 +16,7 @@ const pipeload = require('../../lib')
 
 /** Define the whole suite for one parsing mode against one server kind (default redis-server). */
 function fidelitySuite ({ worker, server = REDIS }) {
-  const load = options => pipeload.load({ worker, ...options })
+  const load = options => pipeload.load({ workers: worker ? 1 : 0, ...options })
 
   let srv
   let redis
