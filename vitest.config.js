@@ -47,8 +47,7 @@ module.exports = {
     // a time, 6.7 min two at a time (every test passing), on a quiet 2-core machine.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     // Under `npm run coverage`: the in-process tests' coverage is written (the file says why).
-    // live-workers: an in-process CLI run (test/helpers/run-cli.js) tells a worker it left running.
-    setupFiles: ['test/helpers/take-coverage.js', 'test/helpers/live-workers.js'],
+    setupFiles: ['test/helpers/take-coverage.js'],
     // The run's closing lines say which servers were tested; CI=true fails where one present
     // was not (the file says how).
     globalSetup: ['test/helpers/servers-report.js'],

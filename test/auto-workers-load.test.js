@@ -2,7 +2,7 @@
 /* global describe, it, expect, beforeAll, afterAll, afterEach, vi */ // vitest globals (see vitest.config.js)
 
 // `workers: 'auto'` as load() feeds it, for every rule of docs/workers-and-shards.md "Parallel parsing"
-// (lib/encode/parallel.js autoWorkers: 0 on 2 cores or fewer, for one server, a cluster of
+// (lib/threads/modes.js autoWorkers: 0 on 2 cores or fewer, for one server, a cluster of
 // one master, a file under 8 MiB; min(cores - 1, 4) for a cluster of several masters or a
 // dry run), read from the summary (`workers`) of real loads: the core count is stubbed, the
 // cluster sizes are real. auto-workers.test.js checks what is loaded; this, what is decided,
@@ -104,7 +104,7 @@ describe('workers auto through load(): clusters', () => {
 })
 
 // Parquet (issue 24): `auto` decides by the same rules, from the file's size; the workers then
-// read its row groups side by side (lib/encode/parquet-parallel.js).
+// read its row groups side by side (lib/threads/row-groups.js).
 describe('workers auto through load(): a Parquet file', () => {
   const { writeQuery } = require('./helpers/parquet')
   let bigParquet

@@ -156,6 +156,89 @@ describe('a cluster node that keeps refusing (TRYAGAIN)', () => {
   }, 60_000)
 })
 
+/**
+ * Two scripted masters: `a` owns slots 0..8191 and answers every data command with +OK, `b`
+ * owns 8192..16383 and answers each with `bReply`. Both give the same CLUSTER SLOTS.
+ */
+async function twoNodes (bReply) {
+  const ports = {}
+  const counts = { a: 0, b: 0 }
+  const slots = () => `*2\r\n*3\r\n:0\r\n:8191\r\n*2\r\n${bulk('127.0.0.1')}:${ports.a}\r\n*3\r\n:8192\r\n:16383\r\n*2\r\n${bulk('127.0.0.1')}:${ports.b}\r\n`
+  const make = (name, data) => scriptedServer(args => {
+    const cmd = args[0].toUpperCase()
+    if (cmd === 'INFO') return bulk('# Cluster\r\ncluster_enabled:1\r\n')
+    if (cmd === 'CLUSTER') return slots()
+    const ordinary = usual(args)
+    if (ordinary !== null) return ordinary
+    counts[name]++
+    return data
+  })
+  const a = await make('a', '+OK\r\n')
+  const b = await make('b', bReply)
+  ports.a = a.port
+  ports.b = b.port
+  return { a, b, counts, close: () => Promise.all([a.close(), b.close()]) }
+}
+
+describe('a cluster node that keeps refusing while the others accept', () => {
+  it('the run fails once one command was refused for the retry time, though other nodes make progress (exit 4, node and reply named)', async () => {
+    const nodes = await twoNodes('-TRYAGAIN Multiple keys request during rehashing of slot\r\n')
+    // k:0 hashes to b's half (cluster-key-slot: 13951), k:2, k:3, k:6 … to a's: one record
+    // for b first, then one for a every 50 ms for as long as the run lasts (20 s at most).
+    const forA = Array.from({ length: 400 }, (_, i) => i).filter(i => slotOf(`k:${i}`) < 8192)
+    expect(slotOf('k:0')).toBeGreaterThanOrEqual(8192)
+    const child = spawn(process.execPath, [BIN, 'import', '-u', nodes.a.url, '-c', 'SET k:{id} {id}', '--format', 'csv', '-b', '1', '--retry-timeout', '1s', '-'], { cwd: ROOT, env: BASE_ENV, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', d => { stderr += d })
+    child.stdout.resume()
+    child.stdin.on('error', () => {})
+    child.stdin.write('id\n0\n')
+    let k = 0
+    const feed = setInterval(() => { if (k === 400) child.stdin.end(); else child.stdin.write(`${forA[k++ % forA.length]}\n`) }, 50)
+    const kill = setTimeout(() => child.kill('SIGKILL'), scaled(40_000))
+    try {
+      const started = Date.now()
+      const code = await new Promise(resolve => child.on('exit', resolve))
+      const ms = Date.now() - started
+      expect(code).toBe(4)
+      expect(stderr).toMatch(new RegExp(`^pipeload: cluster node 127\\.0\\.0\\.1:${nodes.b.port} kept refusing a command of <stdin>:2 for 1000 ms \\(retry timeout\\), while other nodes accepted theirs \\(last reply: TRYAGAIN Multiple keys request during rehashing of slot\\)$`, 'm'))
+      expect(nodes.counts.a).toBeGreaterThan(3) // the other node did make progress meanwhile
+      // Before: the run went on for as long as the input lasted (400 rows, 20 s), a's replies
+      // counting as the cluster's progress, and failed a second after the input ended.
+      expect(ms).toBeLessThan(scaled(5000))
+    } finally {
+      clearInterval(feed)
+      clearTimeout(kill)
+      await nodes.close()
+    }
+  }, 120_000)
+})
+
+describe('a cluster node that refuses every connection', () => {
+  it('--retry-timeout 1s: exit 4 within seconds, the message naming the node and the refusal', async () => {
+    const { deadPort } = require('./helpers/redis-server')
+    const dead = await deadPort()
+    // The seed says slots 0..16383 live on a port nobody listens on.
+    const seed = await scriptedServer(args => {
+      const cmd = args[0].toUpperCase()
+      if (cmd === 'INFO') return bulk('# Cluster\r\ncluster_enabled:1\r\n')
+      if (cmd === 'CLUSTER') return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n${bulk('127.0.0.1')}:${dead.port}\r\n`
+      return usual(args) ?? '+OK\r\n'
+    })
+    try {
+      const started = Date.now()
+      const r = await runCliSpawned(['import', '-u', seed.url, '-c', 'SET k:{id} {id}', '--format', 'csv', '--retry-timeout', '1s', '-'], { input: CSV, timeoutMs: scaled(20_000) })
+      expect(r.code).toBe(4)
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: could not connect to cluster node 127\\.0\\.0\\.1:${dead.port} within 1000 ms and no other node took over its slots \\(last error: cannot connect to Redis at 127\\.0\\.0\\.1:${dead.port}: .*ECONNREFUSED.*\\)$`, 'm'))
+      expect(r.stderr).not.toMatch(/\n\s+at /)
+      expect(Date.now() - started).toBeLessThan(scaled(6000))
+    } finally {
+      await seed.close()
+      await dead.close()
+    }
+  }, 60_000)
+})
+
 describe('redirects with a slot or address that cannot be', () => {
   const cases = [
     ['MOVED 1000000000 {self}', 'a slot outside 0..16383'],

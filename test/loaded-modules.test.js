@@ -16,8 +16,9 @@ const { BIN, BASE_ENV, ROOT } = require('./helpers/run-cli')
 
 const PRELOAD = path.join(__dirname, 'helpers', 'loaded-modules.js')
 // Code only another format, target or mode needs, by its path under lib/ (encode/slots.js and
-// encode/group.js: a cluster's hash slots and the grouping of commands by master).
-const OTHERS = /parquet|cluster|bench|encode\/slots\.js|encode\/group\.js/
+// encode/group.js: a cluster's hash slots and the grouping of commands by master;
+// threads/row-groups.js and threads/group-worker.js: Parquet row groups over n workers).
+const OTHERS = /parquet|cluster|bench|encode\/slots\.js|encode\/group\.js|threads\/row-groups\.js|threads\/group-worker\.js/
 // The modules of a format's folder (lib/read/csv/, json/, parquet/) other than `own`'s: a run
 // loads its own format's code only (lib/read/formats.js loads a format's rows on first use).
 const otherFormats = (loaded, own) => loaded.filter(m => /^read\/[^/]+\//.test(m) && !m.startsWith(`read/${own}/`))
@@ -86,7 +87,7 @@ describe('the modules a run loads', () => {
     expect(await redis.hgetall('w:3')).toEqual({ id: '3', name: 'Cy', score: '30' })
     expect(res.threads.length).toBeGreaterThan(0) // a worker parsed the file and sent its batch
     for (const loaded of res.threads) {
-      expect(loaded, 'a parse worker').toContain('encode/chunk-worker.js')
+      expect(loaded, 'a parse worker').toContain('threads/worker.js')
       expect(loaded.filter(m => OTHERS.test(m)), `loaded by a parse worker (${loaded.length}): ${loaded.join(' ')}`).toEqual([])
       expect(otherFormats(loaded, 'csv'), `loaded by a parse worker: ${loaded.join(' ')}`).toEqual([])
     }

@@ -9,6 +9,8 @@
 const { notReady } = require('../lib/send/not-ready')
 const { scriptedServer, usual } = require('./helpers/scripted-server')
 const { load } = require('..')
+const { runCliSpawned } = require('./helpers/run-cli')
+const { scaledMs } = require('./helpers/wait')
 
 // Expected values from the server's documented error codes (the first word of the reply),
 // not from our regular expression.
@@ -55,6 +57,19 @@ describe('one server: a "not now" reply is tried again, not the record\'s failur
       await srv.close()
     }
   }, 30_000)
+
+  it('a server that answers LOADING for ever: the run fails once the retry time is up, exit 4, naming the server and its reply', async () => {
+    const srv = await scriptedServer(args => usual(args) ?? '-LOADING Redis is loading the dataset in memory\r\n')
+    try {
+      const started = Date.now()
+      const r = await runCliSpawned(['import', '-u', srv.url, '--no-cluster', '-c', 'SET k:{id} {id}', '--format', 'csv', '--retry-timeout', '1s', '-'], { input: 'id\n1\n2\n3\n', timeoutMs: scaledMs(20_000) })
+      expect(r.code).toBe(4) // before: reconnected and re-sent every 100 ms for ever (each LOADING restarted the retry time)
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: Redis at 127\\.0\\.0\\.1:${srv.port} is not ready: LOADING Redis is loading the dataset in memory; still not ready after reconnecting for 1000 ms \\(retry timeout\\)$`, 'm'))
+      expect(Date.now() - started).toBeLessThan(scaledMs(5000))
+    } finally {
+      await srv.close()
+    }
+  }, 60_000)
 
   it('BUSYKEY fails its record (it is no BUSY)', async () => {
     const srv = await scriptedServer(args => usual(args) ?? (args[1] === 'k:2' ? '-BUSYKEY Target key name already exists.\r\n' : '+OK\r\n'))

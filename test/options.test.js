@@ -63,7 +63,7 @@ describe('load options: workers, chunkSize', () => {
     // a file too small for a worker to pay for its start; a size not known (stdin, a URL) is not small
     [16, true, false, 0, 3, 8 * 1024 * 1024 - 1], [16, false, true, 0, undefined, 1000], [16, true, false, 4, 3, 8 * 1024 * 1024], [16, false, true, 4, undefined, 1e9]
   ])('autoWorkers: %i cores, cluster %s, dry run %s: %i (masters %s, bytes %s)', (cores, cluster, dryRun, want, masters, bytes) => {
-    const { autoWorkers } = require('../lib/encode/parallel')
+    const { autoWorkers } = require('../lib/threads/modes')
     expect(autoWorkers({ cores, cluster, masters, dryRun, bytes })).toBe(want)
   })
 })

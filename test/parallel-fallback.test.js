@@ -1,7 +1,7 @@
 'use strict'
 /* global describe, it, expect, vi */ // vitest globals (see vitest.config.js)
 
-// The parallel parse's fallback to one thread (lib/encode/parallel.js openFallback) over
+// The parallel parse's fallback to one thread (lib/threads/chunks.js openFallback) over
 // inputs many file reads (256 KiB) and many chunks long: a record longer than a chunk, a
 // bad record in abort mode, a header after blank lines, a quote left open. The sequential
 // reader then takes the chunks cut from the one at fault on, the bytes read past the
@@ -21,7 +21,7 @@ const path = require('node:path')
 const { dryRunIntoMemory } = require('./helpers/dry-run')
 const { normalizeLoadOptions } = require('../lib/run/options')
 const { describeInput } = require('../lib/read/input')
-const { openParallelBatches } = require('../lib/encode/parallel')
+const { openParallelBatches } = require('../lib/threads/chunks')
 const { runCliSpawned } = require('./helpers/run-cli')
 const { Cutter } = require('../lib/read/cut')
 
@@ -111,7 +111,7 @@ function dryRun (options) {
 /** Where the parallel read of these options went sequential (null: it did not). */
 async function sequentialFrom (options) {
   const o = normalizeLoadOptions({ dryRun: 'resp', commands: [COMMAND], chunkSize: CHUNK, maxRecordSize: MAX_RECORD, maxFailures: 10_000, workers: 2, ...options })
-  const src = await openParallelBatches(describeInput(o), o, 0, 2)
+  const src = await openParallelBatches(describeInput(o), o, { n: 2 })
   try {
     for await (const b of src.batches) if (b.stop) break
   } catch {}
@@ -256,7 +256,7 @@ describe('the summary says when and why the parse workers fell back to one threa
   })
 
   it('an error of the parallel path that is not bad input (a TypeError) fails the run: exit 70, not read on one thread', async () => {
-    // PIPELOAD_TEST_CHUNK_TYPE_ERROR: chunk 3 throws a TypeError in its worker (lib/encode/chunk-worker.js).
+    // PIPELOAD_TEST_CHUNK_TYPE_ERROR: chunk 3 throws a TypeError in its worker (lib/threads/worker.js).
     const args = ['import', plain.file, '-c', COMMAND, '--dry-run', 'resp', '--workers', '2', '--chunk-size', String(CHUNK), '--on-error', 'skip', '--max-errors', '10000']
     const r = await runCliSpawned(args, { env: { PIPELOAD_TEST_CHUNK_TYPE_ERROR: '3' } })
     expect(r.code).toBe(70)

@@ -2,9 +2,10 @@
 /* global describe, it, expect */ // vitest globals (see vitest.config.js)
 
 // The parse workers of a run (--workers n ≥ 2) are started once and given to each input in
-// turn (lib/encode/parallel.js WorkerPool), not started again for every input: 5,000 small
-// files took 433 s with --workers 2 against 4.5 s without. Counted here by thread ids, which
-// Node hands out one per thread started in the process, in order.
+// turn (lib/threads/pool.js WorkerPool, owned by the run), not started again for every input:
+// 5,000 small files took 433 s with --workers 2 against 4.5 s without. Counted here by thread
+// ids, which Node hands out one per thread started in the process, in order; a pool used for
+// one run after another through its API (as a caller owning it would) takes each run's options.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -12,8 +13,11 @@ const path = require('node:path')
 const { dryRunIntoMemory } = require('./helpers/dry-run')
 const { respCommand } = require('./helpers/resp-model')
 const { Worker } = require('node:worker_threads')
-const { IDLE_MS, endIdleWorkers } = require('../lib/encode/parallel')
-const { workerThreads } = require('./helpers/live-workers')
+const { WorkerPool, liveWorkers } = require('../lib/threads/pool')
+const { openParallelBatches } = require('../lib/threads/chunks')
+const { openWorkerBatches } = require('../lib/threads/whole')
+const { normalizeLoadOptions } = require('../lib/run/options')
+const { describeInput, describeInputs } = require('../lib/read/input')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-pool-'))
 
@@ -67,7 +71,6 @@ describe('parse workers across the inputs of a run', () => {
     const base = await dryRun({ ...o, workers: 0 })
     expect(base.error).toBe(null)
     expect(base.summary.errors).toBe(15)
-    await endIdleWorkers() // a run of the file before this one, in this process, may have left some
     const first = await nextThreadId()
     const got = await dryRun({ ...o, workers: 2 })
     const started = (await nextThreadId()) - first - 1 // less the probe's own
@@ -81,7 +84,6 @@ describe('parse workers across the inputs of a run', () => {
   it('on-error abort stops at the first bad record with the same bytes; the next run starts its own 4 threads', async () => {
     const base = await dryRun({ ...o, onError: 'abort', workers: 0 })
     expect(base.error.code).toBe('PIPELOAD_INPUT_INVALID')
-    await endIdleWorkers() // the first test's, else taken (the next describe)
     const first = await nextThreadId()
     const got = await dryRun({ ...o, onError: 'abort', workers: 4 })
     expect((await nextThreadId()) - first - 1).toBe(4)
@@ -91,9 +93,11 @@ describe('parse workers across the inputs of a run', () => {
   })
 })
 
-// A run leaves its parse workers idle for IDLE_MS; the process's next run takes them, with its
-// own options, instead of starting new ones (a service calling load() again and again).
-describe('parse workers across the runs of a process', () => {
+// A pool serves one run after another when its owner keeps it (through its API, as the CLI
+// keeps one for every input of a run): each run's own options reach its workers, and nothing
+// of the run before (its templates, its slot map) stays. load() owns a pool of its own and
+// ends it with the run: nothing is left running for the next.
+describe('a pool across runs, and the end of a run\'s pool', () => {
   // 3 CSV files of 300 rows, each cut into several 2 KiB chunks.
   const rows = k => Array.from({ length: 300 }, (_, i) => ({ id: `${k}-${i}`, v: `value ${i} of ${k}` }))
   const files = [0, 1, 2].map(k => {
@@ -101,37 +105,49 @@ describe('parse workers across the runs of a process', () => {
     fs.writeFileSync(file, 'id,v\n' + rows(k).map(r => `${r.id},${r.v}`).join('\n') + '\n')
     return file
   })
-  const { running, referenced } = workerThreads()
 
-  it("a run takes the workers of the run before it, and writes its own templates' commands; workers idle for IDLE_MS end", async () => {
-    await endIdleWorkers()
-    let first = await nextThreadId()
-    const a = await dryRun({ input: files, commands: ['SET a:{id} {v}'], workers: 2, chunkSize: 2048 })
-    expect(a.error).toBe(null)
-    expect((await nextThreadId()) - first - 1).toBe(2)
-    // Idle, they keep no process alive: a CLI exits once its run is done, not IDLE_MS later.
-    expect([...running].length).toBe(2)
-    expect([...referenced].length).toBe(0)
-    // At once: the 2 idle workers are taken, 2 more started. Other templates, {$n} (records
-    // kept until their number is known), on-error abort: the first run's options must not stay.
-    first = await nextThreadId()
-    const b = await dryRun({ input: files, commands: ['HSET b:{id} n {$n} v {v}'], workers: 4, chunkSize: 2048, onError: 'abort' })
-    expect((await nextThreadId()) - first - 1).toBe(2)
-    expect(b.error).toBe(null)
-    expect(b.workers).toBe(4)
-    // The commands as the RESP spec writes them (test/helpers/resp-model.js), from the rows as made here.
-    let n = 0
-    const want = Buffer.concat([0, 1, 2].flatMap(k => rows(k).map(r => respCommand(['HSET', `b:${r.id}`, 'n', String(++n), 'v', r.v]))))
-    if (!b.bytes.equals(want)) expect.fail(`${b.bytes.length} bytes written, not the ${want.length} of HSET b:{id} n {$n} v {v} for 900 rows`)
-    // Left idle, unreferenced: ended IDLE_MS later, and the next run starts its own.
-    expect([...running].length).toBeGreaterThanOrEqual(4)
-    await new Promise(resolve => setTimeout(resolve, IDLE_MS + 500))
-    expect([...running].length).toBe(0)
-    first = await nextThreadId()
+  /** A run of `options` over `files` by n workers of `pool`, as load() runs them: the bytes encoded. */
+  async function poolRun (pool, n, options) {
+    const o = normalizeLoadOptions({ input: files, dryRun: 'resp', workers: n, chunkSize: 2048, ...options })
+    const out = []
+    let before = 0
+    for (const desc of describeInputs(o).inputs) {
+      const src = await openParallelBatches(desc, o, { n, before, pool })
+      for await (const b of src.batches) {
+        out.push(Buffer.from(b.buf))
+        before += b.records
+        b.release()
+      }
+    }
+    return Buffer.concat(out)
+  }
+
+  it("a pool's second run takes its workers, with its own templates' commands; load() leaves no worker running", async () => {
+    const pool = new WorkerPool()
+    try {
+      let first = await nextThreadId()
+      const a = await poolRun(pool, 2, { commands: ['SET a:{id} {v}'] })
+      expect((await nextThreadId()) - first - 1).toBe(2)
+      expect(a.equals(Buffer.concat([0, 1, 2].flatMap(k => rows(k).map(r => respCommand(['SET', `a:${r.id}`, r.v])))))).toBe(true)
+      // The 2 workers taken, 2 more started. Other templates, {$n} (records kept until their
+      // number is known), on-error abort: the first run's options must not stay.
+      first = await nextThreadId()
+      const b = await poolRun(pool, 4, { commands: ['HSET b:{id} n {$n} v {v}'], onError: 'abort' })
+      expect((await nextThreadId()) - first - 1).toBe(2)
+      // The commands as the RESP spec writes them (test/helpers/resp-model.js), from the rows as made here.
+      let n = 0
+      const want = Buffer.concat([0, 1, 2].flatMap(k => rows(k).map(r => respCommand(['HSET', `b:${r.id}`, 'n', String(++n), 'v', r.v]))))
+      if (!b.equals(want)) expect.fail(`${b.length} bytes written, not the ${want.length} of HSET b:{id} n {$n} v {v} for 900 rows`)
+      expect(liveWorkers().size).toBeGreaterThanOrEqual(4)
+    } finally {
+      await pool.close()
+    }
+    expect(liveWorkers().size).toBe(0)
+    // load() ends its own pool with the run: no worker is left running (a CLI exits at once).
     const c = await dryRun({ input: files, commands: ['SET c:{id} {v}'], workers: 2, chunkSize: 2048 })
     expect(c.error).toBe(null)
-    expect((await nextThreadId()) - first - 1).toBe(2)
-    await endIdleWorkers()
+    expect(c.workers).toBe(2)
+    expect(liveWorkers().size).toBe(0)
   })
 
   // For a cluster the workers hash each command's slot and, told each slot's master (owners),
@@ -140,37 +156,35 @@ describe('parse workers across the runs of a process', () => {
   // The sender routes by its own map whatever the layout (lib/encode/group.js), so what reaches
   // each master is the same either way: this checks the workers' state, not the wire.
   it('a run does not keep the slot map its workers were told by the run before', async () => {
-    const { WorkerPool, openParallelBatches } = require('../lib/encode/parallel')
-    const { normalizeLoadOptions } = require('../lib/run/options')
-    const { describeInput } = require('../lib/read/input')
     const { SLOTS } = require('../lib/encode/slots')
-    /** A cluster run's batches of files[0] in 2 workers, told `owners` once open (null: none). */
+    const pool = new WorkerPool()
+    /** A cluster run's batches of files[0] in 2 workers of the pool, told `owners` once open (null: none). */
     async function clusterRead (owners) {
       const o = normalizeLoadOptions({ input: files[0], key: 'g:{id}', dryRun: 'resp', workers: 2, chunkSize: 512, batchSize: 20 })
-      const pool = new WorkerPool(o)
-      const src = await openParallelBatches(describeInput(o), o, 0, 2, true, 0, pool)
+      const src = await openParallelBatches(describeInput(o), o, { n: 2, slots: true, pool })
       if (owners) src.useSlots(owners)
       const batches = []
       for await (const b of src.batches) batches.push(b)
-      await pool.end() // its workers left idle, for the next run
       return batches
     }
-    await endIdleWorkers()
-    const two = new Uint16Array(SLOTS).map((_, s) => s % 2) // two masters, every other slot
-    const told = await clusterRead(two)
-    expect(told.some(b => b.stops), 'batches grouped by master once the owners are told').toBe(true)
-    const first = await nextThreadId()
-    const next = await clusterRead(null)
-    expect((await nextThreadId()) - first - 1).toBe(0) // the idle workers taken
-    expect(next.length).toBeGreaterThan(5)
-    expect(next.every(b => b.slots && b.slots.length === b.cmds), 'every batch hashed').toBe(true)
-    expect(next.filter(b => b.stops).length, 'batches grouped by the run before\'s masters').toBe(0)
-    await endIdleWorkers()
+    try {
+      const two = new Uint16Array(SLOTS).map((_, s) => s % 2) // two masters, every other slot
+      const told = await clusterRead(two)
+      expect(told.some(b => b.stops), 'batches grouped by master once the owners are told').toBe(true)
+      const first = await nextThreadId()
+      const next = await clusterRead(null)
+      expect((await nextThreadId()) - first - 1).toBe(0) // the pool's workers taken
+      expect(next.length).toBeGreaterThan(5)
+      expect(next.every(b => b.slots && b.slots.length === b.cmds), 'every batch hashed').toBe(true)
+      expect(next.filter(b => b.stops).length, 'batches grouped by the run before\'s masters').toBe(0)
+    } finally {
+      await pool.close()
+    }
   })
 })
 
 // An input read whole by one worker (--workers 1; a JSON document, which cannot be cut) takes a
-// worker of the run's pool too (lib/encode/worker-input.js), rather than starting one of its
+// worker of the run's pool too (lib/threads/whole.js), rather than starting one of its
 // own per input: 200 small files took 17 s with --workers 1 against 0.5 s with --workers 0.
 describe('inputs read whole by one parse worker', () => {
   // 30 JSON documents, each between two CSV files: 90 inputs; a bad record in the 5th document.
@@ -186,9 +200,8 @@ describe('inputs read whole by one parse worker', () => {
   }
   const o = { commands: ['SET w:{id} {$n}|{$line}|{v}|{$file}'], onError: 'skip', maxFailures: 1000 }
 
-  /** Threads started by a dry run of `options` (the idle ones of earlier runs ended first), and its result. */
+  /** Threads started by a dry run of `options`, and its result. */
   async function counted (options) {
-    await endIdleWorkers()
     const first = await nextThreadId()
     const got = await dryRun(options)
     return { started: (await nextThreadId()) - first - 1, ...got }
@@ -220,19 +233,42 @@ describe('inputs read whole by one parse worker', () => {
     })
   }
 
-  it('a run stopped in the middle of an input read whole leaves its worker to the next run, which reads its own input', async () => {
+  it('an input read whole and stopped in the middle leaves its worker to the next input, which reads its own; a stopped run ends its pool', async () => {
     const big = path.join(tmp, 'big.json')
     fs.writeFileSync(big, JSON.stringify(Array.from({ length: 20000 }, (_, i) => ({ id: i, v: i === 5000 ? null : `v${i}` }))))
     const stopped = await counted({ input: [big, ...mixed], commands: ['SET s:{id} {v}'], workers: 1, onError: 'abort', batchSize: 100 })
     expect(stopped.started).toBe(1)
     expect(stopped.error.code).toBe('PIPELOAD_RECORD_FAILED')
     expect(stopped.summary.records).toBe(5001)
-    const first = await nextThreadId()
-    const next = await dryRun({ ...o, input: mixed, workers: 1 })
-    expect((await nextThreadId()) - first - 1).toBe(0) // the idle worker taken
-    const base = await dryRun({ ...o, input: mixed, workers: 0 })
-    expect(next.summary).toEqual(base.summary)
-    expect(next.bytes.equals(base.bytes)).toBe(true)
-    await endIdleWorkers()
+    expect(liveWorkers().size).toBe(0)
+    // The same through a pool kept by its owner: the big document left after 3 batches, then
+    // the 90 inputs by the same worker, with the bytes of --workers 0.
+    const pool = new WorkerPool()
+    try {
+      const ob = normalizeLoadOptions({ input: big, commands: ['SET s:{id} {v}'], dryRun: 'resp', workers: 1, batchSize: 100 })
+      const src = await openWorkerBatches(describeInput(ob), ob, { pool })
+      let taken = 0
+      for await (const b of src.batches) {
+        b.release()
+        if (++taken === 3) break // the input closed in the middle of its read
+      }
+      const om = normalizeLoadOptions({ ...o, input: mixed, dryRun: 'resp', workers: 1 })
+      const first = await nextThreadId()
+      const out = []
+      let before = 0
+      for (const desc of describeInputs(om).inputs) {
+        const next = await openWorkerBatches(desc, om, { before, pool })
+        for await (const b of next.batches) {
+          out.push(Buffer.from(b.buf))
+          before += b.records
+          b.release()
+        }
+      }
+      expect((await nextThreadId()) - first - 1).toBe(0) // the pool's worker taken
+      const base = await dryRun({ ...o, input: mixed, workers: 0 })
+      expect(Buffer.concat(out).equals(base.bytes)).toBe(true)
+    } finally {
+      await pool.close()
+    }
   })
 })

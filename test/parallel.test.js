@@ -1,7 +1,7 @@
 'use strict'
 /* global describe, it, expect, beforeAll */
 
-// The parallel parse (--workers n ≥ 2, lib/encode/parallel.js) against the sequential path
+// The parallel parse (--workers n ≥ 2, lib/threads/chunks.js) against the sequential path
 // (--workers 0): for every input the fidelity suite uses, and for bad inputs in both error
 // modes, the dry-run bytes, the summary's counts and failures, the error and the rejects
 // file are the same, for 1, 2 and 4 workers and chunk sizes down to a byte.
@@ -270,7 +270,7 @@ describe('workers: rejected records do not stop the parallel parse', () => {
   const { prng } = require('./helpers/prng')
   const { normalizeLoadOptions } = require('../lib/run/options')
   const { describeInput } = require('../lib/read/input')
-  const { openParallelBatches } = require('../lib/encode/parallel')
+  const { openParallelBatches } = require('../lib/threads/chunks')
 
   function dirtyCsv (rnd, rows) {
     const good = () => rnd.pick(['a', '7', '', '"q""uote"', '"multi\nline"', '"x,y"', 'São'])
@@ -289,7 +289,7 @@ describe('workers: rejected records do not stop the parallel parse', () => {
   /** One parallel read: its records, how it ended, and where (if anywhere) it went sequential. */
   async function parallelRead (file, workers, chunkSize, onError = 'skip') {
     const o = normalizeLoadOptions({ input: file, key: 'd:{id}', dryRun: 'resp', onError, workers, chunkSize })
-    const src = await openParallelBatches(describeInput(o), o, 0, workers)
+    const src = await openParallelBatches(describeInput(o), o, { n: workers })
     let records = 0
     let error = null
     try {
@@ -459,7 +459,7 @@ describe('workers: an input that pauses', () => {
 })
 
 // Parquet (issue 24): row groups read, decoded and encoded side by side in the parse workers
-// (lib/encode/parquet-parallel.js), sent in file order. Files written by DuckDB, several row
+// (lib/threads/row-groups.js), sent in file order. Files written by DuckDB, several row
 // groups each, with nulls (a missing field: a failure when a key needs it), a struct and a list.
 describe('workers: Parquet inputs, row groups decoded side by side, give what workers 0 gives', () => {
   const { writeQuery, rowGroupsOf } = require('./helpers/parquet')

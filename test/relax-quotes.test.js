@@ -22,7 +22,7 @@ const { Cutter } = require('../lib/read/cut')
 const { shardOf } = require('../lib/read/shard')
 const { normalizeLoadOptions } = require('../lib/run/options')
 const { describeInput } = require('../lib/read/input')
-const { openParallelBatches } = require('../lib/encode/parallel')
+const { openParallelBatches } = require('../lib/threads/chunks')
 
 let server
 let redis
@@ -153,7 +153,7 @@ describe('--relax-quotes', () => {
 
   it('--workers 2 parses every chunk in its thread: no chunk fails and sends the rest to the main thread', async () => {
     const o = normalizeLoadOptions({ input: file, relaxQuotes: true, key: 'rq:p:{id}', dryRun: 'resp', workers: 2, chunkSize: 16 * 1024 })
-    const src = await openParallelBatches(describeInput(o), o, 0, 2)
+    const src = await openParallelBatches(describeInput(o), o, { n: 2 })
     let records = 0
     for await (const b of src.batches) records += b.records
     expect(records).toBe(ROWS)

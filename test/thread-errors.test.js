@@ -4,8 +4,8 @@
 // A worker thread's errors reach the loader as they were thrown: a user's error (a bad
 // record, a bad template) keeps its code and position and is not reported as internal.
 
-describe('errors across threads (lib/encode/thread-errors.js)', () => {
-  const { serializeError, reviveError } = require('../lib/encode/thread-errors')
+describe('errors across threads (lib/threads/errors.js)', () => {
+  const { serializeError, reviveError } = require('../lib/threads/errors')
   const { PipeloadError } = require('../lib/errors')
   const { structuredClone: clone } = globalThis
 

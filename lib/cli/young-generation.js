@@ -3,7 +3,7 @@
 const v8 = require('node:v8')
 
 // The CLI's young generation, capped once it has grown to 16 MB (what Node 20 lets it reach;
-// parse workers cap theirs at 16 MB too, with resourceLimits, lib/encode/parallel.js).
+// parse workers cap theirs at 16 MB too, with resourceLimits, lib/threads/pool.js).
 // Node 24's V8 lets the young generation grow to 64 MB semi-spaces where many objects survive
 // a scavenge: a 3M-row load peaked ~90 MB higher there than on Node 20, every input format
 // (docs/parquet.md "Memory"). `--max-semi-space-size` caps it only on Node's command line (set

@@ -6,7 +6,6 @@ const { Rejected } = require('../read/sink')
 const { SKIP } = require('./mapper')
 const { markOf } = require('../read/row')
 const { exactJson } = require('../read/json-number')
-const { IDLE, orIdle } = require('./idle')
 
 // Records -> encoded batches: the CPU-bound middle of the pipeline, free of I/O so it runs
 // the same on the main thread and in the parse worker. A batch closes at `batchSize`
@@ -195,54 +194,4 @@ function encoderFor (mapper, o, before = 0, free) {
   })
 }
 
-/**
- * Encoded batches from record batches; on an input error, what was read goes out first.
- * o: { dryRun, batchSize, maxBatchBytes, onError, rejects }; `before` records came before (--resume);
- * `free`: output buffers given back (a worker thread's).
- */
-async function * encodeRecords (recordBatches, mapper, o, before = 0, free) {
-  const encoder = encoderFor(mapper, o, before, free)
-  try {
-    for await (const batch of flaggingIdle(recordBatches, () => encoder.pending)) {
-      // The input is slow to come (a pipe, a stalled download): what is encoded goes out
-      // now, not once batchSize commands have come or the input has ended.
-      if (batch === IDLE) { yield encoder.take(); continue }
-      yield * encoder.add(batch.records, batch.lines, batch.bytesRead, batch.offsets, batch.raws)
-      if (encoder.stopped) return
-    }
-  } catch (err) {
-    // An input error: what was read before it goes out. A template refused for this input
-    // ({$line} over a one-line document) sends nothing more.
-    if (encoder.pending && err.code !== 'PIPELOAD_TEMPLATE_INVALID') yield encoder.take()
-    throw err
-  }
-  yield encoder.take() // the rest, and the final bytesRead even when no record is left
-}
-
-/**
- * The batches of `source`, with IDLE in between where the next took over IDLE_MS (./idle.js) while
- * `waiting()` said something waits for it (once per wait: the next batch is then awaited).
- */
-async function * flaggingIdle (source, waiting) {
-  const it = source[Symbol.asyncIterator]()
-  let done = false
-  try {
-    for (;;) {
-      const next = it.next()
-      let r
-      if (waiting()) {
-        r = await orIdle(next)
-        if (r === IDLE) {
-          yield IDLE
-          r = await next
-        }
-      } else r = await next
-      if (r.done) { done = true; return }
-      yield r.value
-    }
-  } finally {
-    if (!done) await it.return?.()
-  }
-}
-
-module.exports = { BatchEncoder, encoderFor, encodeRecords }
+module.exports = { BatchEncoder, encoderFor }

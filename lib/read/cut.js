@@ -1,7 +1,7 @@
 'use strict'
 
 // Cutting an input's decompressed bytes into chunks that end at record boundaries, so
-// each chunk can be parsed on its own (the parallel parse, lib/encode/parallel.js; --shard
+// each chunk can be parsed on its own (the parallel parse, lib/threads/chunks.js; --shard
 // for inputs that cannot be sought). Pure: bytes in, chunks out, no I/O, no workers.
 //
 // NDJSON: a record ends at a line break. CSV/TSV: at a line break outside quotes; a quoted

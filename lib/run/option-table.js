@@ -145,7 +145,7 @@ const OPTIONS = Object.freeze([
   // ms to keep trying to reconnect after a lost connection
   { name: 'retryTimeout', flag: '--retry-timeout <duration>', help: 'keep reconnecting this long after losing the connection', duration: true, default: 60000, flagDefault: true, check: duration('retryTimeout'), connection: true },
   { name: 'shard', flag: '--shard <i/n>', help: 'load only shard i of n (0 ≤ i < n) of the input: n processes, anywhere, with --shard 0/n … (n-1)/n load every record once (default: $PIPELOAD_SHARD)', check: o => parseShard(o.shard) },
-  // Threads that parse and encode, decided per run (lib/encode/parallel.js autoWorkers): this
+  // Threads that parse and encode, decided per run (lib/threads/modes.js autoWorkers): this
   // thread alone where one server is the limit or there are only 2 cores (with the byte-range
   // fast paths one thread encodes 1M 5-column rows in about 1.5 s of CPU, faster than one
   // Redis server applies them, and a worker measured no faster while adding ~55 MB RSS),

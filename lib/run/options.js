@@ -110,7 +110,7 @@ function normalizeLoadOptions (o = {}) {
     map,
     // What the templates read (a Parquet input reads those columns only); null: everything (map()).
     fieldsUsed: templates ? templateFields(templates) : null,
-    // What a parse worker takes of these (lib/encode/worker-batches.js workerOptions).
+    // What a parse worker takes of these (lib/threads/protocol.js workerOptions).
     workerFields: WORKER_FIELDS
   }
   for (const e of OPTIONS) if (e.check && !e.early) out[e.as || e.name] = e.check(o)

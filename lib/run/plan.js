@@ -9,7 +9,7 @@ const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, in
 const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
 const { refuseOutputsOverInputs } = require('./same-file')
-const { modeOf } = require('./sources')
+const { modeOf } = require('../threads/modes')
 
 // load() decides, then does (load.js). The plan is what can be known before a record is
 // read or sent, decided once and frozen: the options, the inputs resolved (a single URL's

@@ -1,14 +1,8 @@
 'use strict'
 
-const { openRecords } = require('../read/input')
 const { openUrl } = require('../read/http-input')
-const { workerEligible } = require('../encode/worker-batches')
-const { openWorkerBatches } = require('../encode/worker-input')
-const { openParallelBatches, parallelEligible, autoWorkers, WorkerPool } = require('../encode/parallel')
-const { mapperFor } = require('../encode/mapper')
-const { encodeRecords } = require('../encode/encoder')
-const { skipRecords } = require('../read/skip')
-const { formatOf } = require('../read/formats')
+const { openMode, autoWorkers, modeOf } = require('../threads/modes')
+const { WorkerPool } = require('../threads/pool')
 
 // The inputs of a run as one stream of encoded batches: each input opened in turn (its own
 // format, header and mapper), its batches tagged with it, closed before the next is opened.
@@ -16,18 +10,18 @@ const { formatOf } = require('../read/formats')
 // the result is the same as loading the inputs one after another.
 
 /**
- * One input as encoded batches, parsed and encoded in the worker thread or on this one.
- * `at.skip`: its first records, dropped (--resume); `at.before`: records of the run before
- * its first ({$n} goes on from there). `where`: { mode } (modeOf's), and `cluster` (whether
- * the sink is a cluster, when known) and `pool` (the run's parse workers). Resolves once its
- * header is read and the templates are compiled against it, so their errors come before
- * anything of it is sent.
+ * One input as encoded batches, parsed and encoded in worker threads or on this one
+ * (lib/threads/modes.js). `at.skip`: its first records, dropped (--resume); `at.before`:
+ * records of the run before its first ({$n} goes on from there). `where`: { mode } (modeOf's),
+ * and `cluster` (whether the sink is a cluster, when known) and `pool` (the run's parse
+ * workers). Resolves once its header is read and the templates are compiled against it, so
+ * their errors come before anything of it is sent.
  * @returns {Promise<{ batches: AsyncIterable<object>, close: () => Promise<void> }>}
  */
 async function openSource (input, o, at, where) {
   let source
   try {
-    source = await parseWhere(input, o, at, where)
+    source = await openMode(input, o, { ...at, ...where })
   } catch (err) {
     if (input.http) input.stream?.destroy() // the response body is not read
     throw err
@@ -44,53 +38,6 @@ async function openSource (input, o, at, where) {
       } finally {
         if (input.http) input.stream?.destroy() // a run stopped early must not keep the download open
       }
-    }
-  }
-}
-
-/**
- * Where an input is parsed and encoded, given `n` parse workers: on this thread ('thread':
- * workers 0, records, map()), in one worker thread ('worker': workers 1, JSON documents,
- * which cannot be cut, and a --shard share of stdin, gzip or a URL), in n worker threads on
- * chunks of the input ('chunks': n ≥ 2), or, for a Parquet file, its row groups read and
- * encoded by n workers side by side ('row-groups', 1 too; a URL's are read on this thread,
- * through its one Range reader). Decided by the plan where it can be (run/plan.js), else
- * when the input is opened.
- * @returns {{ mode: 'thread'|'worker'|'chunks'|'row-groups', workers: number }}
- */
-function modeOf (input, o, n) {
-  if (formatOf(input.format).groups && input.path != null && n > 0 && !o.map) return { mode: 'row-groups', workers: n }
-  if (n === 0 || !workerEligible(input, o)) return { mode: 'thread', workers: 0 }
-  if (n === 1 || !parallelEligible(input, o)) return { mode: 'worker', workers: 1 }
-  return { mode: 'chunks', workers: n }
-}
-
-/** Open the input as its mode says: the workers of the run's `pool` are kept from one input to the next. */
-async function parseWhere (input, o, { skip, before }, { mode, cluster, pool }) {
-  const n = mode.workers
-  const slots = cluster ?? o.cluster === true
-  if (mode.mode === 'row-groups') return require('../encode/parquet-parallel').openParquetParallel(input, o, skip, n, slots, before, pool)
-  if (mode.mode === 'thread') return encodeInThread(input, o, { skip, before })
-  if (mode.mode === 'worker') return openWorkerBatches(input, o, skip, before, pool)
-  return openParallelBatches(input, o, skip, n, slots, before, pool)
-}
-
-/** Encoded batches from the input, encoded on this thread; the first `skip` records dropped. */
-async function encodeInThread (input, o, { skip, before }) {
-  const src = await openRecords(input, o, null, skip)
-  const mapper = src.empty ? null : mapperFor(o, src.shape)
-  const left = skip - (src.skipped ?? 0) // a Parquet input starts at the row itself
-  const batches = encodeRecords(left ? skipRecords(src.batches, left, o.checkpoint) : src.batches, mapper, o, before)
-  return {
-    batches,
-    resumeShape: src.resumeShape,
-    close: async () => {
-      input.stream?.destroy?.() // a read still waiting on an idle stream ends now
-      const closed = batches.return()
-      // Aborted while an iterable's next() was pending (Run.pump stopped waiting for it): the
-      // return waits behind that next(), which may never settle. Not awaited: the run ends.
-      if (input.kind === 'records' && o.signal?.aborted) closed.catch(() => {})
-      else await closed
     }
   }
 }
@@ -117,7 +64,7 @@ class InputSequence {
     this.masters = undefined // and of how many masters
     this.slots = false // the sink is a cluster: workers that can hash the slots do
     this.owners = null
-    this.pool = new WorkerPool(this.o) // parse workers (n ≥ 1), started once for every input, ended by close()
+    this.pool = new WorkerPool() // parse workers (n ≥ 1), started once for every input, ended by close()
   }
 
   async open (i, at) {
@@ -214,9 +161,9 @@ class InputSequence {
     try {
       if (source) await source.close()
     } finally {
-      await this.pool.end()
+      await this.pool.close()
     }
   }
 }
 
-module.exports = { openSource, modeOf, InputSequence }
+module.exports = { openSource, InputSequence }

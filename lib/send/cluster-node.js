@@ -1,17 +1,16 @@
 'use strict'
 
-const { performance } = require('node:perf_hooks')
 const { PipeloadError } = require('../errors')
 const { copyBytes } = require('../read/copy')
 const { refusedForGood } = require('./connection')
-const { Pipeline } = require('./pipeline')
+const { Connection } = require('./pipeline')
 
-// One master of a cluster: its data connection, its window of batches awaiting replies,
-// its drain, its reconnects (what is the same as for one server: pipeline.js). Like Pipe
-// (pipe.js) for one server, but replies are
+// One master of a cluster: the one pipelined Connection (pipeline.js: window, drain,
+// timeout, reconnects, re-sends), owned by a ClusterNode that tells the cluster sink
+// (cluster.js) what each reply means. Unlike one server's Pipe (pipe.js), replies are
 // handled per command, not per record: each entry of a node batch points back at its
-// command in the encoded batch it came from (a "parent", see lib/cluster.js), which owns
-// the bytes, the record accounting and the order of acknowledgements. So a MOVED, ASK or
+// command in the encoded batch it came from (a "parent", see cluster.js), which owns the
+// bytes, the record accounting and the order of acknowledgements. So a MOVED, ASK or
 // TRYAGAIN reply hands exactly that command back to the sink to re-route, and after a
 // reconnect only the commands still without a reply are re-sent.
 
@@ -98,6 +97,17 @@ class NodeBatch {
     return n
   }
 
+  /**
+   * After a reconnect (Connection#recover): the commands still without a reply, counted as
+   * re-sent when they had been written; null when none is left.
+   */
+  again (tally) {
+    tally.batches++
+    tally.commands += this.unansweredSent()
+    const nb = this.replies === 0 ? this : this.unanswered()
+    return nb.cmds > 0 ? nb : null
+  }
+
   /** A new batch of the entries still awaiting a reply (and the ASKING before each). */
   unanswered () {
     const nb = new NodeBatch()
@@ -116,7 +126,8 @@ function selectRefused (err) {
   return err
 }
 
-class NodePipe extends Pipeline {
+/** A master of the cluster: its Connection, and what its replies and its reconnects mean to the sink. */
+class ClusterNode {
   /**
    * @param {object} o
    * @param {import('./cluster').ClusterSink} o.sink
@@ -124,45 +135,51 @@ class NodePipe extends Pipeline {
    * @param {(endpoint: object) => Promise<import('./connection').DataConnection>} o.connect
    */
   constructor ({ sink, endpoint, connect, window, timeout, retryTimeout }) {
-    super({ window, timeout, retryTimeout, failure: () => sink.fatal })
     this.sink = sink
     this.endpoint = endpoint
     this.addr = `${endpoint.host}:${endpoint.port}`
     this.target = endpoint.target
-    this.connect = connect
-    this.dead = false // unreachable and no longer serving slots: its commands went elsewhere
-    this.startTimer()
-    this.recover(null)
+    this.link = new Connection({ owner: this, connect: () => connect(endpoint), target: endpoint.target, window, timeout, retryTimeout })
+  }
+
+  /** Unreachable and no longer serving slots: its commands went elsewhere. */
+  get dead () {
+    return this.link.retired
+  }
+
+  get fatal () {
+    return this.sink.fatal
+  }
+
+  /** The run's signal: aborted, a lost connection is not reconnected (Connection#onClose). */
+  get signal () {
+    return this.sink.signal
+  }
+
+  get rtt () {
+    return this.sink.rtt
   }
 
   /** Send a batch once the window has room; resolves once written (or handed on). */
-  async send (nb) {
-    await this.waitFor(() => this.dead || this.hasRoom())
-    this.push(nb)
+  send (nb) {
+    return this.link.send(nb)
   }
 
   /** Send without waiting: re-routed commands, which the window already paid for elsewhere. */
   push (nb) {
-    if (this.dead) return this.sink.rerouteBatch(nb)
-    if (this.inflight.length === 0) this.activity.touch()
-    this.inflight.push(nb)
-    if (this.conn && !this.connecting) this.write(nb)
+    this.link.push(nb)
   }
 
-  onReply () {
-    this.settle(null)
+  reply (link, nb) {
+    this.settle(link, nb, null)
   }
 
-  onReplyError (err) {
-    this.settle(err)
+  replyError (link, nb, err) {
+    this.settle(link, nb, err)
   }
 
   /** The next reply (err for an error reply) settles the next command awaiting one. */
-  settle (err) {
-    const nb = this.inflight[0]
-    if (!nb) return this.protocolError()
-    this.activity.count++
-    this.lostSince = null
+  settle (link, nb, err) {
     const k = nb.replies++
     if (nb.live[k]) {
       nb.live[k] = 0
@@ -172,59 +189,35 @@ class NodePipe extends Pipeline {
         else this.sink.replied(p, nb.idx[k], null)
       }
     }
-    if (nb.replies === nb.cmds) this.ack(nb)
-  }
-
-  ack (nb) {
-    this.inflight.shift()
-    this.sink.rtt.add(performance.now() - nb.sentAt)
-    nb.buf = null
-    this.wake()
-  }
-
-  /** The run's signal: aborted, a lost connection is not reconnected (Pipeline#onClose). */
-  get signal () {
-    return this.sink.signal
-  }
-
-  /**
-   * (Re)connect with backoff (Pipeline#reconnectLoop). While the node cannot be reached,
-   * refresh the slot map: once it serves no slot (a replica took over), retire it and
-   * re-route its commands. Then re-send, in order, only the commands that have no reply yet.
-   */
-  async recover (cause) {
-    this.connecting = true
-    this.conn = null
-    const conn = await this.reconnectLoop(cause)
-    if (conn === null) return
-    if (this.dead || (this.closing && this.inflight.length === 0)) { conn.end(); this.connecting = false; return }
-    this.attach(conn)
-    if (cause) this.sink.reconnected(this, cause, this.inflight.length, this.resent())
-    this.needDrain = false
-    this.activity.touch()
-    this.inflight = this.inflight.map(nb => nb.replies === 0 ? nb : nb.unanswered()).filter(nb => nb.cmds > 0)
-    for (const nb of this.inflight) {
-      nb.replies = 0
-      this.write(nb)
+    if (nb.replies === nb.cmds) {
+      link.shift()
+      nb.buf = null
+      link.wake()
     }
-    this.connecting = false
-    if (conn.closed) return this.onClose(conn.closeReason || cause)
-    this.wake()
   }
 
-  attempt () {
-    return this.connect(this.endpoint)
+  /** A batch the node could not take (retired): its commands go to whoever owns their slots now. */
+  handBack (nb) {
+    this.sink.rerouteBatch(nb)
+  }
+
+  pending (link) {
+    return link.inflight.length > 0
+  }
+
+  reconnected (link, tally) {
+    this.sink.reconnected(this, tally)
   }
 
   /** A connect that ends the run: aborted, or refused as it will be again (a password, a SELECT the node refuses). */
-  refusal (err) {
+  refusal (link, err) {
     if (err.code === 'PIPELOAD_ABORTED') return err
     if (refusedForGood(err)) return err.command === 'SELECT' ? selectRefused(err) : err
     return null
   }
 
   /** Between attempts: a new slot map; a node that serves no slot is retired. True: stop trying. */
-  async afterFailure (last, cause, left) {
+  async afterFailure (link, { last, cause, left }) {
     await this.sink.refresh()
     if (this.dead) return true
     if (!this.sink.serves(this)) {
@@ -233,56 +226,45 @@ class NodePipe extends Pipeline {
     }
     if (left() > 0) return false
     this.sink.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-      `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${this.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
+      `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${link.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
       { target: this.target, cause }))
     return true
   }
 
-  stopped () {
-    return this.dead || Boolean(this.sink.fatal)
+  fail (err) {
+    this.sink.fail(err)
   }
 
-  giveUp (err) {
-    this.sink.fail(err)
-    return null
+  connectAborted () {
+    return new PipeloadError('PIPELOAD_ABORTED', `the load was aborted while connecting to cluster node ${this.target}`, { target: this.target })
   }
 
   /** Commands in flight that were written and not answered: the ones re-sending may repeat. */
   resent () {
     let n = 0
-    for (const nb of this.inflight) n += nb.unansweredSent()
+    for (const nb of this.link.inflight) n += nb.unansweredSent()
     return n
   }
 
   /** The node is gone and serves no slot any more: hand every unanswered command back. */
   retire () {
-    this.dead = true
-    this.connecting = false
-    this.stopTimer()
     this.sink.forget(this)
     this.sink.stats.resentCommands += this.resent() // re-routed to the new owner of their slots
-    const batches = this.inflight
-    this.inflight = []
-    for (const nb of batches) this.sink.rerouteBatch(nb)
-    this.wake()
+    for (const nb of this.link.retire()) this.sink.rerouteBatch(nb)
   }
 
-  /**
-   * After an abort: what is in flight gets at most `ms` without a reply (see Pipe), and a
-   * node still connecting (or waiting to try again) ends the run at once.
-   */
-  shortenTimeout (ms) {
-    if (this.dead) return
-    if (this.connecting) return this.sink.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted while connecting to cluster node ${this.target}`, { target: this.target }))
-    super.shortenTimeout(ms)
+  /** After an abort: what is in flight gets at most `ms` without a reply, and a node still connecting ends the run. */
+  abort (ms) {
+    this.link.abort(ms)
+  }
+
+  wake () {
+    this.link.wake()
   }
 
   close () {
-    this.closing = true
-    this.closed.abort()
-    this.stopTimer()
-    if (this.conn) this.conn.end()
+    this.link.end()
   }
 }
 
-module.exports = { NodePipe, NodeBatch }
+module.exports = { ClusterNode, NodeBatch }

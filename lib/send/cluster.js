@@ -10,31 +10,33 @@ const { connectData, dataEndpoint, scrub } = require('./connection')
 const { Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster } = require('./cluster-topology')
 const { tlsConnectOptions } = require('./tls')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
-const { NodePipe, NodeBatch } = require('./cluster-node')
+const { ClusterNode, NodeBatch } = require('./cluster-node')
 const { OTHER } = require('../encode/group')
 const { notReady } = require('./not-ready')
 const { isRedirect, redirectOf } = require('./redirect')
+const { Parking } = require('./cluster-parking')
 
 // Redis Cluster: the sink that Run.pump sends encoded batches to when the server is a
-// cluster. Each encoded batch (a "parent") is scanned once for its commands' byte ranges
-// and hash slots (cluster-slots.js), split into one batch per master by the current slot
-// map, and each master's batch goes through that master's own NodePipe (window, drain,
-// reconnect). The parent keeps its bytes and per-command state until every command has a
-// final reply, so any command can be re-sent alone:
+// cluster, a router over one pipelined Connection per master (pipeline.js, each owned by
+// its ClusterNode: cluster-node.js). Each encoded batch (a "parent") is scanned once for
+// its commands' byte ranges and hash slots (encode/slots.js), split into one batch per
+// master by the current slot map, and each master's batch goes through that master's
+// Connection (window, drain, reconnect). The parent keeps its bytes and per-command state
+// until every command has a final reply, so any command can be re-sent alone:
 //   MOVED  -> the slot now lives elsewhere: update that slot, refresh the whole map
 //             (CLUSTER SLOTS) soon, re-send the command to the new owner;
 //   ASK    -> the key is being migrated: send ASKING + the command to the target, map unchanged;
-//   (MOVED and ASK: at most MAX_REDIRECTIONS per command, then the run fails: a redirect loop)
-//   not ready (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, MASTERDOWN: not-ready.js) -> re-send it after a pause and a refresh;
-//   a master that cannot be reached -> its NodePipe refreshes the map until a replica owns
+//   (MOVED and ASK: at most MAX_REDIRECTIONS per command, then the run fails: a redirect
+//   loop; a redirect's slot and address are checked first: redirect.js)
+//   not ready (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, MASTERDOWN: not-ready.js) -> re-send it
+//             after a pause and a refresh, within the retry time (cluster-parking.js);
+//   a master that cannot be reached -> its ClusterNode refreshes the map until a replica owns
 //             its slots, then every command it had not answered is re-routed.
 // Parents are acknowledged (onAck) in input order once all their commands are, so
 // checkpoints and record counts mean the same as with one server.
 
 // A hash tag is written with braces, which a template reads as a field unless doubled.
 const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id'
-const RETRY_FIRST = 100
-const RETRY_MAX = 1000
 const ABORT_GRACE = 1000
 // Redirections (MOVED, ASK) one command may follow before the run fails, as ioredis's
 // maxRedirections: a node that redirects to itself, or two that redirect to each other,
@@ -79,9 +81,9 @@ class ClusterSink {
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
     this.onReconnect = onReconnect || (() => {})
-    this.nodes = new Map() // "host:port" -> NodePipe
+    this.nodes = new Map() // "host:port" -> ClusterNode
     this.slotNode = new Array(SLOTS).fill(null)
-    this.numbers = new Map() // NodePipe -> its number in owners()
+    this.numbers = new Map() // ClusterNode -> its number in owners()
     this.onSlotMap = null // called after each refresh of the slot map
     this.parents = [] // awaiting acknowledgement, in input order
     this.scanner = new SlotScanner()
@@ -89,17 +91,14 @@ class ClusterSink {
     this.gate = new Gate(() => this.fatal)
     this.refreshing = null
     this.refreshTimer = null
-    this.parked = [] // [parent, index] pairs waiting for a pause or a slot owner
-    this.parkTimer = null
-    this.parkDelay = RETRY_FIRST
-    this.lastError = null
+    this.parking = new Parking(this) // commands refused for now, or without a slot owner
     this.progress = new Activity() // final replies that are not errors
     this.stats = { ...sendStats(), moved: 0, asked: 0, retried: 0, rerouted: 0, refreshes: 0 }
     this.rtt = new Reservoir()
     if (signal) {
       // Ctrl-C: replies in flight get a short grace, and a lost node is not reconnected.
       this.onAbort = () => {
-        for (const node of this.nodes.values()) node.shortenTimeout(ABORT_GRACE)
+        for (const node of this.nodes.values()) node.abort(ABORT_GRACE)
         this.abortWatch(this.stats.acked)
       }
       signal.addEventListener('abort', this.onAbort, { once: true })
@@ -137,7 +136,7 @@ class ClusterSink {
     return [...new Set(this.slotNode.filter(Boolean))]
   }
 
-  /** The NodePipe for "host:port", connecting it on first use. */
+  /** The ClusterNode for "host:port", connecting it on first use. */
   nodeAt (addr) {
     let node = this.nodes.get(addr)
     if (!node) {
@@ -145,7 +144,7 @@ class ClusterSink {
       const host = addr.slice(0, i)
       const port = Number(addr.slice(i + 1))
       const endpoint = Object.freeze({ ...this.endpoint, host, port, target: `${host}:${port}` })
-      node = new NodePipe({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout })
+      node = new ClusterNode({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout })
       this.nodes.set(addr, node)
     }
     return node
@@ -221,7 +220,7 @@ class ClusterSink {
         this.stats.commands += end - c
         for (let k = c; k < end; k++) {
           const node = this.ownerOf(slots[k])
-          if (node === null) { this.park(parent, k); continue }
+          if (node === null) { this.parking.park(parent, k); continue }
           let nb = byNode.get(node)
           if (!nb) byNode.set(node, (nb = new NodeBatch()))
           nb.add(parent, k)
@@ -285,9 +284,8 @@ class ClusterSink {
       return
     }
     if (notReady(m)) {
-      this.lastError = `${m} from ${node.target}`
       this.stats.retried++
-      return this.park(parent, i)
+      return this.parking.refused(node, parent, i, m)
     }
     this.replied(parent, i, err)
   }
@@ -295,7 +293,7 @@ class ClusterSink {
   /** Follow a MOVED or ASK reply to command i of parent, at most MAX_REDIRECTIONS times. */
   redirect (node, parent, i, m) {
     const { slot, addr } = redirectOf(m, node)
-    this.lastError = `${m} from ${node.target}`
+    this.parking.lastError = `${m} from ${node.target}`
     parent.redirects ??= new Uint8Array(parent.cmds)
     if (++parent.redirects[i] > MAX_REDIRECTIONS) throw this.redirectLoop(node, parent, i, m)
     if (m.startsWith('MOVED ')) {
@@ -325,7 +323,7 @@ class ClusterSink {
     if (parent.done[i] || this.fatal) return
     this.stats.rerouted++
     const node = this.ownerOf(parent.slots[i])
-    if (node === null) return this.park(parent, i)
+    if (node === null) return this.parking.park(parent, i)
     let nb = this.pending?.get(node)
     if (!nb) {
       if (!this.pending) {
@@ -351,28 +349,6 @@ class ClusterSink {
     }
   }
 
-  /** Hold a command until after a pause and a refresh: the cluster is not ready for it. */
-  park (parent, i) {
-    this.parked.push(parent, i)
-    if (this.parkTimer) return
-    this.parkTimer = setTimeout(() => this.unpark(), this.parkDelay)
-    this.parkDelay = Math.min(this.parkDelay * 2, RETRY_MAX)
-  }
-
-  async unpark () {
-    await this.refresh()
-    this.parkTimer = null
-    if (this.fatal) return
-    if (this.progress.quietMs() > this.retryTimeout) {
-      return this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-        `the cluster accepted no command for ${this.retryTimeout} ms${this.lastError ? ` (last reply: ${this.lastError})` : ' (slots without a reachable master)'}`))
-    }
-    const parked = this.parked
-    this.parked = []
-    for (let k = 0; k < parked.length; k += 2) this.reroute(parked[k], parked[k + 1])
-    if (!this.parked.length) this.parkDelay = RETRY_FIRST
-  }
-
   /** Acknowledge, in input order, the parents whose commands all have a final reply. */
   settle () {
     const parents = this.parents
@@ -386,8 +362,8 @@ class ClusterSink {
     this.wake()
   }
 
-  reconnected (node, cause, batches, commands) {
-    this.onReconnect(countReconnect(this.stats, { cause, target: node.target, batches, commands }))
+  reconnected (node, tally) {
+    this.onReconnect(countReconnect(this.stats, tally))
   }
 
   /**
@@ -399,7 +375,7 @@ class ClusterSink {
     this.abortTimer = setTimeout(() => {
       if (this.fatal || this.parents.length === 0) return
       if (this.stats.acked !== acked) return this.abortWatch(this.stats.acked)
-      this.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (the cluster gave no command a final reply for ${ABORT_GRACE} ms${this.lastError ? `; last reply: ${this.lastError}` : ''})`))
+      this.fail(new PipeloadError('PIPELOAD_ABORTED', `the load was aborted (the cluster gave no command a final reply for ${ABORT_GRACE} ms${this.parking.lastError ? `; last reply: ${this.parking.lastError}` : ''})`))
     }, ABORT_GRACE)
   }
 
@@ -430,7 +406,7 @@ class ClusterSink {
   close () {
     this.signal?.removeEventListener('abort', this.onAbort)
     clearTimeout(this.refreshTimer)
-    clearTimeout(this.parkTimer)
+    this.parking.close()
     clearTimeout(this.abortTimer)
     for (const node of this.nodes.values()) node.close()
   }

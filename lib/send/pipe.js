@@ -7,19 +7,21 @@ const { SentBatch } = require('./sent-batch')
 const { positionAt } = require('../read/row')
 const { refusedForGood } = require('./connection')
 const { notReady } = require('./not-ready')
-const { Pipeline, abortedError } = require('./pipeline')
+const { Connection, abortedError } = require('./pipeline')
 const { Replicas, parseReplication, failoverPlan, masterInfo, infoRefused, replicasStalled, EMPTY } = require('./replication')
 
-// The sender: writes each encoded batch with one socket write and keeps at most `window`
-// batches awaiting replies. send() waits only when the window is full, the socket asked
-// for `drain`, or the connection is being re-established. That is the backpressure that
-// bounds both the loader's memory and the server's queued replies (window x batchSize).
+// The sink for one server: each encoded batch goes with one socket write through the one
+// pipelined Connection (pipeline.js), which keeps at most `window` batches awaiting
+// replies. send() waits only when the window is full, the socket asked for `drain`, or the
+// connection is being re-established. That is the backpressure that bounds both the
+// loader's memory and the server's queued replies (window x batchSize).
 //
 // Each batch remembers, per record, the command count at its end and its source line, so
 // an error reply is attributed to its record without a per-command object; and it keeps
-// its bytes until acknowledged: when the connection drops or the server stops answering
-// (`timeout`), the Pipe reconnects with backoff (for up to `retryTimeout`) and re-sends
-// every batch not fully acknowledged, in order. Delivery is therefore at-least-once.
+// its bytes until acknowledged: when the connection drops, the server stops answering
+// (`timeout`) or answers "not now" (LOADING: not-ready.js), the Connection reconnects with
+// backoff (for up to `retryTimeout`) and re-sends every batch not fully acknowledged, in
+// order (Batch#again). Delivery is therefore at-least-once.
 //
 // With Sentinel (`replicated`), an answered batch is kept until its writes are on every
 // replica, so that a failover cannot take away what was counted: see ./replication.js.
@@ -52,13 +54,41 @@ class Batch extends SentBatch {
     this.probe = false // no commands of ours: a WAIT and INFO alone
     this.absent = false // sent again after a failover, known to be missing on the new master
   }
+
+  /**
+   * After a reconnect (Connection#recover): the whole batch again, since the server may have
+   * run any of it, answered or not; counted as re-sent unless it is a probe or one the new
+   * master is known to lack whole (as a cluster's MOVED, it ran nothing there).
+   */
+  again (tally) {
+    if (!this.probe && !this.absent) {
+      tally.commands += this.cmds
+      tally.batches++
+    }
+    this.absent = false
+    this.seen = Math.max(this.seen, this.replies)
+    return this
+  }
+
+  /** Records of a batch without commands, acknowledged with this one (Pipe#sendEmpty). */
+  merge (encoded) {
+    this.records += encoded.records
+    this.skipped += encoded.skipped || 0
+    for (let i = 0; i < encoded.ends.length; i++) { // no commands: each ends where this one ends
+      this.ends.push(this.cmds)
+      this.lines.push(encoded.lines[i])
+      this.offsets?.push(encoded.offsets?.[i] ?? null)
+      if (this.marks || encoded.marks) (this.marks ??= new Array(this.lines.length - 1).fill(null)).push(encoded.marks?.[i] ?? null)
+      this.raws?.push(encoded.raws?.[i])
+    }
+  }
 }
 
-class Pipe extends Pipeline {
+class Pipe {
   /**
    * @param {object} o
    * @param {import('./connection').DataConnection} o.conn
-   * @param {() => Promise<import('./connection').DataConnection>} [o.reconnect] a new connection; without it a lost connection is fatal
+   * @param {(ms: number) => Promise<import('./connection').DataConnection>} [o.reconnect] a new connection; without it a lost connection is fatal
    * @param {number} o.window batches awaiting replies at most
    * @param {number} [o.timeout] ms without a reply, while replies are due, before the connection counts as lost
    * @param {number} [o.retryTimeout] ms to keep trying to reconnect
@@ -72,9 +102,8 @@ class Pipe extends Pipeline {
    * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
   constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
-    super({ window, timeout, retryTimeout, failure: () => this.fatal })
-    this.reconnect = reconnect
     this.file = file
+    this.window = window
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
     this.onReconnect = onReconnect || (() => {})
@@ -91,9 +120,10 @@ class Pipe extends Pipeline {
     this.heldSince = 0 // when the replicas last confirmed a kept batch (or one was first kept)
     this.heldMax = window * HELD_PER_WINDOW
     this.probeTimer = null
-    this.attach(conn)
-    this.startTimer()
+    this.info = null // with Sentinel: the INFO replication of the master a reconnect reached
+    this.lost = 0 // with Sentinel: batches a reconnect found the new master lacks
     this.signal = signal
+    this.link = new Connection({ owner: this, conn, connect: reconnect, window, timeout, retryTimeout })
     if (signal) {
       this.onAbort = () => this.aborted()
       if (signal.aborted) this.aborted()
@@ -101,11 +131,27 @@ class Pipe extends Pipeline {
     }
   }
 
+  /** The data connection now (after a reconnect, not the first one). */
+  get conn () {
+    return this.link.conn
+  }
+
+  get inflight () {
+    return this.link.inflight
+  }
+
+  get target () {
+    return this.link.target
+  }
+
   /** The run was aborted: what is in flight gets a short grace, a reconnect in progress ends now. */
   aborted () {
-    this.shortenTimeout(ABORT_GRACE)
-    if (this.connecting) this.fail(abortedError(this.conn.target))
-    this.wake() // finish() waits for kept batches no longer
+    this.link.abort(ABORT_GRACE)
+    this.link.wake() // finish() waits for kept batches no longer
+  }
+
+  connectAborted (link) {
+    return abortedError(link.target)
   }
 
   /**
@@ -115,7 +161,7 @@ class Pipe extends Pipeline {
    */
   room () {
     // Kept batches hold the sender back, but not an aborted run: it stops at this batch.
-    return this.waitFor(() => this.hasRoom() && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
+    return this.link.waitFor(() => this.link.hasRoom() && (this.held.length < this.heldMax || Boolean(this.signal?.aborted)))
   }
 
   /** Send one encoded batch ({ buf, cmds, ends, lines, records }); resolves once written. */
@@ -123,11 +169,9 @@ class Pipe extends Pipeline {
     if (encoded.cmds === 0) return this.sendEmpty(encoded)
     await this.room()
     const b = new Batch(encoded)
-    if (this.inflight.length === 0) this.activity.touch()
-    this.inflight.push(b)
     this.stats.batches++
     this.stats.commands += b.cmds
-    this.write(b)
+    this.link.push(b)
   }
 
   /**
@@ -140,76 +184,49 @@ class Pipe extends Pipeline {
     let last = this.inflight.at(-1)
     if (!last || last.probe) last = this.held.at(-1) // a probe goes only when nothing else is in flight
     if (last && last.fileIndex !== encoded.fileIndex && encoded.records) {
-      await this.waitFor(() => this.inflight.length === 0 && this.held.length === 0 && !this.connecting)
+      await this.link.waitFor(() => this.inflight.length === 0 && this.held.length === 0 && !this.link.connecting)
       last = undefined
     }
     if (last) {
-      last.records += encoded.records
-      last.skipped += encoded.skipped || 0
-      for (let i = 0; i < encoded.ends.length; i++) { // no commands: each ends where `last` ends
-        last.ends.push(last.cmds)
-        last.lines.push(encoded.lines[i])
-        last.offsets?.push(encoded.offsets?.[i] ?? null)
-        if (last.marks || encoded.marks) (last.marks ??= new Array(last.lines.length - 1).fill(null)).push(encoded.marks?.[i] ?? null)
-        last.raws?.push(encoded.raws?.[i])
-      }
+      last.merge(encoded)
     } else if (encoded.records) {
       this.stats.ackedRecords += encoded.ends.length
       this.onAck(new Batch(encoded))
     }
   }
 
-  /** The batch's bytes (Pipeline#write); with Sentinel, INFO replication after them. */
-  writeBytes (b, waitMs = this.held.length >= this.window ? WAIT_MS : 0) {
-    return this.replicas ? this.writeTagged(b, waitMs) : this.conn.write(b.buf)
-  }
-
-  /** The batch, then INFO replication (after a WAIT of `waitMs`), in one write. */
-  writeTagged (b, waitMs) {
+  /** With Sentinel: INFO replication (after a WAIT of `waitMs`) written after the batch. */
+  tail (link, b, waitMs = this.held.length >= this.window ? WAIT_MS : 0) {
+    if (!this.replicas) return null
     const probe = this.replicas.probe(waitMs)
     b.due = b.cmds + probe.extra
-    const socket = this.conn.socket
-    socket?.cork()
-    if (b.buf.length) this.conn.write(b.buf)
-    const ok = this.conn.write(probe.buf)
-    socket?.uncork()
-    return ok
+    return probe.buf
   }
 
   /** Wait for every reply (with Sentinel: and every replica), then stop watching the connection. */
   async finish () {
     try {
-      await this.waitFor(() => this.inflight.length === 0 && !this.connecting && (this.held.length === 0 || Boolean(this.signal?.aborted)))
+      await this.link.waitFor(() => this.inflight.length === 0 && !this.link.connecting && (this.held.length === 0 || Boolean(this.signal?.aborted)))
     } finally {
       this.close()
     }
   }
 
   close () {
-    this.closing = true
-    this.closed.abort()
-    this.stopTimer()
+    this.link.close()
     clearTimeout(this.probeTimer)
     this.signal?.removeEventListener('abort', this.onAbort)
   }
 
-  onReply (r) {
-    const b = this.inflight[0]
-    if (!b) return this.protocolError()
-    this.activity.count++
-    this.lostSince = null
+  reply (link, b, r) {
     if (++b.replies === b.due) this.ack(b, r)
   }
 
-  onReplyError (err) {
-    const b = this.inflight[0]
-    if (!b) return this.protocolError()
-    this.activity.count++
-    this.lostSince = null
+  replyError (link, b, err) {
     // The server is not ready (loading its data after a restart, busy with a script, a
     // replica without its master): not the record's fault. Reconnect and re-send later.
-    if (notReady(err.message) && this.reconnect) {
-      return this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${this.conn.target} is not ready: ${err.message}`, { target: this.conn.target }))
+    if (notReady(err.message) && link.connect) {
+      return link.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${link.target} is not ready: ${err.message}`, { target: link.target, reply: err.message }))
     }
     if (b.replies >= b.cmds) return this.probeRefused(b, err)
     if (b.replies >= b.seen) {
@@ -233,15 +250,14 @@ class Pipe extends Pipeline {
       b.replies++
       return
     }
-    this.fail(infoRefused(this.conn.target, err.message))
+    this.fail(infoRefused(this.target, err.message))
   }
 
   ack (b, reply) {
     if (this.replicas) return this.answered(b, reply)
-    this.inflight.shift()
-    this.rtt.add(performance.now() - b.sentAt)
+    this.link.shift()
     this.done(b)
-    this.wake()
+    this.link.wake()
   }
 
   /** A batch counts as acknowledged: loaded, checkpointed. */
@@ -258,14 +274,13 @@ class Pipe extends Pipeline {
    * it; a master demoted under us (a server that keeps its connections) is left, as for READONLY.
    */
   answered (b, reply) {
-    const target = this.conn.target
+    const target = this.target
     const info = parseReplication(reply)
     if (!info) return this.fail(infoRefused(target, 'an answer that is not INFO replication'))
     if (info.role !== 'master') {
       return this.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target} is a replica now (INFO replication: role:${info.role}): asking Sentinel for the master`, { target }))
     }
-    this.inflight.shift()
-    if (!b.probe) this.rtt.add(performance.now() - b.sentAt)
+    this.link.shift(!b.probe)
     b.from = this.replicas.offset
     b.tag = info.offset
     const fresh = this.held.length === 0
@@ -276,7 +291,7 @@ class Pipe extends Pipeline {
     // Replicas that stay connected and never catch up would keep the load waiting for ever.
     if (fresh || this.held.length < before) this.heldSince = now
     else if (this.held.length && now - this.heldSince > 2 * this.replicas.forgetMs) return this.fail(replicasStalled(target, this.held.length, now - this.heldSince))
-    this.wake()
+    this.link.wake()
     this.scheduleProbe(b.probe && this.held.length === before ? PROBE_MS : 0)
   }
 
@@ -297,89 +312,48 @@ class Pipe extends Pipeline {
       const b = new Batch({ buf: EMPTY, cmds: 0, ends: [], lines: [], records: 0 })
       b.probe = true
       this.inflight.push(b)
-      this.activity.touch()
-      this.write(b, PROBE_WAIT_MS)
+      this.link.activity.touch()
+      this.link.write(b, PROBE_WAIT_MS)
     }, delay)
   }
 
   idleWithHeld () {
-    return this.held.length > 0 && this.inflight.length === 0 && !this.connecting && !this.fatal && !this.closing
-  }
-
-  /** Without `reconnect` a lost connection ends the run. */
-  canReconnect () {
-    return Boolean(this.reconnect)
+    return this.held.length > 0 && this.inflight.length === 0 && !this.link.connecting && !this.fatal && !this.link.closing
   }
 
   fail (err) {
     this.fatal = err
     this.close()
-    this.wake()
+    this.link.wake()
   }
 
-  get target () {
-    return this.conn.target
+  /** Something still to answer or confirm: a reconnect is worth finishing. */
+  pending () {
+    return this.inflight.length > 0 || this.held.length > 0
   }
 
-  /** Reconnect with backoff (Pipeline#reconnectLoop), then re-send every batch still awaiting replies, in order. */
-  async recover (cause) {
-    this.connecting = true
-    const got = await this.reconnectLoop(cause)
-    if (got === null) return
-    const { info } = got
-    const lost = info ? this.afterFailover(info, cause) : 0
-    if (lost < 0) return
-    this.needDrain = false
-    this.activity.touch()
-    let commands = 0
-    let batches = 0
-    for (const b of this.inflight) {
-      // The whole batch: the server may have run any of them, answered or not. Not one the
-      // new master is known to lack whole (as a cluster's MOVED, it ran nothing there).
-      if (!b.probe && !b.absent) {
-        commands += b.cmds
-        batches++
-      }
-      b.absent = false
-      b.seen = Math.max(b.seen, b.replies)
-      b.replies = 0
-      this.write(b)
-    }
-    const event = countReconnect(this.stats, { cause, target: this.conn.target, batches, commands })
-    this.connecting = false
-    this.onReconnect(info ? { ...event, lostBatches: lost } : event)
-    // The new connection may have dropped while we were writing to it.
-    if (this.conn.closed) return this.onClose(this.conn.closeReason || cause)
-    this.wake()
+  /** With Sentinel, a reconnect reached a master: what it shares with the one we wrote to. */
+  async opened (conn, left) {
+    this.info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
   }
 
-  /** One reconnect: { info } (with Sentinel, the master's INFO replication), or null when the run ended meanwhile. */
-  async attempt (left) {
-    // One attempt never outlasts the retry time (its own limit is the connect timeout).
-    const conn = await this.reconnect(Math.max(1, left()))
-    if (this.fatal) { conn.end(); return null }
-    // With Sentinel: what the master we reached shares with the one we wrote to.
-    const info = this.replicas ? await masterInfo(conn, Math.max(1, Math.min(left(), this.connectTimeout)), this.signal) : null
-    if (this.closing && this.inflight.length === 0 && this.held.length === 0) { conn.end(); return { info: null } }
-    this.attach(conn)
-    return { info }
+  /** With Sentinel, reconnected: the kept batches the new master lacks go back in the window (afterFailover). */
+  reconnecting (link, cause) {
+    this.lost = this.info ? this.afterFailover(this.info, cause) : 0
+    return this.lost >= 0
+  }
+
+  reconnected (link, tally) {
+    const event = countReconnect(this.stats, tally)
+    this.onReconnect(this.info ? { ...event, lostBatches: this.lost } : event)
   }
 
   /** A reconnect that ends the run: aborted, or refused as it will be again. */
-  refusal (err, cause) {
-    if (err.code === 'PIPELOAD_ABORTED') return abortedError(this.conn.target, cause)
+  refusal (link, err, cause) {
+    if (err.code === 'PIPELOAD_ABORTED') return abortedError(link.target, cause)
     // A refused password (changed on restart, ACL user deleted) will be refused again, and
     // so will a SELECT the server answers with an error (fewer databases after a restart).
-    if (refusedForGood(err)) return new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? this.conn.target, cause })
-    return null
-  }
-
-  stopped () {
-    return Boolean(this.fatal)
-  }
-
-  giveUp (err) {
-    this.fail(err)
+    if (refusedForGood(err)) return new PipeloadError(err.code, `${cause.message}; reconnecting: ${err.message}`, { target: err.target ?? link.target, cause })
     return null
   }
 
@@ -397,8 +371,8 @@ class Pipe extends Pipeline {
     }
     if (plan.lostConfirmed) {
       this.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-        `${cause.message}; the master is now ${this.conn.target}, which lacks writes the replicas had confirmed before (the replica promoted had left the old master longer than pipeload waits for one: --retry-timeout, a minute at least): records counted as loaded may be lost; load again from the start`,
-        { target: this.conn.target, cause }))
+        `${cause.message}; the master is now ${this.target}, which lacks writes the replicas had confirmed before (the replica promoted had left the old master longer than pipeload waits for one: --retry-timeout, a minute at least): records counted as loaded may be lost; load again from the start`,
+        { target: this.target, cause }))
       return -1
     }
     for (const b of this.held.splice(0, plan.confirm)) {

@@ -22,7 +22,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { Writable } = require('node:stream')
-const { workerThreads } = require('./live-workers')
+const { liveWorkers } = require('../../lib/threads/pool')
 const { scaledMs } = require('./wait')
 
 const ROOT = path.resolve(__dirname, '..', '..')
@@ -129,13 +129,13 @@ async function inProcess (args, { env, timeoutMs }) {
 
 /**
  * What keeps this process alive: its handles (sockets, servers, pipes, child processes), its
- * timers, by number, and its running worker threads (./live-workers.js).
+ * timers, by number, and its parse worker threads not yet exited (lib/threads/pool.js).
  */
 function handles () {
   return {
     handles: new Set(process._getActiveHandles()),
     timers: process.getActiveResourcesInfo().filter(kind => kind === 'Timeout').length,
-    workers: new Set(workerThreads().referenced)
+    workers: liveWorkers()
   }
 }
 

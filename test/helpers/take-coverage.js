@@ -6,12 +6,12 @@
 // file's tests are done. Node writes it only when a process exits on its own, and vitest
 // ends its forks (the pool) without letting them: every in-process test counted for nothing.
 const v8 = require('node:v8')
-const { workerThreads } = require('./live-workers')
+const { liveWorkers } = require('../../lib/threads/pool')
 
-// A worker thread writes its coverage when it exits: parse workers a run left idle for the
-// next run (lib/encode/parallel.js) are ended first (./live-workers.js knows them).
+// A worker thread writes its coverage when it exits: parse workers still running (a run ends
+// its own; a test's pool it left open) are ended first.
 afterAll(async () => {
   if (!process.env.NODE_V8_COVERAGE) return
-  await Promise.all([...workerThreads().running].map(w => w.terminate()))
+  await Promise.all([...liveWorkers()].map(w => w.terminate()))
   v8.takeCoverage()
 })

@@ -1,56 +1,47 @@
 'use strict'
 
-// One of the parallel parse's worker threads (lib/encode/parallel.js): parses chunks of
-// the input (cut at record boundaries by lib/read/cut.js) and, once the loader says how
-// many records and lines come before a chunk, maps and encodes its records.
+// A parse worker (./pool.js starts them): it runs the input's chain (lib/encode/chain.js) over
+// what the loader gives it, in one of three modes, and posts the encoded batches back. The
+// messages both ways are ./protocol.js's.
 //
-// Phase 1 ('chunk'): parse the chunk alone, lines counted from 1, and report its record
-//   and line counts; keep the records. `ok` false: the reader threw a PipeloadError (a bad
-//   record in abort mode; a quote still open at the chunk's end, so a wrong cut), `reason`
-//   its message: the loader then reads from there on sequentially, so the error is the
-//   sequential one. Any other error (a bug) is not bad input: it is posted as an 'error',
-//   which fails the run (a fallback would hide it). Records rejected in
-//   skip mode leave the chunk ok: a chunk that starts at a record boundary and is read to
-//   its end without an error ends at one too (its last byte is a line break outside quotes,
-//   and a skipped record ends at the first line break after its fault), so its records,
-//   rejected ones included, are those the sequential reader reads there; only the line a
-//   rejection's message names is moved to the input's (relocate).
-// Phase 2 ('bases'): encode the kept records with {$n} and lines made absolute; post the
-//   batches (bytes shared, not copied), the last one marked.
+// Chunks of an input cut at record boundaries (./chunks.js, lib/read/cut.js):
+//   CHUNK: parse the chunk alone, lines counted from 1, and report its record and line counts
+//   (PARSED); keep the records. `ok` false: the reader threw a PipeloadError (a bad record in
+//   abort mode; a quote still open at the chunk's end, so a wrong cut), `reason` its message:
+//   the loader then reads from there on sequentially, so the error is the sequential one. Any
+//   other error (a bug) is not bad input: it is posted as an ERROR, which fails the run (a
+//   fallback would hide it). Records rejected in skip mode leave the chunk ok: a chunk that
+//   starts at a record boundary and is read to its end without an error ends at one too (its
+//   last byte is a line break outside quotes, and a skipped record ends at the first line
+//   break after its fault), so its records, rejected ones included, are those the sequential
+//   reader reads there; only the line a rejection's message names is moved to the input's
+//   (relocate).
+//   BASES: encode the kept records with {$n} and lines made absolute; post the batches (bytes
+//   shared, not copied), the last one marked.
+// Row groups of a Parquet file (./row-groups.js): INPUT with `parquet` (the file, its footer,
+//   the columns to read), then GROUP messages: each row group is read and encoded at once
+//   (./group-worker.js), its batches posted as a chunk's are; a group that cannot be read is
+//   an ERROR with its index.
+// An input read whole (./whole.js): INPUT with `whole`; ./whole-worker.js reads it and takes
+//   its messages (CREDIT, BYTES, BYTES_END, BYTES_ERROR, STOP).
 //
-// The loader keeps its workers for the whole run, and for the process's next run (lib/encode/
-// parallel.js WorkerPool): each input begins with an 'input' message, which drops what is
-// left of the previous one (the first of a run brings the run's options); every message out
-// carries that input's `gen`, so the loader tells a late one from the current.
-//
-// A Parquet input (lib/encode/parquet-parallel.js) comes as 'input' with `parquet` (the file,
-// its footer, the columns to read) and 'group' messages: each row group is read and encoded
-// at once (./parquet-groups.js), its batches posted as a chunk's are; a group that cannot be
-// read is a 'group-error' of its own.
-//
-// An input read whole in this worker (--workers 1, a JSON document: lib/encode/worker-input.js)
-// comes as 'input' with `whole`; ./whole-input.js reads it and takes its messages (credit,
-// bytes, bytes-end, bytes-error, stop) and posts its own (ready, batch, done, error, bytes-ack).
-//
-// Messages in:  input { gen, name, format, skip, runBase, slots, parquet?, whole?, options? } | chunk { index, buf, offset, columns, fields, shape? }
-//               | group { index, g, drop, before } | bases { index, recordBase,
-//               lineBase, shape } | slots { owners } (hash slots from now on, and group
-//               each batch's commands by master: lib/encode/group.js) | recycle { buf } (a
-//               batch's SharedArrayBuffer, sent: written into again, so the memory stays flat)
-// Messages out: parsed { gen, index, records, lines, expected, columns, ok, reason } | batch { gen, index,
-//               batch, last } | group-error { gen, index, error } | error { gen, error }
+// The loader keeps its workers for every input of a run (./pool.js): each input begins with an
+// INPUT message, which drops what is left of the previous one (the first of a run brings the
+// run's options); every message out carries that input's `gen`, so the loader tells a late
+// one from the current. For a cluster (SLOTS), each command's hash slot is added to its batch,
+// and once the loader told each slot's master, the commands are grouped by master
+// (lib/encode/group.js).
 
-const { parentPort, workerData } = require('node:worker_threads')
+const { parentPort } = require('node:worker_threads')
 const { openReader, Rejected } = require('../read/reader')
-const { mapperFor } = require('./mapper')
-const { encoderFor } = require('./encoder')
-const { recycle, reuse, shareOutput } = require('./writer')
 const { countLines } = require('../read/cut')
 const { formatOf } = require('../read/formats')
-const { withoutFirst } = require('../read/skip')
-const { parseTemplate } = require('./template')
+const { Chain } = require('../encode/chain')
+const { recycle, reuse, shareOutput } = require('../encode/writer')
+const { parseTemplate } = require('../encode/template')
 const { where, PipeloadError } = require('../errors')
-const { serializeError } = require('./thread-errors')
+const { serializeError } = require('./errors')
+const { MSG } = require('./protocol')
 
 shareOutput() // batches in SharedArrayBuffers: posted, not moved (lib/encode/writer.js says why)
 const parsed = new Map() // index -> { batches } (records) or { encoded } (batches) of a chunk waiting for its bases
@@ -61,13 +52,13 @@ const parses = []
 let busy = false
 let slots = false // the target is a cluster: each command's hash slot too
 let owners = null // each slot's master, as the loader last told (null: not grouped)
-let cluster = null // ./slots and ./group, loaded by the first input to a cluster (useSlots())
+let cluster = null // lib/encode/slots.js and group.js, loaded by the first input to a cluster (useSlots())
 const free = [] // output buffers the loader gave back, for the next batches of any chunk
 // The input being read (set by begin()).
 let gen, name, format, skip, runBase, numbered, mapper
-let groups = null // a Parquet input's row groups (./parquet-groups.js), else null
-let whole = null // an input read whole here (./whole-input.js), else null
-const WHOLE = new Set(['credit', 'bytes', 'bytes-end', 'bytes-error', 'stop'])
+let groups = null // a Parquet input's row groups (./group-worker.js), else null
+let whole = null // an input read whole here (./whole-worker.js), else null
+const WHOLE = new Set([MSG.CREDIT, MSG.BYTES, MSG.BYTES_END, MSG.BYTES_ERROR, MSG.STOP])
 // For tests only (test/parallel-fallback.test.js): the chunk of this index throws a TypeError
 // while it is parsed, as a bug in the reader would. Read when the worker starts.
 const PLANTED_TYPE_ERROR = process.env.PIPELOAD_TEST_CHUNK_TYPE_ERROR ? Number(process.env.PIPELOAD_TEST_CHUNK_TYPE_ERROR) : null
@@ -89,11 +80,11 @@ function begin (input) {
   if (whole !== null) whole.stop()
   whole = null
   if (input.parquet) {
-    const { GroupEncoder } = require('./parquet-groups') // loaded by a worker's first Parquet input: a CSV worker starts without it
+    const { GroupEncoder } = require('./group-worker') // loaded by a worker's first Parquet input: a CSV worker starts without it
     groups = new GroupEncoder(input.parquet, o)
   }
   if (input.whole) {
-    const { WholeInput } = require('./whole-input')
+    const { WholeInput } = require('./whole-worker')
     const at = gen
     whole = new WholeInput(input.whole, o, free, msg => parentPort.postMessage({ ...msg, gen: at }))
     whole.run()
@@ -109,21 +100,20 @@ function begin (input) {
   encodes.length = 0
   parses.length = 0
 }
-begin(workerData.input)
 
 parentPort.on('message', msg => {
-  if (msg.type === 'input') return begin(msg)
+  if (msg.type === MSG.INPUT) return begin(msg)
   if (WHOLE.has(msg.type)) {
     if (whole !== null && msg.gen === gen) whole.onMessage(msg)
     return
   }
-  if (msg.type === 'chunk' || msg.type === 'group') parses.push(msg)
-  else if (msg.type === 'bases') encodes.push(msg)
-  else if (msg.type === 'slots') {
+  if (msg.type === MSG.CHUNK || msg.type === MSG.GROUP) parses.push(msg)
+  else if (msg.type === MSG.BASES) encodes.push(msg)
+  else if (msg.type === MSG.SLOTS) {
     useSlots()
     owners = msg.owners ?? null
   }
-  else if (msg.type === 'recycle') return recycle(free, msg.buf)
+  else if (msg.type === MSG.RECYCLE) return recycle(free, msg.buf)
   work()
 })
 
@@ -135,12 +125,12 @@ async function work () {
       if (encodes.length) encode(encodes.shift())
       else if (parses.length) {
         const msg = parses.shift()
-        await (msg.type === 'group' ? encodeGroup(msg) : parse(msg))
+        await (msg.type === MSG.GROUP ? encodeGroup(msg) : parse(msg))
       }
       else break
     }
   } catch (err) {
-    parentPort.postMessage({ type: 'error', gen, error: serializeError(err) })
+    parentPort.postMessage({ type: MSG.ERROR, gen, error: serializeError(err) })
   } finally {
     busy = false
   }
@@ -194,11 +184,11 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
   if (at !== gen) return // the loader went on to another input meanwhile
   const ok = bad === null
   if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
-  parentPort.postMessage({ type: 'parsed', gen, index, records, lines: countLines(chunk), expected, columns: reader.columns, ok, reason: ok ? null : bad.message })
+  parentPort.postMessage({ type: MSG.PARSED, gen, index, records, lines: countLines(chunk), expected, columns: reader.columns, ok, reason: ok ? null : bad.message })
 }
 
 /**
- * A Parquet row group, its batches posted as they are encoded (./parquet-groups.js). A group that cannot be read is
+ * A Parquet row group, its batches posted as they are encoded (./group-worker.js). A group that cannot be read is
  * reported as its own failure: the loader throws it once every group before it is sent,
  * where the sequential reader would.
  */
@@ -208,7 +198,7 @@ async function encodeGroup (msg) {
     // Posted as encoded; not once the loader went on to another input meanwhile.
     await groups.encode(msg, free, (batch, last) => { if (at === gen) send(msg.index, batch, last) })
   } catch (err) {
-    if (at === gen) parentPort.postMessage({ type: 'group-error', gen, index: msg.index, error: serializeError(err) })
+    if (at === gen) parentPort.postMessage({ type: MSG.ERROR, gen, index: msg.index, error: serializeError(err) })
   }
 }
 
@@ -222,24 +212,16 @@ function encode ({ index, recordBase, lineBase, shape }) {
 
 /** Encoded batches of a chunk's record batches; `recordBase` records and `lineBase` lines come before it. */
 function encodeChunk (batches, shape, recordBase, lineBase) {
-  // The shape (columns) is that of chunk 0 for the whole run: one mapper.
-  if (mapper === null) mapper = mapperFor(o, shape)
-  // --resume: the records an earlier run loaded are dropped, as lib/read/skip.js does.
-  let drop = Math.max(0, skip - recordBase)
-  const encoder = encoderFor(mapper, o, runBase + Math.max(recordBase, skip), free)
+  // The shape (columns) is that of chunk 0 for the whole input: one mapper. --resume: the
+  // records an earlier run loaded are dropped (those of the chunks before this one first).
+  const chain = new Chain(o, { mapper, shape, skip: Math.max(0, skip - recordBase), before: runBase + Math.max(recordBase, skip), free })
+  mapper = chain.mapper
   const out = []
-  for (let b of batches) {
-    if (drop > 0) {
-      const k = Math.min(drop, b.records.length)
-      drop -= k
-      b = withoutFirst(b, k)
-    }
-    let { records, lines, offsets, raws } = b
-    if (lineBase !== 0) lines = lines.map(l => l + lineBase)
-    out.push(...encoder.add(records, lines, 0, offsets, raws))
-    if (encoder.stopped) break
+  for (const b of batches) {
+    out.push(...chain.add(lineBase === 0 ? b : { ...b, lines: b.lines.map(l => l + lineBase) }, 0))
+    if (chain.stopped) break
   }
-  if (!encoder.stopped) out.push(encoder.take(0))
+  if (!chain.stopped) out.push(chain.take(0))
   if (lineBase !== 0) for (const b of out) for (const f of b.failures) relocate(f, lineBase)
   return out
 }
@@ -275,7 +257,7 @@ function send (index, batch, last) {
   if (slots && batch.cmds > 0) addSlots(batch)
   // Nothing transferred: the bytes are shared; starts, slots and stops (4 to 6 bytes a
   // command) are copied, as moving them would detach them here (see writer.js).
-  parentPort.postMessage({ type: 'batch', gen, index, batch, last })
+  parentPort.postMessage({ type: MSG.BATCH, gen, index, batch, last })
 }
 
 /**
@@ -285,8 +267,8 @@ function send (index, batch, last) {
 function useSlots () {
   slots = true
   if (cluster === null) {
-    const { SlotScanner, commandSlots } = require('./slots')
-    cluster = { scanner: new SlotScanner(), commandSlots, groupByOwner: require('./group').groupByOwner }
+    const { SlotScanner, commandSlots } = require('../encode/slots')
+    cluster = { scanner: new SlotScanner(), commandSlots, groupByOwner: require('../encode/group').groupByOwner }
   }
 }
 

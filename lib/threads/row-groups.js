@@ -1,14 +1,14 @@
 'use strict'
 
 const { formatOf } = require('../read/formats')
-const { mapperFor } = require('./mapper')
-const { receiveBatch } = require('./worker-batches')
-const { reviveError } = require('./thread-errors')
-const { PoolInput } = require('./parallel')
+const { mapperFor } = require('../encode/mapper')
+const { MSG } = require('./protocol')
+const { reviveError } = require('./errors')
+const { PoolInput } = require('./pool')
 
 // --workers n (n ≥ 1) for a Parquet input: the loader reads the footer, checks the templates
-// against the schema, and hands out row groups to the run's parse workers (the pool of
-// lib/encode/parallel.js; chunk-worker.js with ./parquet-groups.js), which read, decode,
+// against the schema, and hands out row groups to the run's parse workers (./pool.js;
+// ./worker.js with ./group-worker.js), which read, decode,
 // convert, map and encode them side by side. Batches are yielded here in file order, so the
 // bytes sent are the sequential path's, byte for byte, with the same failures, stop and
 // counts. Unlike a CSV chunk a row group needs no cutting nor a first pass to count its
@@ -29,16 +29,17 @@ function maxGroups (n) {
 /**
  * Open a Parquet input for n workers; resolves once the footer is read and the templates are
  * compiled against it (their errors come before connecting), with { batches, close, useSlots,
- * resumeShape }. `skip`: rows of it already loaded (--resume), whose row groups are not read;
- * `before`: records of the run before its first row read ({$n}).
+ * resumeShape }. `at`: `n` workers of `pool` (null: a pool of its own); `skip`: rows of it
+ * already loaded (--resume), whose row groups are not read; `before`: records of the run
+ * before its first row read ({$n}; `skip` by default); `slots`: the target is a cluster.
  */
-async function openParquetParallel (desc, o, skip, n, slots = false, before = skip, pool = null) {
+async function openParquetParallel (desc, o, { n, skip = 0, before = skip, slots = false, pool = null }) {
   const src = await formatOf(desc.format).entry().openRecords(desc, o, skip)
   const pf = src.parquet
   let p
   try {
     mapperFor(o, src.shape) // compiled here only so that its errors come now
-    p = new ParquetParallel(desc, o, src, n, slots, before, pool)
+    p = new ParquetParallel(desc, o, src, { n, slots, before, pool })
   } finally {
     // Footer read: the workers read the row groups with their own descriptors.
     await pf.close()
@@ -47,7 +48,7 @@ async function openParquetParallel (desc, o, skip, n, slots = false, before = sk
 }
 
 class ParquetParallel extends PoolInput {
-  constructor (desc, o, src, n, slots, before, pool) {
+  constructor (desc, o, src, { n, slots, before, pool }) {
     super()
     const pf = src.parquet
     this.max = maxGroups(n)
@@ -71,30 +72,23 @@ class ParquetParallel extends PoolInput {
     while (!this.closed && this.dispatched < this.items.length && this.dispatched - this.head < this.max) {
       const index = this.dispatched++
       const item = this.items[index]
-      let w = this.workers[0]
-      for (const x of this.workers) if (x.load < w.load) w = x
-      w.load++
+      const w = this.leastBusy()
       item.worker = w
-      w.worker.postMessage({ type: 'group', index, g: item.g, drop: item.drop, before: item.before })
+      w.worker.postMessage({ type: MSG.GROUP, index, g: item.g, drop: item.drop, before: item.before })
     }
   }
 
   onMessage (w, msg) {
     if (this.closed || msg.gen !== this.gen) return // a message about an earlier input
-    if (msg.type === 'error') return this.fail(reviveError(msg.error))
+    if (msg.type === MSG.ERROR && msg.index === undefined) return this.fail(reviveError(msg.error))
     const item = this.items[msg.index]
     if (item === undefined) return
-    if (msg.type === 'group-error') {
+    if (msg.type === MSG.ERROR) { // a row group that cannot be read: thrown in its turn
       item.error = reviveError(msg.error)
       item.done = true
       w.load--
-    } else if (msg.type === 'batch') {
-      const b = receiveBatch(msg.batch, w.worker)
-      item.batches.push(b)
-      if (msg.last) {
-        item.done = true
-        w.load--
-      }
+    } else if (msg.type === MSG.BATCH) {
+      this.keepBatch(w, item, msg)
     }
     this.notify()
   }

@@ -1,6 +1,6 @@
 'use strict'
 
-// A parse worker's side of a Parquet input read in parallel (lib/encode/parquet-parallel.js):
+// A parse worker's side of a Parquet input read in parallel (./row-groups.js):
 // each row group it is given is read (its projected columns only), decoded, converted,
 // mapped and encoded on its own, as the sequential reader would read it, and its batches go
 // back to the loader, which sends them in file order. A row group needs nothing from the
@@ -8,9 +8,7 @@
 // the footer, so it is encoded at once, numbered in the whole run ({$n}) and the file ({$line}).
 
 const { formatOf } = require('../read/formats')
-const { skipRecords } = require('../read/skip')
-const { mapperFor } = require('./mapper')
-const { encoderFor } = require('./encoder')
+const { Chain } = require('../encode/chain')
 
 class GroupEncoder {
   /**
@@ -36,21 +34,23 @@ class GroupEncoder {
    */
   async encode ({ g, drop, before }, free, emit) {
     const pf = await this.opening
-    if (this.mapper === null) this.mapper = mapperFor(this.o, this.input.shape)
+    const chain = new Chain(this.o, { mapper: this.mapper, shape: this.input.shape, skip: drop, before, free })
+    this.mapper = chain.mapper
     const text = Boolean(this.input.shape.parquetColumns) // the loader chose text rows (read/parquet/input.js)
-    let batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1, text, names: Boolean(this.input.shape.parquetNames) })
-    if (drop) batches = skipRecords(batches, drop, this.o.checkpoint)
-    const encoder = encoderFor(this.mapper, this.o, before, free)
+    const batches = pf.batches(this.input.columns, { fromGroup: g, toGroup: g + 1, text, names: Boolean(this.input.shape.parquetNames) })
     let held = null // the latest batch: the last one is known only at the end
     const out = batch => {
       if (held !== null) emit(held, false)
       held = batch
     }
     for await (const b of batches) {
-      for (const batch of encoder.add(b.records, b.lines, b.bytesRead, b.offsets, b.raws)) out(batch)
-      if (encoder.stopped) break
+      for (const batch of chain.add(b)) out(batch)
+      if (chain.stopped) break
     }
-    if (!encoder.stopped) out(encoder.take())
+    if (!chain.stopped) {
+      chain.checkSkipped()
+      out(chain.take())
+    }
     emit(held, true)
   }
 

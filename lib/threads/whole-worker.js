@@ -1,23 +1,18 @@
 'use strict'
 
 const { Readable } = require('node:stream')
-const { openRecords } = require('../read/input')
-const { mapperFor } = require('./mapper')
-const { encodeRecords } = require('./encoder')
-const { skipRecords } = require('../read/skip')
-const { serializeError } = require('./thread-errors')
+const { openChain } = require('../encode/chain')
+const { serializeError } = require('./errors')
+const { MSG } = require('./protocol')
 
-// A parse worker's side of an input read whole in one worker thread (./worker-input.js: --workers
+// A parse worker's side of an input read whole in one worker thread (./whole.js: --workers
 // 1, a JSON document, a shard of stdin, gzip or a URL): the worker reads, parses, maps and encodes
 // it, and posts each encoded batch with at most `ahead` not yet taken by the loader (a credit
 // per batch), so a fast parser cannot run ahead of a slow server. The worker is one of the run's
-// parse workers (chunk-worker.js), kept for the next input: an input stopped early (a failure,
+// parse workers (./worker.js), kept for the next input: an input stopped early (a failure,
 // an abort) is told 'stop', and a new input ends what is left of this one.
-//
-// Messages in:  credit | bytes { chunk } | bytes-end | bytes-error { error } (a byte stream fed
-//               by the loader) | stop
-// Messages out: ready { empty } | batch { batch, shape } | done | error { error } | bytes-ack
-//               (a chunk of a loader-fed stream was consumed)
+// Its messages (./protocol.js): in CREDIT, BYTES, BYTES_END, BYTES_ERROR, STOP; out READY,
+// BATCH, DONE, ERROR, BYTES_ACK.
 
 class WholeInput {
   /**
@@ -42,18 +37,18 @@ class WholeInput {
     this.stream = null
     if (desc.fromParent) {
       this.stream = new Readable({ read () {} })
-      this.stream.on('data', () => post({ type: 'bytes-ack' }))
+      this.stream.on('data', () => post({ type: MSG.BYTES_ACK }))
     }
   }
 
   onMessage (msg) {
-    if (msg.type === 'credit') {
+    if (msg.type === MSG.CREDIT) {
       this.credits++
       this.signal()
-    } else if (msg.type === 'bytes') this.stream.push(Buffer.from(msg.chunk.buffer, msg.chunk.byteOffset, msg.chunk.byteLength))
-    else if (msg.type === 'bytes-end') this.stream.push(null)
-    else if (msg.type === 'bytes-error') this.stream.destroy(Object.assign(new Error(msg.error.message), msg.error))
-    else if (msg.type === 'stop') this.stop()
+    } else if (msg.type === MSG.BYTES) this.stream.push(Buffer.from(msg.chunk.buffer, msg.chunk.byteOffset, msg.chunk.byteLength))
+    else if (msg.type === MSG.BYTES_END) this.stream.push(null)
+    else if (msg.type === MSG.BYTES_ERROR) this.stream.destroy(Object.assign(new Error(msg.error.message), msg.error))
+    else if (msg.type === MSG.STOP) this.stop()
   }
 
   signal () {
@@ -72,20 +67,18 @@ class WholeInput {
 
   async run () {
     try {
-      const src = await openRecords({ ...this.desc, stream: this.stream }, { ...this.o, signal: this.stopping.signal })
-      const mapper = src.empty ? null : mapperFor(this.o, src.shape)
-      if (!this.stopped) this.post({ type: 'ready', empty: src.empty })
-      const records = this.skip ? skipRecords(src.batches, this.skip, this.o.checkpoint) : src.batches
-      for await (const batch of encodeRecords(records, mapper, this.o, this.before, this.free)) {
+      const src = await openChain({ ...this.desc, stream: this.stream }, { ...this.o, signal: this.stopping.signal }, { skip: this.skip, before: this.before, free: this.free })
+      if (!this.stopped) this.post({ type: MSG.READY, empty: src.empty })
+      for await (const batch of src.batches) {
         while (this.credits === 0 && !this.stopped) await new Promise(resolve => { this.wake = resolve })
         if (this.stopped) return // leaving the loop closes the reader
         this.credits--
         // The reader's shape goes along for the loader's checkpoint (small: a header at most).
-        this.post({ type: 'batch', batch, shape: src.resumeShape ? src.resumeShape() : null })
+        this.post({ type: MSG.BATCH, batch, shape: src.resumeShape ? src.resumeShape() : null })
       }
-      if (!this.stopped) this.post({ type: 'done' })
+      if (!this.stopped) this.post({ type: MSG.DONE })
     } catch (err) {
-      if (!this.stopped) this.post({ type: 'error', error: serializeError(err) })
+      if (!this.stopped) this.post({ type: MSG.ERROR, error: serializeError(err) })
     }
   }
 }

@@ -1,15 +1,15 @@
 'use strict'
 
-const { PoolInput } = require('./parallel')
-const { receiveBatch } = require('./worker-batches')
-const { reviveError } = require('./thread-errors')
+const { PoolInput } = require('./pool')
+const { MSG, receiveBatch } = require('./protocol')
+const { reviveError } = require('./errors')
 const { AbortRace } = require('../read/abortable')
 
 // An input read whole by one parse worker (--workers 1; a JSON document, which cannot be cut;
-// a --shard share of stdin, gzip or a URL): the loader's side of ./whole-input.js, an async
+// a --shard share of stdin, gzip or a URL): the loader's side of ./whole-worker.js, an async
 // iterable of encoded batches in input order, with at most AHEAD batches encoded but not yet
 // taken (the worker waits for a credit per batch), so a fast parser cannot run ahead of a slow
-// server. The worker is the run's (WorkerPool, ./parallel.js), as for inputs cut into chunks:
+// server. The worker is the run's (WorkerPool, ./pool.js), as for inputs cut into chunks:
 // started once for every input, not once per input (200 small files: 17 s, now ~1 s). A byte
 // stream (stdin, a URL's body) is fed to it from here.
 
@@ -19,11 +19,11 @@ const STREAM_CHUNKS_IN_FLIGHT = 8
 /**
  * Take a worker of `pool` (null: one of its own) for the input; resolves once it has read the
  * header and compiled the templates (so template and header errors surface before connecting)
- * with { batches, close, resumeShape }. The first `skip` records are dropped (--resume);
- * `before` records of the run came before this input's first ({$n}).
+ * with { batches, close, resumeShape }. `at`: `skip`, the first records, dropped (--resume);
+ * `before` records of the run came before this input's first ({$n}; `skip` by default).
  */
-async function openWorkerBatches (desc, o, skip = 0, before = skip, pool = null) {
-  const input = new WorkerInput(desc, o, skip, before, pool)
+async function openWorkerBatches (desc, o, { skip = 0, before = skip, pool = null } = {}) {
+  const input = new WorkerInput(desc, o, { skip, before, pool })
   try {
     await input.open()
   } catch (err) {
@@ -34,7 +34,7 @@ async function openWorkerBatches (desc, o, skip = 0, before = skip, pool = null)
 }
 
 class WorkerInput extends PoolInput {
-  constructor (desc, o, skip, before, pool) {
+  constructor (desc, o, { skip, before, pool }) {
     super()
     this.desc = desc
     this.signal = o.signal
@@ -55,7 +55,7 @@ class WorkerInput extends PoolInput {
 
   onMessage (w, msg) {
     if (this.closed || msg.gen !== this.gen) return // a message about an earlier input
-    if (msg.type === 'bytes-ack') this.unacked--
+    if (msg.type === MSG.BYTES_ACK) this.unacked--
     else this.queue.push(msg)
     this.notify()
   }
@@ -78,7 +78,7 @@ class WorkerInput extends PoolInput {
     const race = new AbortRace(this.signal)
     try {
       const first = await race.wait(this.next())
-      if (first.type === 'error') throw reviveError(first.error)
+      if (first.type === MSG.ERROR) throw reviveError(first.error)
     } finally {
       race.close()
     }
@@ -88,12 +88,12 @@ class WorkerInput extends PoolInput {
     try {
       for (;;) {
         const msg = await this.next()
-        if (msg.type === 'done') return
-        if (msg.type === 'error') throw reviveError(msg.error)
+        if (msg.type === MSG.DONE) return
+        if (msg.type === MSG.ERROR) throw reviveError(msg.error)
         const b = receiveBatch(msg.batch, this.worker)
         if (msg.shape) this.shape = msg.shape
         yield b
-        this.post({ type: 'credit' })
+        this.post({ type: MSG.CREDIT })
       }
     } finally {
       await this.close()
@@ -109,20 +109,20 @@ class WorkerInput extends PoolInput {
         while (this.unacked >= STREAM_CHUNKS_IN_FLIGHT && !this.closed) await this.changed()
         if (this.closed) return
         this.unacked++
-        this.post({ type: 'bytes', chunk: bytes })
+        this.post({ type: MSG.BYTES, chunk: bytes })
       }
-      if (!this.closed) this.post({ type: 'bytes-end' })
+      if (!this.closed) this.post({ type: MSG.BYTES_END })
     } catch (err) {
       // The chunks already sent are read first: the error then names the offset after them.
       while (this.unacked > 0 && !this.closed) await this.changed()
-      if (!this.closed) this.post({ type: 'bytes-error', error: { message: err.message, code: err.code } })
+      if (!this.closed) this.post({ type: MSG.BYTES_ERROR, error: { message: err.message, code: err.code } })
     }
   }
 
   /** The worker stops reading this input (it is kept for the next one). */
   async close () {
     if (this.closed) return
-    if (this.failed === null) this.post({ type: 'stop' })
+    if (this.failed === null) this.post({ type: MSG.STOP })
     this.closed = true
     // A loader-fed stream still waiting for its next chunk (stdin) would keep the process alive.
     if (this.signal?.aborted) this.desc.stream?.destroy?.()

@@ -1,24 +1,22 @@
 'use strict'
 
-const os = require('node:os')
-const path = require('node:path')
-const { Worker } = require('node:worker_threads')
 const { openBytes } = require('../read/source')
 const { Cutter, CHUNK_SIZE } = require('../read/cut')
-const { openRecords, readerFields, tableColumns } = require('../read/input')
+const { readerFields, tableColumns } = require('../read/input')
 const { formatOf } = require('../read/formats')
-const { mapperFor } = require('./mapper')
-const { encodeRecords } = require('./encoder')
-const { workerOptions, receiveBatch } = require('./worker-batches')
-const { skipRecords, tooFew } = require('../read/skip')
+const { tooFew } = require('../read/skip')
 const { pieces } = require('../read/copy')
-const { reviveError } = require('./thread-errors')
-const { IDLE, orIdle } = require('./idle')
+const { mapperFor } = require('../encode/mapper')
+const { openChain } = require('../encode/chain')
+const { IDLE, orIdle } = require('../encode/idle')
 const { PipeloadError } = require('../errors')
+const { MSG } = require('./protocol')
+const { reviveError } = require('./errors')
+const { PoolInput } = require('./pool')
 const { SourceFailed, chunkReason, describeFallback } = require('./fallback')
 
 // The parallel parse (--workers n, n ≥ 2): this thread inflates the input and cuts it into
-// chunks at record boundaries (lib/read/cut.js); n worker threads (chunk-worker.js) parse
+// chunks at record boundaries (lib/read/cut.js); n worker threads (./worker.js) parse
 // chunks side by side, then encode each once the records and lines before it are known;
 // the batches are yielded here in input order, so the bytes sent are those of the
 // sequential path, byte for byte.
@@ -28,30 +26,13 @@ const { SourceFailed, chunkReason, describeFallback } = require('./fallback')
 // once every chunk before it is yielded, everything from its first byte on is read here by
 // the sequential reader, started at that record boundary. So every error, `stop` and
 // message is the sequential path's own. Records rejected in skip mode do not stop it
-// (chunk-worker.js says why their chunk is still read as the sequential reader would).
+// (./worker.js says why their chunk is still read as the sequential reader would).
 // Only bad input (a PipeloadError in a worker) or what cannot be cut (no record end in
 // reach, a header after blank lines) leads there, and the summary says where and why
 // (fallbackInfo); any other error of a worker is a bug and fails the run.
 
-const WORKER = path.join(__dirname, 'chunk-worker.js')
-// Each worker's young generation, at most. V8's default (48 MB) grows into after a couple of
-// seconds and costs each worker ~30 MB of RSS more for no measurable speed (1M-row CSV,
-// --workers 2: 233 MB peak RSS with the default, 205 MB with 16; the same times).
-const YOUNG_GENERATION_MB = 16
-// Workers `auto` starts at most. One worker parses, encodes, hashes and groups ~0.9M rows/s
-// of the 5-column CSV for a 3-master cluster on the development machine (1M rows: 1.13 to
-// 1.15 CPU-s over two workers), while this thread, routing to the cluster, spends ~0.5
-// CPU-s per million rows, start-up included: past 3 or 4 workers it, not the parsing, is
-// the limit, and each worker costs ~35 to 45 MB of RSS (3M rows, 3 masters: peak 338 MB
-// with 4 workers, 493 MB with 8, against the issue's 400 MB). docs/workers-and-shards.md "Parallel parsing".
-const MAX_AUTO = 4
-// Files smaller than this `auto` reads on this thread: starting a worker takes ~60-80 ms
-// before its first chunk is parsed, about what this thread takes for the whole of 8 MiB
-// (120k rows of the 5-column CSV: 0.23 s for a dry run against 0.15 s for one row).
-const MIN_AUTO_BYTES = 8 * 1024 * 1024
 // Pieces the sequential reader of a fallback is given: as large as a file read (lib/read/source.js).
 const FALLBACK_PIECE = 256 * 1024
-
 
 /**
  * Chunks cut and not yet fully yielded, at most (plus those cut from one read of the
@@ -81,29 +62,16 @@ function startOf (desc) {
 }
 
 /**
- * `workers: 'auto'` (the default): none on 2 cores or fewer (the workers would share them
- * with this thread), nor for one server or a cluster of one master (the server, not the
- * loader, is the limit there, and each worker costs RSS), nor for a file smaller than
- * MIN_AUTO_BYTES; for a cluster of several masters or a dry run, one per core left after
- * this thread, at most MAX_AUTO. `masters`: the cluster's, when known (before connecting it
- * is not: a cluster is then assumed to pay). `bytes`: the input's size, when known.
- */
-function autoWorkers ({ cores = os.availableParallelism(), cluster, masters, dryRun, bytes }) {
-  if (cores <= 2) return 0
-  if (bytes !== undefined && bytes < MIN_AUTO_BYTES) return 0
-  if (!dryRun && (!cluster || masters === 1)) return 0
-  return Math.min(cores - 1, MAX_AUTO)
-}
-
-/**
  * Start the workers and parse the first chunk (so header and template errors come before
  * connecting, as in the sequential path); resolves with { batches, close, useSlots, resumeShape,
  * sequentialFrom }: the last, once the batches are read, where the sequential reader took
  * over ({ offset, line }), or null.
- * `slots`: the target is known to be a cluster: hash the slots from the first batch.
+ * `at`: `n` workers of `pool` (null: a pool of the input's own); `skip`: the input's first
+ * records, dropped (--resume); `before`: records of the run before its first ({$n}; `skip` by
+ * default); `slots`: the target is known to be a cluster: hash the slots from the first batch.
  */
-async function openParallelBatches (desc, o, skip, n, slots = false, before = skip, pool = null) {
-  const p = new Parallel(desc, o, skip, n, slots, before, pool)
+async function openParallelBatches (desc, o, at) {
+  const p = new Parallel(desc, o, at)
   try {
     await p.open()
   } catch (err) {
@@ -113,178 +81,8 @@ async function openParallelBatches (desc, o, skip, n, slots = false, before = sk
   return { batches: p.batches(), close: () => p.close(), useSlots: owners => p.useSlots(owners), resumeShape: () => p.resumeShape(), sequentialFrom: () => p.sequentialFrom, fallback: () => p.fallbackInfo() }
 }
 
-// Parse workers a run has ended are kept this long for the process's next run (a service
-// calling load() over and over, a test suite), then ended. They keep the process alive no
-// longer than that: an idle worker is unref()'d (a CLI exits as soon as its run is done).
-// Starting a worker costs ~60-90 ms of CPU; an idle one ~10-15 MB of RSS.
-const IDLE_MS = 1000
-const idle = [] // workers ({ worker, load, pool, idleTimer }) of ended runs, the most recently ended last
-let inputs = 0 // inputs given workers so far, by every run: messages carry the one they were sent for
-
-/**
- * The parse workers of a run: taken when an input first needs them (workers an earlier run
- * of the process left idle first, then new ones), given to each input in turn (an 'input'
- * message resets a worker's state: chunk-worker.js; a worker's first input of a run also
- * brings the run's options), left idle for the next run when the run ends.
- * Starting n workers costs ~60-80 ms, which for many small inputs was most of the run.
- */
-class WorkerPool {
-  constructor (o) {
-    this.options = { ...workerOptions(o), fields: readerFields(o) }
-    this.workers = []
-    this.owner = null // the Parallel reading now
-    this.memory = null // the inputs' chunk memory (ChunkMemory), one after another
-  }
-
-  /**
-   * Chunk memory for an input cut into chunks of `chunkSize`, `max` of them at most in flight:
-   * the pool's, used by one input after another. Each input's own was dropped with it, and
-   * its SharedArrayBuffers freed only when this thread's garbage collector (which seldom runs
-   * here) got round to them: RSS grew with the number of inputs.
-   */
-  chunkMemory (chunkSize, max) {
-    if (this.memory === null || this.memory.chunkSize !== chunkSize) this.memory = new ChunkMemory(chunkSize, max)
-    this.memory.max = Math.max(this.memory.max, max)
-    return this.memory
-  }
-
-  /** n workers for `owner`'s input, told it first; as many as are missing taken or started. */
-  take (n, owner, input) {
-    this.owner = owner
-    const gen = ++inputs
-    for (const w of this.workers.slice(0, n)) {
-      w.load = 0
-      w.worker.postMessage({ type: 'input', gen, ...input })
-    }
-    while (this.workers.length < n) this.adopt({ gen, ...input, options: this.options })
-    return { gen, workers: this.workers.slice(0, n) }
-  }
-
-  /** A worker for this run: an idle one (told the run's options with its first input), else a new one. */
-  adopt (input) {
-    let w = idle.pop()
-    if (w) {
-      clearTimeout(w.idleTimer)
-      w.worker.ref()
-      w.worker.postMessage({ type: 'input', ...input })
-    } else {
-      w = start(input)
-    }
-    w.pool = this
-    w.load = 0
-    this.workers.push(w)
-  }
-
-  /** A worker died: the input reading fails; a later input starts a fresh one. */
-  lost (w, err) {
-    const i = this.workers.indexOf(w)
-    if (i !== -1) this.workers.splice(i, 1)
-    this.owner?.fail(err)
-  }
-
-  /** `owner` is done: messages still coming for it are dropped. */
-  release (owner) {
-    if (this.owner === owner) this.owner = null
-  }
-
-  /** The run is done: its workers are left idle for the process's next run (IDLE_MS). */
-  async end () {
-    this.owner = null
-    const workers = this.workers
-    this.workers = []
-    for (const w of workers) {
-      w.pool = null
-      w.worker.unref()
-      w.idleTimer = setTimeout(() => { if (unkeep(w)) w.worker.terminate() }, IDLE_MS).unref()
-      idle.push(w)
-    }
-  }
-}
-
-/** A new parse worker; what it posts goes to the run it works for (`w.pool`), if any. */
-function start (input) {
-  const worker = new Worker(WORKER, { workerData: { input }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
-  const w = { worker, load: 0, pool: null }
-  worker.on('message', msg => w.pool?.owner?.onMessage(w, msg))
-  worker.on('error', err => gone(w, reviveError(err)))
-  worker.on('exit', code => { if (code !== 0) gone(w, new Error(`a parse worker stopped with code ${code}`)) })
-  return w
-}
-
-/** A worker that failed or stopped: its run's input fails; an idle one is no longer kept. */
-function gone (w, err) {
-  if (w.pool) return w.pool.lost(w, err)
-  unkeep(w)
-}
-
-/** Takes `w` out of the idle workers (its timer cleared); false if it was not one. */
-function unkeep (w) {
-  const i = idle.indexOf(w)
-  if (i === -1) return false
-  clearTimeout(w.idleTimer)
-  idle.splice(i, 1)
-  return true
-}
-
-/** Ends the workers kept idle now, not IDLE_MS after their run (for tests). */
-async function endIdleWorkers () {
-  const kept = idle.slice()
-  for (const w of kept) unkeep(w)
-  await Promise.all(kept.map(w => w.worker.terminate()))
-}
-
-/**
- * What an input read by the parse workers shares, as CSV/TSV/NDJSON chunks (Parallel) or as
- * Parquet row groups (./parquet-parallel.js): the workers it takes from the run's pool (or from
- * a pool of its own, ended with it), the waits for what they post, a worker's failure, and
- * giving them back.
- */
-class PoolInput {
-  constructor () {
-    this.failed = null // a worker's unexpected error
-    this.closed = false
-    this.waiters = []
-  }
-
-  /** n workers of `pool` (null: a pool of this input's own), told about this input first. */
-  takeWorkers (o, pool, n, input) {
-    this.ownPool = pool === null
-    this.pool = pool ?? new WorkerPool(o)
-    const { gen, workers } = this.pool.take(n, this, input)
-    this.gen = gen
-    this.workers = workers
-  }
-
-  /** Something changed: a chunk parsed or encoded, room to cut, a failure. */
-  changed () {
-    return new Promise(resolve => this.waiters.push(resolve))
-  }
-
-  notify () {
-    const w = this.waiters
-    this.waiters = []
-    for (const resolve of w) resolve()
-  }
-
-  fail (err) {
-    if (this.failed === null) this.failed = err
-    this.notify()
-  }
-
-  /** For a cluster: the workers hash each command's slot (and group by master, given the owners). */
-  useSlots (owners = null) {
-    for (const w of this.workers) w.worker.postMessage({ type: 'slots', owners })
-  }
-
-  /** The pool's messages are no longer this input's; its own pool is ended. */
-  async releaseWorkers () {
-    this.pool.release(this)
-    if (this.ownPool) await this.pool.end()
-  }
-}
-
 class Parallel extends PoolInput {
-  constructor (desc, o, skip, n, slots, before = skip, pool = null) {
+  constructor (desc, o, { n, skip = 0, before = skip, slots = false, pool = null }) {
     super()
     this.desc = desc
     this.o = o
@@ -410,39 +208,32 @@ class Parallel extends PoolInput {
     const end = Math.min(this.cut, this.fallbackAt ?? Infinity)
     while (this.dispatched < end && (this.dispatched === 0 || this.opened)) {
       const e = this.chunks.get(this.dispatched++)
-      let w = this.workers[0]
-      for (const x of this.workers) if (x.load < w.load) w = x
-      w.load++
+      const w = this.leastBusy()
       e.worker = w
       const { index, buf, offset } = e.chunk
       const head = index === 0 && this.start === null // chunk 0 of the input reads its header
       const fields = head ? null : readerFields(this.o) ?? this.expected
       // After chunk 0, the mapper's shape is known: a worker may encode the chunk at once.
-      w.worker.postMessage({ type: 'chunk', index, buf, offset, columns: head ? null : this.header, fields, shape: this.shape })
+      w.worker.postMessage({ type: MSG.CHUNK, index, buf, offset, columns: head ? null : this.header, fields, shape: this.shape })
     }
   }
 
   onMessage (w, msg) {
     if (this.closed || msg.gen !== this.gen) return // a message about an earlier input
-    if (msg.type === 'error') return this.fail(reviveError(msg.error))
+    if (msg.type === MSG.ERROR) return this.fail(reviveError(msg.error))
     const e = this.chunks.get(msg.index)
     if (e === undefined || (this.fallbackAt !== null && msg.index >= this.fallbackAt)) {
-      if (msg.type === 'parsed' || msg.last) w.load--
+      if (msg.type === MSG.PARSED || msg.last) w.load--
       return
     }
-    if (msg.type === 'parsed') {
+    if (msg.type === MSG.PARSED) {
       if (!msg.ok) msg.reason = chunkReason(msg.reason, this.desc.name)
       if (msg.index === 0) this.firstParsed(msg)
       e.parsed = msg
       if (!msg.ok) w.load--
       this.placeChunks()
-    } else if (msg.type === 'batch') {
-      const b = receiveBatch(msg.batch, w.worker)
-      e.batches.push(b)
-      if (msg.last) {
-        e.done = true
-        w.load--
-      }
+    } else if (msg.type === MSG.BATCH) {
+      this.keepBatch(w, e, msg)
     }
     this.notify()
   }
@@ -476,7 +267,7 @@ class Parallel extends PoolInput {
       if (this.tabular && p.expected !== null && p.expected !== this.expected) {
         return this.fallback(this.nextBase, `the chunk from line ${this.lineBase + 1} on has records of ${p.expected} fields, not ${this.expected}`)
       }
-      e.worker.worker.postMessage({ type: 'bases', index: this.nextBase, recordBase: this.recordBase, lineBase: this.lineBase, shape: this.shape })
+      e.worker.worker.postMessage({ type: MSG.BASES, index: this.nextBase, recordBase: this.recordBase, lineBase: this.lineBase, shape: this.shape })
       e.recordBase = this.recordBase
       e.lineBase = this.lineBase
       this.recordBase += p.records
@@ -519,12 +310,15 @@ class Parallel extends PoolInput {
     const head = f === 0 && this.start === null // from the input's start: the header is read
     const fields = head ? null : readerFields(o) ?? this.expected
     this.sequentialFrom = { offset: start, line: this.lineBase + 1 }
-    const src = await openRecords(desc, o, { offset: start, line: this.lineBase + 1, columns: head ? null : this.header, fields })
+    const src = await openChain(desc, o, {
+      start: { offset: start, line: this.lineBase + 1, columns: head ? null : this.header, fields },
+      skip: Math.max(0, this.skip - this.recordBase), // those of the chunks before are dropped already
+      skipBase: this.recordBase,
+      before: this.runBase + Math.max(this.skip, this.recordBase),
+      shard: this.desc.shard
+    })
     this.fallbackSource = src
-    const mapper = src.empty ? null : mapperFor(o, this.shapeOf(src.shape))
-    const left = Math.max(0, this.skip - this.recordBase)
-    const records = src.batches
-    return this.withBytesRead(encodeRecords(left ? skipRecords(records, left, o.checkpoint, this.recordBase) : records, mapper, o, this.runBase + Math.max(this.skip, this.recordBase)))
+    return this.withBytesRead(src.batches)
   }
 
   /**
@@ -607,10 +401,7 @@ class Parallel extends PoolInput {
     }
   }
 
-  /**
-   * For a cluster: the workers hash each command's slot from now on; `owners` (each slot's
-   * master, ClusterSink#owners): they also group each batch's commands by master.
-   */
+  /** Stop reading, give the workers back to the pool. */
   async close () {
     if (this.closed) return
     this.closed = true
@@ -623,31 +414,4 @@ class Parallel extends PoolInput {
   }
 }
 
-/**
- * Chunk memory shared with the workers: posted without a copy, kept here for a fallback,
- * and used again for a later chunk once its chunk is done (parsed, encoded and yielded).
- * Fresh SharedArrayBuffers, one per chunk, were freed only when this thread's garbage
- * collector got round to them: RSS grew with the input. A buffer is a little larger than
- * a chunk (which ends at the first record end after the chunk size) so most chunks fit one.
- */
-class ChunkMemory {
-  constructor (chunkSize, max) {
-    this.chunkSize = chunkSize
-    this.size = chunkSize + (chunkSize >> 2)
-    this.max = max
-    this.free = []
-  }
-
-  alloc (n) {
-    const i = this.free.findIndex(ab => ab.byteLength >= n)
-    const ab = i === -1 ? new SharedArrayBuffer(Math.max(n, this.size)) : this.free.splice(i, 1)[0]
-    return Buffer.from(ab, 0, n)
-  }
-
-  /** A chunk no thread reads any more. */
-  release (buf) {
-    if (this.free.length < this.max) this.free.push(buf.buffer)
-  }
-}
-
-module.exports = { openParallelBatches, parallelEligible, autoWorkers, maxChunks, WorkerPool, PoolInput, CHUNK_SIZE, IDLE_MS, endIdleWorkers }
+module.exports = { openParallelBatches, parallelEligible, maxChunks, CHUNK_SIZE }

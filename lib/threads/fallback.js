@@ -2,7 +2,7 @@
 
 const { where } = require('../errors')
 
-// Why n parse workers (./parallel.js) handed an input over to the sequential reader of the
+// Why n parse workers (./chunks.js) handed an input over to the sequential reader of the
 // loader's thread, as the summary tells it (each input's `fallback` in `files`, a line of the
 // CLI's summary: lib/run/reporter.js). Only bad input, or what cannot be cut, leads there;
 // any other error of a worker or of the cutting is a bug and fails the run.
