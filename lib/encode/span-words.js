@@ -90,14 +90,13 @@ function compileColumnWord (word, columns) {
   const parts = word.parts.map(p => p.type === FIELD ? null : Buffer.from(p.text))
   if (ks.length === 1) { // `flight:{id}`: constant text around one column's value
     const at = parts.indexOf(null)
-    const before = Buffer.concat(parts.slice(0, at))
-    const after = Buffer.concat(parts.slice(at + 1))
+    const around = { before: Buffer.concat(parts.slice(0, at)), after: Buffer.concat(parts.slice(at + 1)) }
     const k = ks[0]
     const name = fields[0].name
     return (row, w) => {
       const c = row.cols[k]
       const r = row.r
-      w.spanBetween(before, c.buf, presentAt(c, r, name), c.spans[2 * r + 1], after)
+      w.spanBetween(around, c.buf, presentAt(c, r, name), c.spans[2 * r + 1])
     }
   }
   const srcs = new Array(ks.length)
