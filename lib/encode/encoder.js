@@ -99,9 +99,9 @@ class BatchEncoder {
         this.failures.push(this.failure(err, rec, batch, i))
         if (this.abort) {
           this.stopped = true
-          const batch = this.take(bytesRead)
-          batch.stop = { line: lines[i], offset: offsets ? offsets[i] : null }
-          done.push(batch)
+          const last = this.take(bytesRead)
+          last.stop = { line: lines[i], offset: offsets ? offsets[i] : null }
+          done.push(last)
           return done
         }
         continue

@@ -434,8 +434,8 @@ function endpointTemplate (control) {
 }
 
 /**
- * The sink for load() against a cluster: { sink, close }. `client.control`: a client of any
- * node (or an ioredis Cluster), disconnected on close when `client.owned`.
+ * The sink for load() against a cluster: { sink, close }. `control`: a client of any node (or
+ * an ioredis Cluster), disconnected on close when `owned` (load() opened it).
  */
 async function openClusterSink (o, input, run, { control, owned }) {
   const topology = new Topology(control, o.connectTimeout, o.signal)
