@@ -19,11 +19,11 @@ const MAX = 4
 const KNOWN = new Set([
   'copyBytes', // read/copy.js
   'get', // read/http-input.js
-  'JsonArrayCore.emitElement', // read/json.js
-  'NdjsonCore.emit', 'NdjsonCore.reject', // read/ndjson.js
-  'eagerPage', 'lazyPage', 'checkLengths', // read/parquet-flat.js
+  'JsonArrayCore.emitElement', // read/json/array.js
+  'NdjsonCore.emit', 'NdjsonCore.reject', // read/json/ndjson.js
+  'eagerPage', 'lazyPage', 'checkLengths', // read/parquet/flat.js
   'DictionaryPage.values', 'NumberPage.constructor', 'NumberPage.int32s', 'BytesPage.constructor',
-  'pageV1', 'storedPage', 'TextColumn.withNulls', // read/parquet-text.js
+  'pageV1', 'storedPage', 'TextColumn.withNulls', // read/parquet/text.js
   'stringTooLong' // read/text.js
 ])
 

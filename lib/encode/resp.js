@@ -1,7 +1,7 @@
 'use strict'
 
 // RESP2 encoding as strings, for the few commands built outside the hot path (handshakes,
-// map() output, dry-run quoting). Batches are written by ByteWriter (lib/writer.js).
+// map() output, dry-run quoting). Batches are written by ByteWriter (lib/encode/writer.js).
 
 /** One bulk string: `$<bytes>\r\n<text>\r\n`. */
 function bulk (s) {

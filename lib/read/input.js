@@ -7,6 +7,7 @@ const { openReader, detectFormat } = require('./reader')
 const { isUrl, displayUrl, parseInputUrl } = require('./http-input')
 const { isInputList, isPattern, expandInputs } = require('./inputs')
 const { openShardReader } = require('./shard')
+const { formatOf, FORMAT_NAMES, STREAM_FORMATS } = require('./formats')
 // Parquet's reader (a dozen modules, and hyparquet's) is loaded by the first Parquet input
 // or unnamed file, not by every run: each module loaded costs a CLI run ~1 ms of start-up.
 const parquetInput = () => require('./parquet/input')
@@ -63,7 +64,7 @@ function describeFile (path, o) {
   // A name that says nothing: a Parquet file is still known by its magic bytes (`PAR1` at both ends).
   const format = o.format || detectFormat(path) || (size !== undefined && parquetInput().isParquetFile(path) ? 'parquet' : null)
   if (!format) {
-    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format csv|tsv|json|ndjson|parquet`, { file: path })
+    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `cannot tell the format of ${path} from its name: use --format ${FORMAT_NAMES.join('|')}`, { file: path })
   }
   if (format === 'parquet' && size === undefined) throw parquetUnseekable(o.name || path, 'a FIFO or a device')
   return { kind: 'bytes', name: o.name || path, format, path, size }
@@ -80,7 +81,7 @@ function describeUrl (input, o) {
 
 function describeStream (stream, name, o) {
   if (!o.format) {
-    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `the format of ${name} must be given: --format csv|tsv|json|ndjson`, { file: name })
+    throw new PipeloadError('PIPELOAD_FORMAT_UNKNOWN', `the format of ${name} must be given: --format ${STREAM_FORMATS.join('|')}`, { file: name })
   }
   if (o.format === 'parquet') throw parquetUnseekable(name, name === '<stdin>' ? 'stdin' : 'a stream')
   return { kind: 'bytes', name, format: o.format, stream }
@@ -123,7 +124,7 @@ async function openRecords (desc, o, start = null, skip = 0) {
   // desc.shard (--shard): lib/read/shard.js's plan of this shard's share of the input.
   // `signal`: a read still waiting when the run is aborted ends (lib/read/abortable.js).
   const reader = desc.shard ? openShardReader(desc, options, o.signal) : openReader({ name: desc.name, path: desc.path, stream: desc.stream, size: desc.size, signal: o.signal }, options)
-  const tabular = desc.format === 'csv' || desc.format === 'tsv'
+  const tabular = formatOf(desc.format).tabular
   if (o.columns && !tabular) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is ${desc.format}`, { option: 'columns', file: desc.name })
   }

@@ -1,8 +1,8 @@
 'use strict'
 
 // RESP as the protocol spec writes a command: an array of bulk strings, each length in
-// bytes. Written here from the spec and sharing no code with lib/ (lib/resp.js,
-// lib/writer.js), so tests can check the bytes lib writes against something lib did not
+// bytes. Written here from the spec and sharing no code with lib/ (lib/encode/resp.js,
+// lib/encode/writer.js), so tests can check the bytes lib writes against something lib did not
 // compute.
 
 const CRLF = Buffer.from('\r\n')
