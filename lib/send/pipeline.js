@@ -151,7 +151,9 @@ class Connection {
       try {
         return await this.attempt(left)
       } catch (err) {
-        last = err
+        // An attempt cut short by the end of the retry time tells nothing of the server: the
+        // last error stays the one before it (a server answering LOADING is still reported so).
+        if (!(err.code === 'PIPELOAD_TIMEOUT' && left() <= 0)) last = err
         const fatal = this.owner.refusal(this, err, cause)
         if (fatal) return this.giveUp(fatal)
       }
