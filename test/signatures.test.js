@@ -22,13 +22,6 @@ const KNOWN = new Set([
   'groupByOwner', 'regroup', // encode/group.js
   'ByteWriter.spanBetween', 'copyWords', // encode/writer.js
   'copyBytes', // read/copy.js
-  'get', // read/http-input.js
-  'JsonArrayCore.emitElement', // read/json.js
-  'NdjsonCore.emit', 'NdjsonCore.reject', // read/ndjson.js
-  'eagerPage', 'lazyPage', 'checkLengths', // read/parquet-flat.js
-  'DictionaryPage.values', 'NumberPage.constructor', 'NumberPage.int32s', 'BytesPage.constructor',
-  'pageV1', 'storedPage', 'TextColumn.withNulls', // read/parquet-text.js
-  'stringTooLong', // read/text.js
   'ClusterSink.crossSlot', 'ClusterSink.failRecord', 'openClusterSink' // send/cluster.js
 ])
 
