@@ -152,7 +152,7 @@ class NumberPage {
     this.p = p
   }
 
-  /** int32 or, `unsigned`, uint32. */
+  /** int32s, or uint32s where the rule is uint32 (`unsigned`). */
   int32s (count, arena, out, o) {
     const view = this.view
     const unsigned = this.unsigned
@@ -180,7 +180,7 @@ class BytesPage {
     this.bytes = Buffer.from(view.buffer, view.byteOffset, view.byteLength)
     this.view = view
     this.p = reader.offset
-    this.size = decoder.type === 'FIXED_LEN_BYTE_ARRAY' ? decoder.element.type_length : 0 // FIXED_LEN_BYTE_ARRAY's length, else 0
+    this.size = decoder.type === 'FIXED_LEN_BYTE_ARRAY' ? decoder.element.type_length : 0
     this.tag = column.rule.rule === 'bytes' ? BYTES : STRING
     this.rows = rows
     this.defs = defs
