@@ -37,7 +37,7 @@ describe('groupByOwner', () => {
       const buf = encode(commands)
       const { starts, slots } = commandSlots(new SlotScanner(), buf, commands.length)
       const owners = ownersOf(masters)
-      const g = groupByOwner(buf, starts, slots, owners)
+      const g = groupByOwner({ buf, starts, slots }, owners)
       expect(g.buf.length).toBe(buf.length)
       const ownerOf = k => slots[k] >= 0 ? owners[slots[k]] : OTHER
       let last = -1
@@ -65,8 +65,8 @@ describe('groupByOwner', () => {
     const buf = encode([['SET', 'a', '1'], ['SET', 'b', '2'], ['PING']])
     const { starts, slots } = commandSlots(new SlotScanner(), buf, 3)
     expect(slots[2]).toBe(NO_KEY)
-    expect(groupByOwner(buf, starts, slots.subarray(0, 2), new Uint16Array(SLOTS))).toBe(null) // all on master 0
-    expect(groupByOwner(buf, starts, slots, new Uint16Array(SLOTS).fill(OTHER))).toBe(null) // no master known
+    expect(groupByOwner({ buf, starts, slots: slots.subarray(0, 2) }, new Uint16Array(SLOTS))).toBe(null) // all on master 0
+    expect(groupByOwner({ buf, starts, slots }, new Uint16Array(SLOTS).fill(OTHER))).toBe(null) // no master known
   })
 })
 
@@ -76,7 +76,7 @@ describe('NodeBatch.seal', () => {
     const buf = encode(commands)
     const { starts, slots } = commandSlots(new SlotScanner(), buf, commands.length)
     const owners = ownersOf(3)
-    const g = groupByOwner(buf, starts, slots, owners)
+    const g = groupByOwner({ buf, starts, slots }, owners)
     for (const [parent, grouped] of [[parentOf(buf, starts), false], [parentOf(g.buf, g.starts, g.stops), true]]) {
       const byOwner = new Map()
       for (let k = 0; k < commands.length; k++) {

@@ -85,7 +85,7 @@ async function bench (options) {
       else done.set(step, await repeatRow(ctx, step, done.size + 1, plan.length))
     }
     const rows = plan.filter(step => done.has(step)).map(step => done.get(step))
-    return result(ctx, rows, ping.median, skipped, cantFinish)
+    return result(ctx, rows, ping.median, { skipped, cantFinish })
   } catch (err) {
     failed = asPipeloadError(err, control, o.connectTimeout)
     throw failed
@@ -181,9 +181,10 @@ function onProgress (o, p) {
   }
 }
 
+/** One run of a step: `row` is its step, its keys' prefix and its progress callback (or null). */
 function runRow (ctx, step, progress) {
-  const rowPrefix = `${ctx.prefix}${++ctx.rowNo}:`
-  return ctx.o.workload === 'file' ? fileRow(ctx, step, rowPrefix, progress) : syntheticRow(ctx, step, rowPrefix, progress)
+  const row = { step, prefix: `${ctx.prefix}${++ctx.rowNo}:`, progress }
+  return ctx.o.workload === 'file' ? fileRow(ctx, row) : syntheticRow(ctx, row)
 }
 
 /**
@@ -200,11 +201,12 @@ function aborted () {
 }
 
 /** One row of a synthetic workload on a fresh data connection. */
-async function syntheticRow (ctx, step, rowPrefix, progress) {
+async function syntheticRow (ctx, row) {
   const { o, control } = ctx
+  const { step, prefix: rowPrefix } = row
   const wl = WORKLOADS[o.workload].create(rowPrefix, ctx.ttlMs)
   if (wl.prepare) await wl.prepare(ctx.cluster || control)
-  if (ctx.cluster) return clusterSyntheticRow(ctx, step, rowPrefix, wl, progress)
+  if (ctx.cluster) return clusterSyntheticRow(ctx, row, wl)
   const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal })
   let sent = 0
   let capped = false
@@ -222,7 +224,7 @@ async function syntheticRow (ctx, step, rowPrefix, progress) {
       control, id, enabled: id !== null, match: c => c.id === String(id), intervalMs: o.sampleIntervalMs
     }).start()
     try {
-      ({ sent, capped, durationMs, timeline } = await sendRow(pipe, wl, step, o, progress))
+      ({ sent, capped, durationMs, timeline } = await sendRow(ctx, row, pipe, wl))
     } finally {
       mem = await sampler.stop()
     }
@@ -250,15 +252,16 @@ async function syntheticRow (ctx, step, rowPrefix, progress) {
 }
 
 /** One row of a synthetic workload against a cluster: the import's cluster sink. */
-async function clusterSyntheticRow (ctx, step, rowPrefix, wl, progress) {
+async function clusterSyntheticRow (ctx, row, wl) {
   const { o } = ctx
+  const { step, prefix: rowPrefix } = row
   const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, signal: o.signal, file: o.workload })
   let sent = 0
   let capped = false
   let durationMs
   let timeline
   try {
-    ({ sent, capped, durationMs, timeline } = await sendRow(sink, wl, step, o, progress))
+    ({ sent, capped, durationMs, timeline } = await sendRow(ctx, row, sink, wl))
   } finally {
     close()
   }
@@ -285,10 +288,12 @@ async function clusterSyntheticRow (ctx, step, rowPrefix, wl, progress) {
 }
 
 /**
- * Send a row's `count` commands in batches of `step.batchSize` through a sink (a Pipe or
- * the cluster sink) and wait for every reply; stops early at `maxRowTimeMs` (capped).
+ * Send a row's `count` commands of workload `wl` in batches of `step.batchSize` through a
+ * sink (a Pipe or the cluster sink) and wait for every reply; stops early at `maxRowTimeMs` (capped).
  */
-async function sendRow (sink, wl, step, o, progress) {
+async function sendRow (ctx, row, sink, wl) {
+  const { o } = ctx
+  const { step, progress } = row
   let sent = 0
   let capped = false
   const t0 = performance.now()
@@ -332,8 +337,9 @@ function clientId (conn) {
 }
 
 /** One row of the file workload: the real import, its keys under the row prefix. */
-async function fileRow (ctx, step, rowPrefix, progress) {
+async function fileRow (ctx, row) {
   const { o, control } = ctx
+  const { step, prefix: rowPrefix, progress } = row
   // load() opens its own data connection; ids only grow, so ours is a pipeload-data
   // connection newer than every client there now.
   const before = ctx.cluster ? null : await maxClientId(control)

@@ -32,7 +32,8 @@ function combineRuns (runs) {
   }
 }
 
-function result (ctx, rows, pingMs, skipped, cantFinish) {
+/** bench()'s result: its rows, the median PING, and the steps not run (`skipped` batch sizes, `cantFinish` rows). */
+function result (ctx, rows, pingMs, { skipped, cantFinish }) {
   const { o } = ctx
   const base = o.baseline ? rows[0].opsPerSec : 0
   // The fastest row and the recommendation come from ranked rows: a row of a few round

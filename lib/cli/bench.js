@@ -61,12 +61,13 @@ Examples:
   pipeload bench --json > timing.json`)
   cmd.action(async (file, flags) => {
     const fromCli = name => cmd.getOptionValueSource(name) === 'cli'
-    io.exitCode = await runBench(file, flags, io, connectionOptions, fromCli)
+    io.exitCode = await runBench(file, flags, io, fromCli)
   })
   return cmd
 }
 
-async function runBench (file, flags, io, connectionOptions, fromCli) {
+/** Time the workload or `file` as the flags ask; the exit code. `fromCli(name)`: whether a flag was given. */
+async function runBench (file, flags, io, fromCli) {
   // The timing mode's modules are loaded when it runs, not by every command's start-up.
   const { bench } = require('../bench')
   const { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress } = require('../bench/format')

@@ -44,7 +44,7 @@ class Chain {
       this.left -= k
       batch = withoutFirst(batch, k)
     }
-    return this.encoder.add(batch.records, batch.lines, bytesRead, batch.offsets, batch.raws)
+    return this.encoder.add(batch, bytesRead)
   }
 
   /** The batch being built, even if empty of commands (it may carry failures, or the last bytesRead). */

@@ -56,10 +56,15 @@ class BatchEncoder {
     this.lastMark = null
   }
 
-  /** Encode a reader batch; returns the batches it completed (usually none or one). */
-  add (records, lines, bytesRead, offsets, raws) {
+  /**
+   * Encode a reader batch (lib/read/sink.js: `records`, their `lines`, and `offsets` and
+   * `raws` where kept); returns the batches it completed (usually none or one).
+   * `bytesRead`: the input's bytes read by the end of it.
+   */
+  add (batch, bytesRead) {
     const done = []
     if (this.stopped) return done
+    const { records, lines, offsets, raws } = batch
     const mapper = this.mapper
     const w = this.writer
     for (let i = 0; i < records.length; i++) {
@@ -90,12 +95,12 @@ class BatchEncoder {
         // the run before this reader batch's records are sent, not as a failed record.
         if (err.code === 'PIPELOAD_TEMPLATE_INVALID') throw err
         w.pos = start // drop the part of the record already written
-        this.failures.push(this.failure(err, rec, lines[i], offsets ? offsets[i] : null, raws ? raws[i] : undefined))
+        this.failures.push(this.failure(err, rec, batch, i))
         if (this.abort) {
           this.stopped = true
-          const batch = this.take(bytesRead)
-          batch.stop = { line: lines[i], offset: offsets ? offsets[i] : null }
-          done.push(batch)
+          const last = this.take(bytesRead)
+          last.stop = { line: lines[i], offset: offsets ? offsets[i] : null }
+          done.push(last)
           return done
         }
         continue
@@ -113,8 +118,9 @@ class BatchEncoder {
     return done
   }
 
-  failure (err, rec, line, offset, raw) {
-    const f = { line, offset, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
+  /** The failure of record i of a reader batch (`rec`, or the Rejected the reader made of it). */
+  failure (err, rec, batch, i) {
+    const f = { line: batch.lines[i], offset: batch.offsets ? batch.offsets[i] : null, code: err.code || 'PIPELOAD_RECORD_INVALID', message: err.message }
     const mark = markOf(rec, null)
     if (mark !== null && mark.element !== undefined) f.element = mark.element
     if (mark !== null && mark.rowGroup !== undefined) f.rowGroup = mark.rowGroup // a Parquet row's: line is its row number
@@ -125,7 +131,7 @@ class BatchEncoder {
       // Not one of ours (a map() function's error, a value too deeply nested to write as JSON).
       f.message = `cannot encode the record: ${err && err.message}`
     }
-    if (this.keepRaw) f.raw = err instanceof Rejected ? err.raw : raw !== undefined ? raw : rawOf(rec)
+    if (this.keepRaw) f.raw = err instanceof Rejected ? err.raw : batch.raws && batch.raws[i] !== undefined ? batch.raws[i] : rawOf(rec)
     return f
   }
 

@@ -23,14 +23,16 @@ const bytes = new Float64Array(OTHER + 1)
 /**
  * The batch's commands regrouped by owner: a new buffer, and for each command (by its
  * index in the batch) its start and end there. null when they already form one group.
- * @param {Buffer} buf the encoded commands
- * @param {Uint32Array} starts start of each command, and the end (cmds + 1 entries)
- * @param {Int16Array} slots hash slot of each command (or NO_KEY / CROSS_SLOT)
+ * @param {object} batch an encoded batch, its commands scanned (./slots.js commandSlots)
+ * @param {Buffer} batch.buf the encoded commands
+ * @param {Uint32Array} batch.starts start of each command, and the end (cmds + 1 entries)
+ * @param {Int16Array} batch.slots hash slot of each command (or NO_KEY / CROSS_SLOT)
  * @param {Uint16Array} owners master number of each slot (OTHER: unknown)
  * @param {(n: number) => Buffer} [alloc] memory for the regrouped bytes
  * @returns {null | { buf: Buffer, starts: Uint32Array, stops: Uint32Array }}
  */
-function groupByOwner (buf, starts, slots, owners, alloc = n => Buffer.allocUnsafeSlow(n)) {
+function groupByOwner (batch, owners, alloc = n => Buffer.allocUnsafeSlow(n)) {
+  const { starts, slots } = batch
   const cmds = slots.length
   const group = new Uint16Array(cmds)
   const seen = [] // owners in order of first appearance
@@ -42,14 +44,14 @@ function groupByOwner (buf, starts, slots, owners, alloc = n => Buffer.allocUnsa
     bytes[g] += starts[k + 1] - starts[k]
   }
   try {
-    return seen.length < 2 ? null : regroup(buf, starts, group, seen, alloc)
+    return seen.length < 2 ? null : regroup(batch, group, seen, alloc)
   } finally {
     for (const g of seen) bytes[g] = 0 // clean for the next batch
   }
 }
 
 /** The copy itself: `bytes` holds each owner's byte count on entry. */
-function regroup (buf, starts, group, seen, alloc) {
+function regroup ({ buf, starts }, group, seen, alloc) {
   const cmds = group.length
   let pos = 0
   for (const g of seen) { // bytes[g] becomes where g's next command goes

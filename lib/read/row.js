@@ -31,14 +31,14 @@ const { PipeloadError } = require('../errors')
  * A sink for RESP bytes (encode/writer.js ByteWriter), as a RowKind's writers use it: they see
  * only these methods. `span` copies bytes [s, e) of `src` as one bulk string; `spanParts` one
  * bulk string of constant parts (Buffers) and spans (each null part takes the next [s, e) of
- * `spans`, from `src`, one Buffer or one per span); `spanBetween` before + [s, e) + after;
+ * `spans`, from `src`, one Buffer or one per span); `spanBetween` around.before + [s, e) + around.after;
  * `raw` bytes that are a bulk string already; `rawView` the same from a DataView, 4 bytes at a
  * time; `bulkHead(len)` `$len\r\n` with room for len bytes after it (at `buf`[`pos`]), `crlf()`
  * its end; `bytes` pre-encoded bytes (a column name's bulk string).
  * @typedef {object} Sink
  * @property {(src: Buffer, s: number, e: number) => void} span
  * @property {(parts: (Buffer|null)[], src: Buffer|Buffer[], spans: Int32Array) => void} spanParts
- * @property {(before: Buffer, src: Buffer, s: number, e: number, after: Buffer) => void} spanBetween
+ * @property {(around: {before: Buffer, after: Buffer}, src: Buffer, s: number, e: number) => void} spanBetween
  * @property {(src: Buffer, s: number, e: number) => void} raw
  * @property {(view: DataView, s: number, e: number) => void} rawView
  * @property {(len: number) => void} bulkHead

@@ -86,7 +86,7 @@ async function openSink (plan, run) {
   let replicated = null
   try {
     // The cluster sink is loaded for a cluster only: a run into one server loads none of it.
-    if (await clusterMode(plan, control)) return require('../send/cluster').openClusterSink(o, input, run, control, owned)
+    if (await clusterMode(plan, control)) return require('../send/cluster').openClusterSink(o, input, run, { control, owned })
     endpoint = dataEndpoint(control)
     conn = await connectData(endpoint, o.connectTimeout, o.signal)
     // With Sentinel, batches are kept until the master's replicas have them: where its

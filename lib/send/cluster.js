@@ -215,7 +215,7 @@ class ClusterSink {
       let cross = -1
       for (let k = c; k < end; k++) if (slots[k] === CROSS_SLOT) { cross = k; break }
       if (cross !== -1) {
-        this.crossSlot(parent, r, c, end, cross)
+        this.crossSlot(parent, r, cross)
       } else {
         this.stats.commands += end - c
         for (let k = c; k < end; k++) {
@@ -237,18 +237,26 @@ class ClusterSink {
     return node && !node.dead ? node : null
   }
 
-  /** A record with a command whose keys hash to different slots: failed, nothing of it sent. */
-  crossSlot (parent, r, from, to, k) {
+  /**
+   * Record r, whose command k has keys that hash to different slots: failed, nothing of it sent.
+   */
+  crossSlot (parent, r, k) {
+    const from = r === 0 ? 0 : parent.ends[r - 1]
+    const to = parent.ends[r]
     const name = parent.buf.toString('utf8', parent.starts[k], Math.min(parent.cmdEnd(k), parent.starts[k] + 200))
       .split('\r\n').filter((_, i) => i % 2 === 0 && i > 0).slice(0, 1)[0]
     for (let i = from; i < to; i++) parent.done[i] = 1
     parent.left -= to - from
-    this.failRecord(parent, r, 'PIPELOAD_CROSSSLOT',
-      `command ${k - from + 1} of the record (${name}) has keys in different hash slots; a cluster needs them in one slot: ${HASH_TAG_HINT}`, 'input')
+    this.failRecord(parent, r, {
+      code: 'PIPELOAD_CROSSSLOT',
+      message: `command ${k - from + 1} of the record (${name}) has keys in different hash slots; a cluster needs them in one slot: ${HASH_TAG_HINT}`,
+      source: 'input'
+    })
     if (parent.left === 0) this.settle()
   }
 
-  failRecord (parent, r, code, message, source) {
+  /** Record r of parent failed (counted once): its code, message and source ('input' or 'reply'). */
+  failRecord (parent, r, { code, message, source }) {
     if (parent.recFailed[r]) return
     parent.recFailed[r] = 1
     parent.failed++
@@ -264,7 +272,7 @@ class ClusterSink {
     if (err) {
       this.stats.errorReplies++
       const message = String(err.message)
-      this.failRecord(parent, parent.recordOf(i), message.split(' ')[0], message, 'reply')
+      this.failRecord(parent, parent.recordOf(i), { code: message.split(' ')[0], message, source: 'reply' })
     } else {
       this.progress.count++
     }
@@ -426,8 +434,11 @@ function endpointTemplate (control) {
   return Object.freeze({ tls, username: o.username, password: o.password, db: 0 })
 }
 
-/** The sink for load() against a cluster: { sink, close }. */
-async function openClusterSink (o, input, run, control, owned) {
+/**
+ * The sink for load() against a cluster: { sink, close }. `control`: a client of any node (or
+ * an ioredis Cluster), disconnected on close when `owned` (load() opened it).
+ */
+async function openClusterSink (o, input, run, { control, owned }) {
   const topology = new Topology(control, o.connectTimeout, o.signal)
   const sink = new ClusterSink({
     topology,

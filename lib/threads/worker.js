@@ -280,7 +280,7 @@ function addSlots (batch) {
   const { starts, slots } = cluster.commandSlots(cluster.scanner, batch.buf, batch.cmds)
   batch.starts = starts
   batch.slots = slots
-  const grouped = owners && cluster.groupByOwner(batch.buf, starts, slots, owners, n => reuse(free, n))
+  const grouped = owners && cluster.groupByOwner(batch, owners, n => reuse(free, n))
   if (grouped) {
     recycle(free, batch.buf.buffer) // copied: written into again
     batch.buf = grouped.buf

@@ -110,14 +110,13 @@ function word (parts, shape) {
   const texts = parts.map(p => typeof p === 'string' ? Buffer.from(p) : null)
   if (ks.length === 1) { // `flight:{id}`: constant text around one column's value
     const at = texts.indexOf(null)
-    const before = Buffer.concat(texts.slice(0, at))
-    const after = Buffer.concat(texts.slice(at + 1))
+    const around = { before: Buffer.concat(texts.slice(0, at)), after: Buffer.concat(texts.slice(at + 1)) }
     const k = ks[0]
     const name = fields[0].name
     return (row, w) => {
       const c = row.cols[k]
       const r = row.r
-      w.spanBetween(before, c.buf, presentAt(c, r, name), c.spans[2 * r + 1], after)
+      w.spanBetween(around, c.buf, presentAt(c, r, name), c.spans[2 * r + 1])
     }
   }
   const srcs = new Array(ks.length)
