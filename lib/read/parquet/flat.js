@@ -65,8 +65,9 @@ class FlatPages {
 
   dictionary (entries) {
     const value = this.value
-    this.entries = new Array(entries.length)
-    for (let k = 0; k < entries.length; k++) this.entries[k] = value(entries[k])
+    const converted = new Array(entries.length)
+    for (let k = 0; k < entries.length; k++) converted[k] = value(entries[k])
+    this.entries = converted
   }
 
   v1 (raw, daph) {
