@@ -11,7 +11,9 @@ describe('copyBytes', () => {
       for (const n of [0, 1, 31, 255, 256, 257, 1000, 4093]) {
         for (const [at, start] of [[0, 0], [3, 1], [7, 13]]) {
           const target = make(n + at + 8).fill(0xee)
-          expect(copyBytes(src, target, at, start, start + n)).toBe(n)
+          const into = { buf: target, pos: at }
+          expect(copyBytes(src, start, start + n, into)).toBe(n)
+          expect(into.pos).toBe(at + n)
           expect(target.subarray(at, at + n).equals(src.subarray(start, start + n)), `${n} bytes at ${at} from ${start}`).toBe(true)
           expect(target.subarray(0, at).every(b => b === 0xee)).toBe(true)
           expect(target.subarray(at + n).every(b => b === 0xee)).toBe(true)
@@ -20,11 +22,11 @@ describe('copyBytes', () => {
     })
   }
 
-  it('out of shared memory, whole (the default range)', () => {
+  it('out of shared memory, whole', () => {
     const shared = Buffer.from(new SharedArrayBuffer(3000))
-    copyBytes(src, shared, 0, 0, 3000)
+    copyBytes(src, 0, 3000, { buf: shared, pos: 0 })
     const target = Buffer.alloc(3000)
-    expect(copyBytes(shared, target, 0)).toBe(3000)
+    expect(copyBytes(shared, 0, 3000, { buf: target, pos: 0 })).toBe(3000)
     expect(target.equals(src.subarray(0, 3000))).toBe(true)
   })
 })

@@ -60,6 +60,7 @@ function regroup ({ buf, starts }, group, seen, alloc) {
     pos += n
   }
   const out = alloc(pos)
+  const into = { buf: out, pos: 0 }
   const newStarts = new Uint32Array(cmds + 1)
   const stops = new Uint32Array(cmds)
   for (let k = 0; k < cmds;) {
@@ -68,7 +69,8 @@ function regroup ({ buf, starts }, group, seen, alloc) {
     let j = k + 1
     while (j < cmds && group[j] === g) j++
     let p = bytes[g]
-    copyBytes(buf, out, p, starts[k], starts[j])
+    into.pos = p
+    copyBytes(buf, starts[k], starts[j], into)
     for (let i = k; i < j; i++) {
       newStarts[i] = p
       p += starts[i + 1] - starts[i]

@@ -68,7 +68,7 @@ class ByteWriter {
     let size = Math.max(this.buf.length * 2, this.size)
     while (size < need) size *= 2
     const next = allocOutput(size)
-    copyBytes(this.buf, next, 0, 0, this.pos)
+    copyBytes(this.buf, 0, this.pos, { buf: next, pos: 0 })
     this.setBuf(next)
   }
 

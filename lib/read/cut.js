@@ -259,12 +259,11 @@ class Cutter {
   /** The first `at` pending bytes as a chunk of its own memory. */
   take (at) {
     const buf = this.alloc(at)
-    let filled = 0
-    while (filled < at) {
+    const into = { buf, pos: 0 }
+    while (into.pos < at) {
       const part = this.parts[0]
-      const n = Math.min(part.length, at - filled)
-      copyBytes(part, buf, filled, 0, n)
-      filled += n
+      const n = Math.min(part.length, at - into.pos)
+      copyBytes(part, 0, n, into)
       if (n === part.length) this.parts.shift()
       else this.parts[0] = part.subarray(n)
     }

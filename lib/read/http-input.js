@@ -102,8 +102,12 @@ function unreachable (shown, err) {
   return new PipeloadError('PIPELOAD_INPUT_NOT_FOUND', `cannot read ${shown}: ${why}`, { file: shown, url: shown, cause: err })
 }
 
-/** One request; resolves with the response once its headers are in. */
-function get (url, headers, timeoutMs, signal, shown) {
+/**
+ * One request; resolves with the response once its headers are in. `o`: the run's options
+ * ({ connectTimeout, signal }); `shown`: the input as messages show it.
+ */
+function get (url, headers, o, shown) {
+  const { connectTimeout: timeoutMs, signal } = o
   return new Promise((resolve, reject) => {
     const mod = require(url.protocol === 'https:' ? 'node:https' : 'node:http') // loaded for URL inputs only
     const req = mod.request(url, { method: 'GET', headers, signal }, res => {
@@ -150,7 +154,7 @@ async function openUrl (input, o, range = null) {
     // Credentials go to the origin they were written for (scheme, host and port), not to
     // another one a redirect names; the URL asked for never carries them.
     if (auth && target.origin === origin) headers.authorization = auth
-    res = await get(target, headers, o.connectTimeout, o.signal, shown)
+    res = await get(target, headers, o, shown)
     if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) break
     res.resume() // a redirect's body is not wanted
     const location = res.headers.location

@@ -29,8 +29,9 @@ function isStringTooLong (err) {
   return Boolean(err) && err.code === 'ERR_STRING_TOO_LONG'
 }
 
-/** The record failure for a record whose text cannot be a string. */
-function stringTooLong (file, line, offset, what, bytes) {
+/** The record failure for a record, at `at` ({ file, line, offset }), whose text cannot be a string. */
+function stringTooLong (at, what, bytes) {
+  const { file, line, offset } = at
   return new PipeloadError('PIPELOAD_RECORD_TOO_LARGE',
     `${where(file, line)}: ${what}${bytes != null ? ` of ${bytes} bytes` : ''} is longer than a JavaScript string can be (${limit.chars} characters, V8's limit), whatever --max-record-size allows`,
     { file, line, offset })

@@ -59,16 +59,16 @@ class NodeBatch {
       return this
     }
     const buf = Buffer.allocUnsafe(this.bytes)
-    let pos = 0
+    const into = { buf, pos: 0 }
     for (let k = 0; k < parents.length;) {
       const p = parents[k]
       if (p === null) {
-        pos += ASKING.copy(buf, pos)
+        into.pos += ASKING.copy(buf, into.pos)
         k++
         continue
       }
       const j = this.runEnd(k)
-      pos += copyBytes(p.buf, buf, pos, p.starts[idx[k]], p.cmdEnd(idx[j - 1]))
+      copyBytes(p.buf, p.starts[idx[k]], p.cmdEnd(idx[j - 1]), into)
       k = j
     }
     this.buf = buf

@@ -143,7 +143,7 @@ class CsvCore {
       if (!isStringTooLong(err)) throw err
       const start = this.recordStart()
       this.advance(start)
-      throw stringTooLong(this.file, this.line, this.base + start, 'a field of this record')
+      throw stringTooLong({ file: this.file, line: this.line, offset: this.base + start }, 'a field of this record')
     }
   }
 

@@ -71,6 +71,7 @@ class JsonArrayCore {
     this.memberKey = null // the key of the member being read
     this.index = 0 // the element (or member) number of the next record, from 0
     this.prevEndLine = 0 // the line where the previous record ended
+    this.endLine = 0 // the line where the record being emitted ends
     this.keysSeen = [] // keys of the object on the path being walked, for a message when one is missing
     this.max = maxRecordSize
     this.chunkStart = base // absolute offset of the current chunk
@@ -124,7 +125,8 @@ class JsonArrayCore {
           if (i === n) break
           this.deep = deep
           deep = false
-          this.emitElement(buf, mark, i + 1, sink, line)
+          this.endLine = line
+          this.emitElement(buf, mark, i + 1, sink)
           mark = -1
           mode = AFTER_ELEM
           continue
@@ -133,7 +135,8 @@ class JsonArrayCore {
         switch (mode) {
           case ELEM_SCALAR:
             if (endsScalar(b)) {
-              this.emitElement(buf, mark, i, sink, this.markLine) // a scalar: on one line
+              this.endLine = this.markLine // a scalar: on one line
+              this.emitElement(buf, mark, i, sink)
               mark = -1
               mode = AFTER_ELEM
               i-- // the delimiter is read again in AFTER_ELEM
@@ -301,7 +304,8 @@ class JsonArrayCore {
     const mode = this.mode
     if (mode === ELEM_SCALAR) {
       // A number as the last bytes: the array is still not closed, but report the element.
-      this.emitElement(Buffer.alloc(0), 0, 0, sink, this.markLine)
+      this.endLine = this.markLine
+      this.emitElement(Buffer.alloc(0), 0, 0, sink)
       this.mode = AFTER_ELEM
     }
     if (this.mode === TAIL) return
@@ -332,14 +336,15 @@ class JsonArrayCore {
     return textOf(whole)
   }
 
-  emitElement (buf, start, end, sink, endLine) {
+  /** The element buf[start, end) (after the parts kept from earlier chunks), ending on line `this.endLine`. */
+  emitElement (buf, start, end, sink) {
     const length = this.partsLength + end - start
     if (length > this.max) throw this.tooLarge()
     const text = this.text(buf, start, end)
     try {
       const bad = this.bad.take(this.markOffset, this.markOffset + length)
       if (text === null) {
-        const err = stringTooLong(this.file, this.markLine, this.markOffset, this.keyed ? 'object member' : 'array element', length)
+        const err = stringTooLong({ file: this.file, line: this.markLine, offset: this.markOffset }, this.keyed ? 'object member' : 'array element', length)
         if (!this.skip) throw err
         return sink.reject(err)
       }
@@ -371,7 +376,7 @@ class JsonArrayCore {
       sink.add(value, this.markLine, this.markOffset, this.raw ? text : undefined)
     } finally {
       this.index++
-      this.prevEndLine = endLine
+      this.prevEndLine = this.endLine
     }
   }
 

@@ -73,7 +73,8 @@ class NdjsonCore {
       const whole = Buffer.concat(this.parts, this.partsLength)
       this.parts = []
       this.partsLength = 0
-      this.emit(whole, 0, whole.length, sink, true)
+      this.record(whole, 0, whole.length, sink)
+      this.next(whole.length) // the last line: no LF after it
     }
   }
 
@@ -83,12 +84,23 @@ class NdjsonCore {
     this.discarding = -1
     sink.reject(this.tooLarge())
     this.bad.take(this.offset, this.offset + length)
-    this.line++
-    this.offset += length + (last ? 0 : 1)
+    this.next(length + (last ? 0 : 1))
   }
 
   /** One line, buf[start, end) without its LF; moves the position past the LF. */
-  emit (buf, start, end, sink, last) {
+  emit (buf, start, end, sink) {
+    this.record(buf, start, end, sink)
+    this.next(end - start + 1)
+  }
+
+  /** The next line starts `length` bytes on. */
+  next (length) {
+    this.line++
+    this.offset += length
+  }
+
+  /** One line, buf[start, end) without its LF, as a record (or a rejection, or nothing: a blank line); the position is the line's. */
+  record (buf, start, end, sink) {
     const length = end - start
     if (length > this.max) {
       if (!this.skip) throw this.tooLarge()
@@ -97,29 +109,31 @@ class NdjsonCore {
       const text = textOf(buf, start, buf[end - 1] === 13 ? end - 1 : end)
       const bad = this.bad.take(this.offset, this.offset + length)
       if (text === null) {
-        const err = stringTooLong(this.file, this.line, this.offset, 'line', length)
-        if (!this.skip) throw err
-        sink.reject(err)
+        this.reject(sink, stringTooLong(this, 'line', length))
       } else if (bad !== -1) {
-        this.reject(sink, `invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})${invalidUtf8Hint(this.file, 'ndjson')}`, text, null, bad)
+        const err = this.invalid(`invalid UTF-8 at byte ${bad} (column ${bad - this.offset + 1})${invalidUtf8Hint(this.file, 'ndjson')}`, text)
+        err.invalidAt = bad
+        this.reject(sink, err)
       } else if (text.length !== 0) {
         let parsed
         try {
           parsed = parseRecord(text)
         } catch (err) {
-          if (text.trim() !== '') this.reject(sink, `not valid JSON: ${err.message}`, text, err)
+          if (text.trim() !== '') {
+            const invalid = this.invalid(`not valid JSON: ${err.message}`, text)
+            invalid.cause = err
+            this.reject(sink, invalid)
+          }
         }
         if (parsed === undefined) {
           // a blank line, or one rejected in skip mode
         } else if (parsed.refused !== undefined) {
-          this.reject(sink, parsed.refused, text)
+          this.reject(sink, this.invalid(parsed.refused, text))
         } else {
           sink.add(parsed.value, this.line, this.offset, this.raw ? text : undefined)
         }
       }
     }
-    this.line++
-    this.offset += length + (last ? 0 : 1)
   }
 
   /** The line as a JsonRow, if it is valid UTF-8 and a flat object the fast path reads; false if not. */
@@ -132,11 +146,14 @@ class NdjsonCore {
     return true
   }
 
-  reject (sink, reason, text, cause, invalidAt) {
-    const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.line)}: ${reason}`,
+  /** The failure of the current line, `text`: `reason`. */
+  invalid (reason, text) {
+    return new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, this.line)}: ${reason}`,
       { file: this.file, line: this.line, offset: this.offset, raw: text })
-    if (cause) err.cause = cause
-    if (invalidAt !== undefined) err.invalidAt = invalidAt
+  }
+
+  /** A line's failure: thrown, or in skip mode the sink's. */
+  reject (sink, err) {
     if (!this.skip) throw err
     sink.reject(err)
   }

@@ -18,12 +18,17 @@ const CR = 13
 const LF = 10
 const DOLLAR = 36
 
-/** A column batch's bytes; a new one per batch (its rows keep it). `prefix`: the name before each value, or an empty Buffer. */
+/**
+ * A column batch's bytes; a new one per batch (its rows keep it). `prefix`: the name before
+ * each value, or an empty Buffer. `batch`: the batch's number (text.js DictionaryPage stamps
+ * the dictionary entries it has copied into this arena with it), -1 for none.
+ */
 class Arena {
-  constructor (size, prefix) {
+  constructor (size, prefix, batch = -1) {
     this.buf = Buffer.allocUnsafe(size)
     this.pos = 0
     this.prefix = prefix
+    this.batch = batch
   }
 
   room (n) {

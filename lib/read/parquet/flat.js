@@ -44,33 +44,50 @@ function isFlat (node) {
  * @returns {Promise<FlatColumn>}
  */
 async function readFlatColumn (chunk) {
-  const { readDataPage } = pages()
-  const value = chunk.value
-  const strings = STRING_RULES.has(leafRule(chunk.node.element).rule)
-  let dictionary = null // the dictionary's entries as record values
-  const segments = await readPages(chunk, {
-    dictionary (entries) {
-      dictionary = new Array(entries.length)
-      for (let k = 0; k < entries.length; k++) dictionary[k] = value(entries[k])
-    },
-    v1 (raw, daph, decoder, maxDef) {
-      return daph.encoding === 'PLAIN' && BYTES.has(decoder.type)
-        ? lazyPage(raw, daph, decoder, value, maxDef, strings)
-        : eagerPage(readDataPage(raw, daph, decoder), daph.encoding, dictionary, decoder, value, strings)
-    },
-    v2 (page, encoding, decoder) {
-      return eagerPage(page, encoding, dictionary, decoder, value, strings)
-    }
-  })
+  const segments = await readPages(chunk, new FlatPages(chunk.value, STRING_RULES.has(leafRule(chunk.node.element).rule)))
   return new FlatColumn(segments, chunk.rows)
 }
 
 /**
- * The pages of a flat column's chunk, each made a segment ({ rows, defs, … }) by `maker`:
- * `dictionary(entries)` for the dictionary page (hyparquet's converted entries),
- * `v1(raw, daph, decoder, maxDef)` for a decompressed DATA_PAGE, `v2(page, encoding, decoder)`
- * for a DATA_PAGE_V2 read by hyparquet ({ definitionLevels, dataPage }). Each segment's
- * `maxDef` is set here. Fails when the chunk holds fewer values than the row group's rows.
+ * A flat column's pages made segments of record values, for readPages (its `maker`): `value`
+ * the column's record value function, `strings` a text column's (its byte values checked to
+ * be UTF-8). readPages sets `decoder` (hyparquet's, for the chunk) and `maxDef` before the
+ * first page.
+ */
+class FlatPages {
+  constructor (value, strings) {
+    this.value = value
+    this.strings = strings
+    this.entries = null // the dictionary's entries as record values
+    this.decoder = null
+    this.maxDef = 0
+  }
+
+  dictionary (entries) {
+    const value = this.value
+    const converted = new Array(entries.length)
+    for (let k = 0; k < entries.length; k++) converted[k] = value(entries[k])
+    this.entries = converted
+  }
+
+  v1 (raw, daph) {
+    return daph.encoding === 'PLAIN' && BYTES.has(this.decoder.type)
+      ? lazyPage(raw, daph, this)
+      : eagerPage(pages().readDataPage(raw, daph, this.decoder), daph.encoding, this)
+  }
+
+  v2 (page, encoding) {
+    return eagerPage(page, encoding, this)
+  }
+}
+
+/**
+ * The pages of a flat column's chunk, each made a segment ({ rows, defs, … }) by `maker`
+ * (FlatPages, text.js TextPages), whose `decoder` (hyparquet's, for the chunk) and `maxDef`
+ * are set here first: `dictionary(entries)` for the dictionary page (hyparquet's converted
+ * entries), `v1(raw, daph)` for a decompressed DATA_PAGE, `v2(page, encoding)` for a
+ * DATA_PAGE_V2 read by hyparquet ({ definitionLevels, dataPage }). Each segment's `maxDef` is
+ * set here. Fails when the chunk holds fewer values than the row group's rows.
  */
 async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compressors, parsers }, maker) {
   const { parquetHeader, readPage, decompressPage, readDataPageV2, convert } = pages()
@@ -88,6 +105,8 @@ async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compr
     utf8: false
   }
   const maxDef = element.repetition_type === 'REQUIRED' ? 0 : 1
+  maker.decoder = decoder
+  maker.maxDef = maxDef
   const segments = []
   let i = 0
   while (i < rows && reader.offset < reader.view.byteLength - 1) {
@@ -103,9 +122,9 @@ async function readPages ({ buffer, meta, schemaRoot, node, element, rows, compr
     let segment
     if (header.type === 'DATA_PAGE') {
       const raw = decompressPage(compressed, Number(header.uncompressed_page_size), decoder.codec, compressors)
-      segment = maker.v1(raw, header.data_page_header, decoder, maxDef)
+      segment = maker.v1(raw, header.data_page_header)
     } else if (header.type === 'DATA_PAGE_V2') {
-      segment = maker.v2(readDataPageV2(compressed, header, decoder), header.data_page_header_v2.encoding, decoder)
+      segment = maker.v2(readDataPageV2(compressed, header, decoder), header.data_page_header_v2.encoding)
     } else if (header.type === 'INDEX_PAGE') {
       continue
     } else {
@@ -140,12 +159,13 @@ const STRING_RULES = new Set(['string', 'text'])
 
 /**
  * A page decoded whole by hyparquet: `next()` gives its values in order (a dictionary-encoded
- * page's indices pick the converted dictionary's entries).
+ * page's indices pick the converted dictionary's entries). `column`: its FlatPages.
  */
-function eagerPage ({ definitionLevels: defs, dataPage }, encoding, dictionary, decoder, value, strings) {
+function eagerPage ({ definitionLevels: defs, dataPage }, encoding, column) {
+  const { entries: dictionary, value } = column
   const byIndex = encoding.endsWith('_DICTIONARY')
   if (byIndex) checkIndices(dataPage, dictionary)
-  const values = byIndex ? dataPage : storedValues(dataPage, decoder, strings)
+  const values = byIndex ? dataPage : storedValues(dataPage, column.decoder, column.strings)
   let k = 0
   return {
     rows: defs && defs.length ? defs.length : values.length,
@@ -185,14 +205,16 @@ function storedValues (dataPage, decoder, strings) {
 /**
  * A PLAIN page of byte arrays, its definition levels read now (as hyparquet's readDataPage
  * reads them) and its values when taken: hyparquet's readPlain from where the last take
- * stopped. The values' lengths are checked now, so that a take cannot fail.
+ * stopped. The values' lengths are checked now, so that a take cannot fail. `column`: its
+ * FlatPages.
  */
-function lazyPage (raw, daph, decoder, value, maxDef, strings) {
+function lazyPage (raw, daph, column) {
   const { readPlain, convert } = pages()
+  const { decoder, value } = column
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
   const reader = { view, offset: 0 }
-  const { defs, present } = readDefs(reader, daph.num_values, maxDef)
-  checkLengths(view, reader.offset, present, decoder, strings)
+  const { defs, present } = readDefs(reader, daph.num_values, column.maxDef)
+  checkLengths(reader, present, decoder, column.strings)
   let held = [] // the values read ahead of the rows taken
   let k = 0
   return {
@@ -246,11 +268,13 @@ function oneRun (reader, count, maxDef) {
 }
 
 /**
- * A PLAIN page's `count` byte arrays from `offset` end within the page (else readPlain would
- * read past it); `utf8`: each is UTF-8 (a string column's: else it is refused now, with the
- * page, not when its row is taken).
+ * A PLAIN page's `count` byte arrays from the reader's offset ({ view, offset }: left where it
+ * is) end within the page (else readPlain would read past it); `utf8`: each is UTF-8 (a
+ * string column's: else it is refused now, with the page, not when its row is taken).
  */
-function checkLengths (view, offset, count, decoder, utf8 = false) {
+function checkLengths (reader, count, decoder, utf8 = false) {
+  const view = reader.view
+  let offset = reader.offset
   const size = decoder.element.type_length
   const bytes = utf8 ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : null
   if (decoder.type === 'FIXED_LEN_BYTE_ARRAY') {

@@ -36,7 +36,7 @@ async function urlBuffer (input, o, http) {
   let url = bare(first)
   let res
   for (let hops = 0; ; hops++) {
-    res = await http.get(url, headersFor(url, { range: 'bytes=0-3' }), o.connectTimeout, o.signal, shown)
+    res = await http.get(url, headersFor(url, { range: 'bytes=0-3' }), o, shown)
     const location = res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 ? res.headers.location : null
     if (!location) break
     res.resume()
@@ -74,7 +74,7 @@ async function urlBuffer (input, o, http) {
       if (long) throw new Error(long)
       const headers = headersFor(url, { range: `bytes=${start}-${end - 1}` })
       if (validator) headers['if-range'] = validator
-      const part = await http.get(url, headers, o.connectTimeout, o.signal, shown)
+      const part = await http.get(url, headers, o, shown)
       let body
       try {
         const why = changeOf(part, identity, start, end)

@@ -45,11 +45,13 @@ class DictionaryPage {
 
   /**
    * The next `count` values into out[o…]: pointing into the dictionary's bytes (`arena` null:
-   * the batch's buffer is the dictionary's), or each entry copied into the arena once.
+   * the batch's buffer is the dictionary's), or each entry copied into the arena once (an
+   * entry stamped with the arena's batch number is there already).
    */
-  values (count, arena, out, o, no) {
+  values (count, arena, out, o) {
     if (arena === null) return this.pointing(count, out, o)
     const { entries: { spans, tags }, stamp, at, bytes, pre } = this.dictionary
+    const no = arena.batch
     const outSpans = out.spans
     const indices = this.indices
     const size = stamp.length
@@ -109,10 +111,12 @@ class ValuesPage {
  * int64 (a JsonNumber's digits past 2^53, as int64Value), double (-0 as "-0", as doubleValue).
  */
 class NumberPage {
-  constructor (view, offset, rule, rows, defs) {
-    this.view = view
-    this.p = offset
+  /** The page's values from `reader`'s offset on ({ view, offset }: the page's, past its levels). */
+  constructor (reader, rule, rows, defs) {
+    this.view = reader.view
+    this.p = reader.offset
     this.rule = rule
+    this.unsigned = rule === 'uint32'
     this.rows = rows
     this.defs = defs
   }
@@ -120,7 +124,7 @@ class NumberPage {
   values (count, arena, out, o) {
     if (this.rule === 'int64') this.int64s(count, arena, out, o)
     else if (this.rule === 'double') this.doubles(count, arena, out, o)
-    else this.int32s(count, arena, out, o, this.rule === 'uint32')
+    else this.int32s(count, arena, out, o)
   }
 
   int64s (count, arena, out, o) {
@@ -148,8 +152,10 @@ class NumberPage {
     this.p = p
   }
 
-  int32s (count, arena, out, o, unsigned) {
+  /** int32s, or uint32s where the rule is uint32 (`unsigned`). */
+  int32s (count, arena, out, o) {
     const view = this.view
+    const unsigned = this.unsigned
     let p = this.p
     for (let end = o + count; o < end; o++, p += 4) {
       arena.bulkInt(unsigned ? view.getUint32(p, true) : view.getInt32(p, true), out, o)
@@ -164,15 +170,18 @@ const NUMBER_TYPES = Object.freeze({ int32: 'INT32', uint32: 'INT32', int64: 'IN
 
 /**
  * A PLAIN page of byte arrays (4-byte length, bytes) or fixed-length ones, copied as they are
- * taken: strings (their UTF-8 checked with the page: checkLengths) or bytes.
+ * taken: strings (their UTF-8 checked with the page: checkLengths) or bytes. `reader`: the
+ * page's { view, offset } past its levels; `column`: its TextPages (the decoder, the rule).
  */
 class BytesPage {
-  constructor (view, offset, size, tag, rows, defs) {
+  constructor (reader, column, rows, defs) {
+    const view = reader.view
+    const decoder = column.decoder
     this.bytes = Buffer.from(view.buffer, view.byteOffset, view.byteLength)
     this.view = view
-    this.p = offset
-    this.size = size // FIXED_LEN_BYTE_ARRAY's length, else 0
-    this.tag = tag
+    this.p = reader.offset
+    this.size = decoder.type === 'FIXED_LEN_BYTE_ARRAY' ? decoder.element.type_length : 0
+    this.tag = column.rule.rule === 'bytes' ? BYTES : STRING
     this.rows = rows
     this.defs = defs
   }
@@ -198,66 +207,81 @@ class BytesPage {
 
 
 /**
- * The segment for a decompressed DATA_PAGE: the fast pages for PLAIN numbers, strings and
- * bytes and for dictionary indices; hyparquet's decoders for the rest.
+ * A flat column's pages made segments, for flat.js readPages (its `maker`): `rule` the leaf's
+ * (values.js leafRule), `value` the column's record value function (values.js), used for
+ * dictionaries and the pages not read here; `prefix` the bytes before each value. readPages
+ * sets `decoder` (hyparquet's, for the chunk) and `maxDef` before the first page.
  */
-function pageV1 (raw, daph, decoder, maxDef, rule, value, dictionary) {
-  const { readDataPage, readRleBitPackedHybrid, readPlain, convert } = pages()
-  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
-  const reader = { view, offset: 0 }
-  const encoding = daph.encoding
-  const fast = encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY'
-  if (!fast || decoder.type === 'BOOLEAN') {
-    const { definitionLevels, dataPage } = readDataPage(raw, daph, decoder)
-    return storedPage(definitionLevels, dataPage, encoding, daph.num_values, decoder, value, dictionary, rule)
+class TextPages {
+  constructor (rule, value, prefix) {
+    this.rule = rule
+    this.value = value
+    this.prefix = prefix
+    this.entries = null // the TextDictionary, once the dictionary page is read
+    this.decoder = null
+    this.maxDef = 0
   }
-  const { defs, present } = readDefs(reader, daph.num_values, maxDef)
-  if (encoding !== 'PLAIN') {
-    const width = view.getUint8(reader.offset++)
-    const indices = new Int32Array(present)
-    if (width && present) readRleBitPackedHybrid(reader, width, indices, view.byteLength - reader.offset)
-    return new DictionaryPage(indices, dictionary, daph.num_values, defs)
-  }
-  const size = NUMBER_SIZES[rule.rule]
-  if (size !== undefined && NUMBER_TYPES[rule.rule] === decoder.type) {
-    if (reader.offset + present * size > view.byteLength) throw new Error(`a PLAIN page of ${present} values of ${size} bytes is ${view.byteLength - reader.offset} bytes long`)
-    return new NumberPage(view, reader.offset, rule.rule, daph.num_values, defs)
-  }
-  if (BYTE_TYPES.has(decoder.type) && (STRING_RULES.has(rule.rule) || rule.rule === 'bytes')) {
-    const strings = STRING_RULES.has(rule.rule)
-    checkLengths(view, reader.offset, present, decoder, strings)
-    const size = decoder.type === 'FIXED_LEN_BYTE_ARRAY' ? decoder.element.type_length : 0
-    return new BytesPage(view, reader.offset, size, rule.rule === 'bytes' ? BYTES : STRING, daph.num_values, defs)
-  }
-  return new ValuesPage(convert(readPlain(reader, decoder.type, present, decoder.element.type_length), decoder), value, daph.num_values, defs)
-}
 
-/** A page hyparquet decoded whole ({ definitionLevels, dataPage }): dictionary indices, or values. */
-function storedPage (definitionLevels, dataPage, encoding, numValues, decoder, value, dictionary, rule) {
-  const defs = definitionLevels && definitionLevels.length ? definitionLevels : null
-  const rows = defs ? defs.length : numValues
-  if (encoding.endsWith('_DICTIONARY')) return new DictionaryPage(dataPage, dictionary, rows, defs)
-  return new ValuesPage(storedValues(dataPage, decoder, STRING_RULES.has(rule.rule)), value, rows, defs)
+  dictionary (entries) {
+    this.entries = new TextDictionary(entries, this.value, this.prefix)
+  }
+
+  /**
+   * The segment for a decompressed DATA_PAGE: the fast pages for PLAIN numbers, strings and
+   * bytes and for dictionary indices; hyparquet's decoders for the rest.
+   */
+  v1 (raw, daph) {
+    const { readDataPage, readRleBitPackedHybrid, readPlain, convert } = pages()
+    const { decoder, rule } = this
+    const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
+    const reader = { view, offset: 0 }
+    const encoding = daph.encoding
+    const fast = encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY'
+    if (!fast || decoder.type === 'BOOLEAN') {
+      const { definitionLevels, dataPage } = readDataPage(raw, daph, decoder)
+      return this.stored(definitionLevels, dataPage, encoding, daph.num_values)
+    }
+    const { defs, present } = readDefs(reader, daph.num_values, this.maxDef)
+    if (encoding !== 'PLAIN') {
+      const width = view.getUint8(reader.offset++)
+      const indices = new Int32Array(present)
+      if (width && present) readRleBitPackedHybrid(reader, width, indices, view.byteLength - reader.offset)
+      return new DictionaryPage(indices, this.entries, daph.num_values, defs)
+    }
+    const size = NUMBER_SIZES[rule.rule]
+    if (size !== undefined && NUMBER_TYPES[rule.rule] === decoder.type) {
+      if (reader.offset + present * size > view.byteLength) throw new Error(`a PLAIN page of ${present} values of ${size} bytes is ${view.byteLength - reader.offset} bytes long`)
+      return new NumberPage(reader, rule.rule, daph.num_values, defs)
+    }
+    if (BYTE_TYPES.has(decoder.type) && (STRING_RULES.has(rule.rule) || rule.rule === 'bytes')) {
+      checkLengths(reader, present, decoder, STRING_RULES.has(rule.rule))
+      return new BytesPage(reader, this, daph.num_values, defs)
+    }
+    return new ValuesPage(convert(readPlain(reader, decoder.type, present, decoder.element.type_length), decoder), this.value, daph.num_values, defs)
+  }
+
+  /** A DATA_PAGE_V2, read by hyparquet ({ definitionLevels, dataPage }). */
+  v2 (page, encoding) {
+    return this.stored(page.definitionLevels, page.dataPage, encoding, page.dataPage.length)
+  }
+
+  /** A page hyparquet decoded whole: dictionary indices, or values. */
+  stored (definitionLevels, dataPage, encoding, numValues) {
+    const defs = definitionLevels && definitionLevels.length ? definitionLevels : null
+    const rows = defs ? defs.length : numValues
+    if (encoding.endsWith('_DICTIONARY')) return new DictionaryPage(dataPage, this.entries, rows, defs)
+    return new ValuesPage(storedValues(dataPage, this.decoder, STRING_RULES.has(this.rule.rule)), this.value, rows, defs)
+  }
 }
 
 /**
- * A flat column's chunk (flat.js readPages' arguments) as a TextColumn. `value` is the
- * column's record value function (values.js), used for dictionaries and the pages not
- * read here. `prefix`: the bytes before each value (the column name's bulk string, for `*`),
- * or an empty Buffer.
+ * A flat column's chunk (flat.js readPages' arguments) as a TextColumn. `prefix`: the bytes
+ * before each value (the column name's bulk string, for `*`), or an empty Buffer.
  * @returns {Promise<TextColumn>}
  */
 async function readTextColumn (chunk, prefix) {
   const rule = leafRule(chunk.node.element) // the file's own element: chunk.element has the annotations hyparquet must not apply removed
-  const value = chunk.value
-  let dictionary = null
-  const segments = await readPages(chunk, {
-    dictionary (entries) {
-      dictionary = new TextDictionary(entries, value, prefix)
-    },
-    v1: (raw, daph, decoder, maxDef) => pageV1(raw, daph, decoder, maxDef, rule, value, dictionary),
-    v2: (page, encoding, decoder) => storedPage(page.definitionLevels, page.dataPage, encoding, page.dataPage.length, decoder, value, dictionary, rule)
-  })
+  const segments = await readPages(chunk, new TextPages(rule, chunk.value, prefix))
   return new TextColumn(segments, chunk.rows, prefix)
 }
 
@@ -276,16 +300,16 @@ class TextColumn {
   /** The next `m` rows' values into `out`, a ColumnBatch of m rows. */
   take (m, out) {
     const dictionary = this.oneDictionary(m)
-    const arena = dictionary === null ? new Arena(64 + Math.ceil(this.perRow * m), this.prefix) : null
-    const no = batchNo++ & 0x7fffffff
+    const arena = dictionary === null ? new Arena(64 + Math.ceil(this.perRow * m), this.prefix, batchNo++ & 0x7fffffff) : null
     let r = 0
     while (r < m) {
       const seg = this.segments[this.s]
       const count = Math.min(m - r, seg.rows - this.row)
       if (seg.defs === null) {
-        seg.values(count, arena, out, r, no)
+        seg.values(count, arena, out, r)
       } else {
-        this.withNulls(seg, count, arena, out, r, no)
+        seg.values(this.present(seg, count), arena, this.scratch, 0)
+        this.spread(seg, count, out, r)
       }
       r += count
       this.row += count
@@ -314,14 +338,22 @@ class TextColumn {
     return dictionary
   }
 
-  /** A segment's next `count` rows where some are null: the values present, then spread over the rows. */
-  withNulls (seg, count, arena, out, r, no) {
+  /**
+   * How many of a segment's next `count` rows (some null) have a value; `scratch` made room
+   * for them. take() reads them into it, then spread() spreads them over the rows.
+   */
+  present (seg, count) {
     const { defs, maxDef } = seg
     let present = 0
     for (let d = this.row; d < this.row + count; d++) if (defs[d] === maxDef) present++
-    let scratch = this.scratch
-    if (scratch.tags.length < present) scratch = this.scratch = ColumnBatch.of(Math.max(present, 1024))
-    seg.values(present, arena, scratch, 0, no)
+    if (this.scratch.tags.length < present) this.scratch = ColumnBatch.of(Math.max(present, 1024))
+    return present
+  }
+
+  /** The values present of a segment's next `count` rows, in `scratch`, into out[r…] with the nulls. */
+  spread (seg, count, out, r) {
+    const { defs, maxDef } = seg
+    const scratch = this.scratch
     for (let i = 0, v = 0; i < count; i++) {
       if (defs[this.row + i] !== maxDef) {
         out.spans[2 * (r + i)] = -1
