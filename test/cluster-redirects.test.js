@@ -223,7 +223,9 @@ describe('a cluster node that refuses every connection', () => {
       const cmd = args[0].toUpperCase()
       if (cmd === 'INFO') return bulk('# Cluster\r\ncluster_enabled:1\r\n')
       if (cmd === 'CLUSTER') return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n${bulk('127.0.0.1')}:${dead.port}\r\n`
-      return usual(args) ?? '+OK\r\n'
+      // A data command sent here is answered as a cluster node owning no slot would: MOVED
+      // to the dead node (answering +OK let a run that sent its commands here end with exit 0).
+      return usual(args) ?? `-MOVED 0 127.0.0.1:${dead.port}\r\n`
     })
     try {
       const started = Date.now()
