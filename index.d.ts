@@ -10,6 +10,15 @@ export type CommandArgs = Array<string | number | bigint | boolean | JsonNumber 
 
 export type Format = 'csv' | 'tsv' | 'json' | 'ndjson' | 'parquet'
 
+/** The units a duration string takes. */
+export type DurationUnit = 'us' | 'µs' | 'μs' | 'ms' | 's' | 'm' | 'h' | 'd'
+/**
+ * A duration: a number of milliseconds, or a string with its unit ("250ms", "1.5s", "2m").
+ * A string without a unit ("30", as an environment variable gives it) is refused with
+ * PIPELOAD_OPTION_INVALID, but "0".
+ */
+export type Duration = number | '0' | `${number}${DurationUnit}`
+
 /** TLS settings (the usual subset of Node's `tls.connect` options). */
 export interface TlsOptions {
   ca?: string | Buffer | Array<string | Buffer>
@@ -51,20 +60,20 @@ export interface ConnectionOptions {
    * Each step of setting up a connection (TCP, TLS, AUTH, SELECT, CLIENT SETNAME, INFO
    * cluster, CLUSTER SLOTS, the Sentinel lookup) must finish within this, or the run
    * rejects with PIPELOAD_TIMEOUT naming the server and the step. A number is milliseconds;
-   * or a string with a unit, "5s". At most 2^31-1 ms. Default 10 s.
+   * or a string with a unit, "5s" (a string without one is refused, but "0"). At most 2^31-1 ms. Default 10 s.
    */
-  connectTimeout?: number | string
+  connectTimeout?: Duration
   /**
    * No reply for this long while replies are due: the connection counts as lost (it is
    * re-established and unacknowledged batches re-sent). A number is milliseconds; or "30s".
    * 0: never. At most 2^31-1 ms. Default 30 s.
    */
-  timeout?: number | string
+  timeout?: Duration
   /**
    * How long to keep reconnecting after the last reply; a refused password is not retried.
    * A number is milliseconds; or "60s". At most 2^31-1 ms. Default 60 s.
    */
-  retryTimeout?: number | string
+  retryTimeout?: Duration
   /** Called each time a lost connection has been re-established and batches re-sent. */
   /** `lostBatches` (with Sentinel): batches the old master had acknowledged that the new master lacks whole, sent again; not in `resentBatches`/`resentCommands`, as they cannot run twice (docs/sentinel.md). */
   onReconnect?: (event: { cause: Error, resentBatches: number, resentCommands: number, target: string, lostBatches?: number }) => void
@@ -416,15 +425,15 @@ export interface BenchOptions extends ConnectionOptions {
   /** false: skip the in-a-row row (speedup is then null). Default true. */
   baseline?: boolean
   /** Simulated round-trip time through a delay proxy on loopback: a number is milliseconds; or "250ms", "0.25s". */
-  rtt?: number | string
+  rtt?: Duration
   /** rtt in milliseconds. */
   rttMs?: number
   /** With rtt: each round trip varies by up to ± this much; a number is milliseconds. */
-  jitter?: number | string
+  jitter?: Duration
   /** jitter in milliseconds. */
   jitterMs?: number
   /** A row stops sending after this long (0: never); a number is milliseconds. Default "10s". */
-  maxRowTime?: number | string
+  maxRowTime?: Duration
   /** maxRowTime in milliseconds. */
   maxRowTimeMs?: number
   /** Time the real import of this file; every template's key gets the run's prefix. */

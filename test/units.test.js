@@ -39,7 +39,13 @@ describe('units', () => {
     expect(() => parseTtl('1500ms')).toThrow(/whole number of seconds/)
     expect(parseDuration('2h', 't')).toBe(7_200_000)
     expect(parseDuration('1d', 't')).toBe(86_400_000)
-    expect(parseDuration('250', 't')).toBe(250) // a plain number is ms
+    expect(parseDuration(250, 't')).toBe(250) // a number is ms
+    expect(parseDuration('0', 't')).toBe(0) // 0 is the same in every unit
+    // A string without a unit is refused (issue 34 item 4): '30' from an environment variable
+    // was 30 ms, and a 30 ms --timeout reconnects and re-sends batches over and over.
+    for (const v of ['250', '30', ' 30 ', '1.5']) {
+      expect(() => parseDuration(v, 'timeout'), v).toThrow(new RegExp(`^timeout must be a duration with a unit, "${v.trim()}s" or "${v.trim()}ms" \\(also m, h, d\\), or a number of milliseconds, got "${v}"$`))
+    }
   })
 
   // Issue 22: the values docs/options.md "Units" gives, written out here, not computed by the parser's table.
@@ -142,6 +148,21 @@ describe('units', () => {
     const ttl = await redis.ttl('l:300')
     expect(ttl).toBeGreaterThan(0)
     expect(ttl).toBeLessThanOrEqual(90)
+  })
+
+  it('the library refuses a duration string without a unit before anything is sent, in load() and bench()', async () => {
+    const { bench } = require('../lib')
+    const file = csv('unitless.csv', 10)
+    for (const name of ['timeout', 'retryTimeout', 'connectTimeout']) {
+      const err = await load({ url: srv.url, input: file, command: 'SET nu:{id} {v}', [name]: '30' }).then(() => null, e => e)
+      expect(err, name).toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: `${name} must be a duration with a unit, "30s" or "30ms" (also m, h, d), or a number of milliseconds, got "30"` })
+    }
+    expect(await redis.exists('nu:1')).toBe(0)
+    const err = await bench({ url: srv.url, rtt: '5' }).then(() => null, e => e)
+    expect(err).toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: expect.stringMatching(/^rtt must be a duration with a unit, "5s" or "5ms"/) })
+    // A number stays milliseconds, and '0' needs no unit.
+    const s = await load({ url: srv.url, input: file, command: 'SET nu:{id} {v}', timeout: 30_000, retryTimeout: '0', connectTimeout: '5s' })
+    expect(s.loaded).toBe(10)
   })
 
   it('bench takes counts with units: --count 2k --batch-sizes 100,1k', async () => {

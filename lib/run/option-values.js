@@ -17,7 +17,7 @@ const UNITS = { us: 0.001, µs: 0.001, μs: 0.001, ms: 1, s: 1000, m: 60000, h: 
 // (with a TimeoutOverflowWarning), so --connect-timeout 30d would fail every connect at once.
 const MAX_DURATION_MS = 2 ** 31 - 1
 
-/** `250ms`, `0.25s`, `1m`, `2h`, `1d`, `250` (ms) or a number of ms → milliseconds, at most MAX_DURATION_MS. */
+/** `250ms`, `0.25s`, `1m`, `2h`, `1d`, `0`, or a number of ms → milliseconds, at most MAX_DURATION_MS. */
 function parseDuration (value, name) {
   let ms = value
   if (typeof value === 'number') {
@@ -25,7 +25,10 @@ function parseDuration (value, name) {
   } else {
     const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|μs|ms|s|m|h|d)?\s*$/.exec(String(value))
     if (!m) throw invalid(name, 'a duration such as "250ms" or "1.5s"', value)
-    ms = Number(m[1]) * UNITS[m[2] || 'ms']
+    // A string without a unit ("30" from an environment variable) is refused, as on the
+    // command line: read as milliseconds it made a 30 s timeout 30 ms. 0 needs none.
+    if (m[2] === undefined && Number(m[1]) !== 0) throw invalid(name, `a duration with a unit, "${m[1]}s" or "${m[1]}ms" (also m, h, d), or a number of milliseconds`, value)
+    ms = Number(m[1]) * UNITS[m[2] ?? 'ms']
   }
   if (ms > MAX_DURATION_MS) throw invalid(name, `at most ${MAX_DURATION_MS} ms (24.8 days, the longest timer Node.js can set), such as "24d"`, value)
   return ms
