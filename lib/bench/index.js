@@ -12,7 +12,7 @@ const { load } = require('../run/load')
 const { normalizeBenchOptions } = require('./options')
 const { startDelayProxy } = require('./delay-proxy')
 const { WORKLOADS } = require('./workloads')
-const { MemorySampler, parseClientList } = require('./sampler')
+const { MemorySampler, sampleNewDataConnections, sampleCluster } = require('./sampler')
 const { prefixedTemplates } = require('./file')
 const { roundTrips, floorMs, cannotFinish, finishedRanked } = require('./plan')
 const { sliceMargin } = require('./margin')
@@ -48,7 +48,7 @@ async function bench (options) {
   let failed = null
   try {
     // A cluster: rows send through the cluster sink (commands routed by slot); checks and
-    // cleanup read through an ioredis Cluster; the server-side memory columns are n/a.
+    // cleanup read through an ioredis Cluster; server memory is sampled on every master.
     const bound = { ms: o.connectTimeout, signal: o.signal }
     if (await isCluster(control, bound)) {
       if (o.rttMs > 0) throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'rtt: the delay proxy cannot stand in front of a cluster (its nodes redirect to each other)', { option: 'rtt' })
@@ -257,7 +257,11 @@ async function syntheticRow (ctx, row) {
 async function clusterSyntheticRow (ctx, row, wl) {
   const { o } = ctx
   const { step } = row
+  // The sink's connections (one per master) are newer than every client there now.
+  const sampler = await sampleCluster(ctx.cluster, o.sampleIntervalMs)
+  let mem
   const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, signal: o.signal, file: o.workload })
+    .catch(async err => { await sampler.stop(); throw err })
   let sent = 0
   let capped = false
   let durationMs
@@ -265,6 +269,7 @@ async function clusterSyntheticRow (ctx, row, wl) {
   try {
     ({ sent, capped, durationMs, timeline } = await sendRow(ctx, row, sink, wl))
   } finally {
+    mem = await sampler.stop()
     close()
   }
   const checked = await wl.verify(ctx.cluster, sent, sink.stats)
@@ -279,9 +284,7 @@ async function clusterSyntheticRow (ctx, row, wl) {
     opsPerSec: rate(sent, durationMs),
     recordsPerSec: null,
     latencyMs: sink.rtt.summary(),
-    serverReplyPeakBytes: null,
-    serverTotalPeakBytes: null,
-    clientRssPeakBytes: process.resourceUsage().maxRSS * 1024,
+    ...mem,
     correct: checked && removed === wl.expectedKeys(sent),
     capped,
     oneRoundTrip: oneRoundTrip(step, sink.stats.batches, capped),
@@ -344,12 +347,9 @@ async function fileRow (ctx, row) {
   const { step, prefix: rowPrefix, progress } = row
   // A file's keys come from its records: the row prefix is swept (SCAN MATCH) after the row.
   ctx.pending = { prefix: rowPrefix }
-  // load() opens its own data connection; ids only grow, so ours is a pipeload-data
-  // connection newer than every client there now.
-  const before = ctx.cluster ? null : await maxClientId(control)
-  const sampler = new MemorySampler({
-    control, enabled: before !== null, match: c => c.name === 'pipeload-data' && Number(c.id) > before, intervalMs: o.sampleIntervalMs
-  }).start()
+  // load() opens its own data connection (on a cluster one per master); ids only grow, so
+  // ours is a pipeload-data connection newer than every client there now.
+  const sampler = ctx.cluster ? await sampleCluster(ctx.cluster, o.sampleIntervalMs) : await sampleNewDataConnections(control, o.sampleIntervalMs)
   const stop = new AbortController()
   const onAbort = () => stop.abort()
   o.signal?.addEventListener('abort', onAbort)
@@ -417,14 +417,6 @@ async function fileRow (ctx, row) {
     capped,
     oneRoundTrip: oneRoundTrip(step, summary.batches, capped),
     relMargin: sliceMargin([...timeline, [summary.durationMs, summary.acknowledged]])
-  }
-}
-
-async function maxClientId (control) {
-  try {
-    return Math.max(0, ...parseClientList(await control.call('CLIENT', 'LIST')).map(c => Number(c.id) || 0))
-  } catch {
-    return null
   }
 }
 
