@@ -493,9 +493,9 @@ export interface BenchRow {
   speedup: number | null
   /** Batch round trip: from writing a batch to its last reply. */
   latencyMs: { p50: number | null, p99: number | null, max: number | null }
-  /** Peak CLIENT LIST omem of the data connection; null when CLIENT is not permitted. */
+  /** Peak CLIENT LIST omem of the data connection (a cluster: the largest of its connections, one per master); null when CLIENT is not permitted. */
   serverReplyPeakBytes: number | null
-  /** Peak CLIENT LIST tot-mem of the data connection; null when not permitted. */
+  /** Peak CLIENT LIST tot-mem of the data connection (a cluster: as serverReplyPeakBytes); null when not permitted. */
   serverTotalPeakBytes: number | null
   serverSamples: number
   /** Peak RSS of this process during the row. */
@@ -560,7 +560,7 @@ export interface BenchResult {
   minRoundTrips: number
   /** The fastest row that measured a rate (not one round trip); null when that is in a row. */
   fastestBatchSize: number | null
-  /** The smallest batch size within 10% of the fastest, among rows that measured a rate. */
+  /** The smallest batch size within 10% of the fastest, among rows that measured a rate; null when fewer than two batch sizes did. */
   recommendedBatchSize: number | null
   rows: BenchRow[]
 }

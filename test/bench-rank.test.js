@@ -55,7 +55,8 @@ describe('bench ranks only what it measured (real server, simulated RTT)', () =>
     expect(res.skippedRows).toEqual([{ mode: 'pipeline', batchSize: 2, window: 4, reason: 'cannot-finish', minRoundTrips: 100, minDurationMs: expect.any(Number) }])
     expect(res.skippedRows[0].minDurationMs).toBeGreaterThan(600)
     expect(res.fastestBatchSize).toBe(20)
-    expect(res.recommendedBatchSize).toBe(20)
+    // One ranked batched row has nothing to be compared with (issue 34, item 8).
+    expect(res.recommendedBatchSize).toBe(null)
     expect(res.rows.map(r => r.fastest)).toEqual([true, false])
     // The margin of the ranked row comes from its own run.
     expect(res.rows[0].marginFrom).toBe('slices')
@@ -67,6 +68,7 @@ describe('bench ranks only what it measured (real server, simulated RTT)', () =>
     const text = formatTable(res)
     expect(text).toMatch(/^\s+2\s+—\s+—.*§ skipped: cannot finish in 600 ms$/m)
     expect(text).toMatch(/^\s+100\s.*‡ 2 round trips$/m)
+    expect(text).toMatch(/^no batch size to recommend: only batch size 20 measured a rate, nothing to compare it with \(see ‡\); 20 ran at [\d,]+ ops\/s$/m)
     expect(text).toMatch(/^‡ fewer than 10 round trips: 100 \(2\) — .*left out of "fastest"; a larger --count \(10 × window × batch size: 4,000 for 100\) measures it$/m)
     expect(text).toMatch(/^§ skipped: 2 \(100 round trips, at least [\d.]+ s\) — cannot finish under --max-row-time 600 ms .*one that did \(20\), so it cannot be the pick$/m)
     expect(formatMarkdown(res)).toMatch(/^\| 2 § \| — \|/m)

@@ -333,19 +333,20 @@ describe('bench rows that cannot measure a rate (issue 14, items 10-12)', () => 
     expect(res.rows.map(r => [r.mode, r.batchSize, r.batches, r.oneRoundTrip])).toEqual([
       ['pipeline', 10, 40, false], ['pipeline', 400, 1, true]
     ])
-    // The one row that measured a rate is the fastest and the recommendation, whatever the
-    // one-round-trip row's ops/s.
+    // The one row that measured a rate is the fastest ranked row, whatever the
+    // one-round-trip row's ops/s; alone it has nothing to be compared with: no recommendation
+    // (issue 34, item 8).
     expect(res.rows.map(r => r.fastest)).toEqual([true, false])
     expect(res.fastestBatchSize).toBe(10)
-    expect(res.recommendedBatchSize).toBe(10)
+    expect(res.recommendedBatchSize).toBe(null)
     for (const r of res.rows) expect([r.ops, r.correct, r.speedup]).toEqual([400, true, null])
     expectRows(spy, 2, { counter: '400' })
     const text = formatTable(res)
     expect(text).toMatch(/batch sizes 1,000, 5,000 skipped: a row sends 400 commands, so they would send the same single batch as 400/)
     expect(text).toMatch(/^\s+400 .*† one round trip$/m)
     expect(text).toMatch(/^† one round trip: 400 — .*left out of "fastest"; a larger --count \(10 × window × batch size: 16,000 for 400\) measures it$/m)
-    expect(text).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 10 at [\d,]+ ops\/s: the best measured here$/m)
-    expect(text).toMatch(/^how sure: only batch size 10 measured a rate, nothing to compare it with; 400 not measured \(†\): may be faster$/m)
+    expect(text).toMatch(/^no batch size to recommend: only batch size 10 measured a rate, nothing to compare it with \(see †\); 10 ran at [\d,]+ ops\/s$/m)
+    expect(text).not.toMatch(/^fastest|--batch-size here|^how sure/m)
     // No baseline: no in-a-row row and no speed-up column.
     expect(text).not.toMatch(/in a row|speed-up/)
     expect(await redis.dbsize()).toBe(before)
@@ -480,17 +481,22 @@ describe('bench output formats', () => {
 
   it('how sure, one run each: ahead only beyond both margins; within them not a clear winner; unknown margins never ahead', () => {
     const m = (marginOpsPerSec) => ({ marginOpsPerSec, marginFrom: 'slices' })
-    // 40,000 - 2,000 > 20,000 + 1,000: ahead.
-    expect(formatTable(withRows([[10, 20000, m(1000)], [100, 40000, m(2000)]], { recommendedBatchSize: 100 })))
-      .toMatch(/^how sure: 100 is 50% ahead of 10, the next fastest, beyond the margins \(100 ±5%, 10 ±5%: 95% margins from 5 slices of one run each\)$/m)
-    // A 50% gap, but 40,000 - 24,000 < 20,000 + 1,000: within the margins.
+    // 40,000 - 2,000 > 20,000 + 1,000: beyond the margins of one run each, which measure the
+    // jitter within a run, not a rerun: no winner from one run (issue 34, item 8); a ratio,
+    // not "% apart" (item 11).
+    const beyond = formatTable(withRows([[10, 20000, m(1000)], [100, 40000, m(2000)]], { recommendedBatchSize: 100 }))
+    expect(beyond).toMatch(/^how sure: one run: --repeat 3 to know \(100 ran 2\.0x as fast as 10, the next fastest, beyond the margins: 100 ±5%, 10 ±5%: 95% margins from 5 slices of one run each; they measure the jitter within a run, not how much a rerun differs\)$/m)
+    expect(beyond).not.toMatch(/% apart|% ahead|is \d+% /)
+    // Twice as fast, but 40,000 - 24,000 < 20,000 + 1,000: within the margins.
     expect(formatTable(withRows([[10, 20000, m(1000)], [100, 40000, m(24000)]], { recommendedBatchSize: 100 })))
-      .toMatch(/^how sure: not a clear winner: 100 and 10 are 50% apart, within the margins \(100 ±60%, 10 ±5%: .*\)$/m)
-    // A 3% gap is ahead when both rows are steadier than that: 40,000 - 400 > 38,800 + 388.
+      .toMatch(/^how sure: not a clear winner: 100 ran 2\.0x as fast as 10, within the margins \(100 ±60%, 10 ±5%: .*\)$/m)
+    // 3% faster (1.03x), beyond margins of 1%: still one run.
     expect(formatTable(withRows([[10, 38800, m(388)], [100, 40000, m(400)]], { recommendedBatchSize: 10 })))
-      .toMatch(/^how sure: 100 is 3% ahead of 10, the next fastest, beyond the margins \(100 ±1%, 10 ±1%: /m)
+      .toMatch(/^how sure: one run: --repeat 3 to know \(100 ran 1\.03x as fast as 10, the next fastest, beyond the margins: 100 ±1%, 10 ±1%: /m)
+    expect(formatTable(withRows([[10, 2000, m(1)], [100, 40000, m(1)]], { recommendedBatchSize: 100 })))
+      .toMatch(/^how sure: one run: --repeat 3 to know \(100 ran 20x as fast as 10, /m)
     expect(formatTable(withRows([[10, 20000], [100, 40000, m(10)]], { recommendedBatchSize: 100 })))
-      .toMatch(/^how sure: not known: 100 and 10 are 50% apart in one run each, too few batches to measure a margin \(100 ±0%, 10 ±\?: .*\); --repeat 5 measures it$/m)
+      .toMatch(/^how sure: not known: 100 ran 2\.0x as fast as 10 in one run each, too few batches to measure a margin \(100 ±0%, 10 ±\?: .*\); --repeat 5 measures it$/m)
   })
 
   it('how sure with repeats: runs that overlap are not a clear winner; runs apart are', () => {
@@ -498,6 +504,31 @@ describe('bench output formats', () => {
     expect(formatTable(overlap)).toMatch(/^how sure: not a clear winner: the runs of 100 ±10% and 10 ±22% overlap$/m)
     const apart = withRows([[10, 20000, { opsPerSecMin: 19000, opsPerSecMax: 21000, runs: 3 }], [100, 36000, { opsPerSecMin: 35000, opsPerSecMax: 37000, runs: 3 }]], { recommendedBatchSize: 100, repeat: 3 })
     expect(formatTable(apart)).toMatch(/^how sure: each of the 3 runs of 100 ±3% beat every run of 10 ±5%, the next fastest$/m)
+  })
+
+  it('one ranked batched row: no "fastest" or "a good --batch-size" line, even when a larger unranked row ran faster (issue 34, item 8)', () => {
+    // The README's old example: 10 measured a rate, 100 (‡, 2 round trips) ran 5x faster.
+    const one = withRows([[10, 20000], [100, 100000, { ranked: false, roundTrips: 2 }]], { recommendedBatchSize: null })
+    for (const r of one.rows) r.fastest = r.batchSize === 10 && r.mode === 'pipeline'
+    const text = formatTable(one)
+    expect(text).toMatch(/^no batch size to recommend: only batch size 10 measured a rate, nothing to compare it with \(see ‡\); 10 ran at 20,000 ops\/s \(4\.0x in a row\)$/m)
+    expect(text).not.toMatch(/^fastest|--batch-size here|^how sure/m)
+    expect(text).toMatch(/^‡ fewer than 10 round trips: 100 \(2\) — /m)
+  })
+
+  it('"may be faster" only when the data admits it: an unmeasured row beat the pick, or the rate still rose at the largest ranked size (issue 34, item 11)', () => {
+    const onePass = { oneRoundTrip: true }
+    // Rising: 100 (the largest ranked) is fastest; 1,000 (†) may be faster still.
+    const rising = formatTable(withRows([[10, 30000], [100, 40000], [1000, 20000, onePass]], { recommendedBatchSize: 100 }))
+    expect(rising).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 100 at 40,000 ops\/s \(.*\): the best measured here$/m)
+    expect(rising).toMatch(/^how sure: .*; 1,000 not measured \(†\): may be faster$/m)
+    // The rate fell from 10 to 100, and 1,000 (†) ran slower still: not said to be faster.
+    const fell = formatTable(withRows([[10, 40000], [100, 30000], [1000, 20000, onePass]], { recommendedBatchSize: 10 }))
+    expect(fell).toMatch(/^fastest, and no smaller batch within 10% of it: batch size 10 at 40,000 ops\/s \(.*\): a good --batch-size here$/m)
+    expect(fell).not.toMatch(/may be faster/)
+    // It fell, but 1,000 (†) ran faster than 10 in its one round trip: it may be.
+    const beat = formatTable(withRows([[10, 40000], [100, 30000], [1000, 50000, onePass], [10000, 20000, onePass]], { recommendedBatchSize: 10 }))
+    expect(beat).toMatch(/^how sure: .*; 1,000 not measured \(†\): may be faster$/m)
   })
 
   it('in a row fastest: said so, with the smallest batch within 10% of it', () => {

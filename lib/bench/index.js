@@ -12,14 +12,14 @@ const { load } = require('../run/load')
 const { normalizeBenchOptions } = require('./options')
 const { startDelayProxy } = require('./delay-proxy')
 const { WORKLOADS } = require('./workloads')
-const { MemorySampler, parseClientList } = require('./sampler')
+const { MemorySampler, sampleNewDataConnections, sampleCluster } = require('./sampler')
 const { prefixedTemplates } = require('./file')
 const { roundTrips, floorMs, cannotFinish, finishedRanked } = require('./plan')
 const { sliceMargin } = require('./margin')
 const { combineRuns, result, rate, round } = require('./result')
-const { SCAN_COUNT, deletePrefix, safetyTtlMs, addCleanupHint, cleanUp } = require('./cleanup')
+const { deletePrefix, deletePending, safetyTtlMs, addCleanupHint, cleanUp } = require('./cleanup')
 const { checkRights } = require('./rights')
-const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = require('../send/cluster')
+const { isCluster, openClusterPipe, openClusterClient } = require('../send/cluster')
 
 // Timing mode: the same work at each batch size, plus a baseline that sends one command
 // and awaits its reply before the next ("in a row"). Every row runs over the same kind of
@@ -27,9 +27,9 @@ const { isCluster, openClusterPipe, openClusterClient, deletePrefixCluster } = r
 // commands travel per round trip and how many batches are in flight.
 //
 // Safety on a shared server: every key is under `pipeload:bench:<random>:`; each row uses
-// its own sub-prefix, deleted (SCAN MATCH + UNLINK) as soon as the row is checked, and the
-// whole run prefix is swept again at the end, also after an error or Ctrl-C. Nothing is
-// ever flushed.
+// its own sub-prefix, and its keys are deleted as soon as the row is checked: by name (the
+// workload knows them), a file's row by SCAN MATCH of its prefix; a row cut short by an
+// error or Ctrl-C is deleted the same way at the end (cleanup.js). Nothing is ever flushed.
 
 const PING_SAMPLES = 5
 const FILE_TIMELINE_MS = 2
@@ -48,7 +48,7 @@ async function bench (options) {
   let failed = null
   try {
     // A cluster: rows send through the cluster sink (commands routed by slot); checks and
-    // cleanup read through an ioredis Cluster; the server-side memory columns are n/a.
+    // cleanup read through an ioredis Cluster; server memory is sampled on every master.
     const bound = { ms: o.connectTimeout, signal: o.signal }
     if (await isCluster(control, bound)) {
       if (o.rttMs > 0) throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'rtt: the delay proxy cannot stand in front of a cluster (its nodes redirect to each other)', { option: 'rtt' })
@@ -205,6 +205,8 @@ async function syntheticRow (ctx, row) {
   const { o, control } = ctx
   const { step, prefix: rowPrefix } = row
   const wl = WORKLOADS[o.workload].create(rowPrefix, ctx.ttlMs)
+  // From here on the row's keys are deleted, by name, whatever happens (cleanup.js).
+  ctx.pending = { wl }
   if (wl.prepare) await wl.prepare(ctx.cluster || control)
   if (ctx.cluster) return clusterSyntheticRow(ctx, row, wl)
   const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal })
@@ -232,7 +234,7 @@ async function syntheticRow (ctx, row) {
     conn.end()
   }
   const checked = await wl.verify(control, sent, pipe.stats)
-  const removed = await deletePrefix(control, rowPrefix)
+  const removed = await deletePending(ctx)
   return {
     mode: step.mode,
     batchSize: step.batchSize,
@@ -254,8 +256,12 @@ async function syntheticRow (ctx, row) {
 /** One row of a synthetic workload against a cluster: the import's cluster sink. */
 async function clusterSyntheticRow (ctx, row, wl) {
   const { o } = ctx
-  const { step, prefix: rowPrefix } = row
+  const { step } = row
+  // The sink's connections (one per master) are newer than every client there now.
+  const sampler = await sampleCluster(ctx.cluster, o.sampleIntervalMs)
+  let mem
   const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, signal: o.signal, file: o.workload })
+    .catch(async err => { await sampler.stop(); throw err })
   let sent = 0
   let capped = false
   let durationMs
@@ -263,10 +269,11 @@ async function clusterSyntheticRow (ctx, row, wl) {
   try {
     ({ sent, capped, durationMs, timeline } = await sendRow(ctx, row, sink, wl))
   } finally {
+    mem = await sampler.stop()
     close()
   }
   const checked = await wl.verify(ctx.cluster, sent, sink.stats)
-  const removed = await deletePrefixCluster(ctx.cluster, rowPrefix, SCAN_COUNT)
+  const removed = await deletePending(ctx)
   return {
     mode: step.mode,
     batchSize: step.batchSize,
@@ -277,9 +284,7 @@ async function clusterSyntheticRow (ctx, row, wl) {
     opsPerSec: rate(sent, durationMs),
     recordsPerSec: null,
     latencyMs: sink.rtt.summary(),
-    serverReplyPeakBytes: null,
-    serverTotalPeakBytes: null,
-    clientRssPeakBytes: process.resourceUsage().maxRSS * 1024,
+    ...mem,
     correct: checked && removed === wl.expectedKeys(sent),
     capped,
     oneRoundTrip: oneRoundTrip(step, sink.stats.batches, capped),
@@ -340,12 +345,11 @@ function clientId (conn) {
 async function fileRow (ctx, row) {
   const { o, control } = ctx
   const { step, prefix: rowPrefix, progress } = row
-  // load() opens its own data connection; ids only grow, so ours is a pipeload-data
-  // connection newer than every client there now.
-  const before = ctx.cluster ? null : await maxClientId(control)
-  const sampler = new MemorySampler({
-    control, enabled: before !== null, match: c => c.name === 'pipeload-data' && Number(c.id) > before, intervalMs: o.sampleIntervalMs
-  }).start()
+  // A file's keys come from its records: the row prefix is swept (SCAN MATCH) after the row.
+  ctx.pending = { prefix: rowPrefix }
+  // load() opens its own data connection (on a cluster one per master); ids only grow, so
+  // ours is a pipeload-data connection newer than every client there now.
+  const sampler = ctx.cluster ? await sampleCluster(ctx.cluster, o.sampleIntervalMs) : await sampleNewDataConnections(control, o.sampleIntervalMs)
   const stop = new AbortController()
   const onAbort = () => stop.abort()
   o.signal?.addEventListener('abort', onAbort)
@@ -389,7 +393,7 @@ async function fileRow (ctx, row) {
     o.signal?.removeEventListener('abort', onAbort)
     mem = await sampler.stop()
   }
-  const keys = ctx.cluster ? await deletePrefixCluster(ctx.cluster, rowPrefix, SCAN_COUNT) : await deletePrefix(control, rowPrefix)
+  const keys = await deletePending(ctx)
   const complete = !capped && summary.errors === 0 && summary.loaded === summary.records
   // Every record acknowledged without an error, and as many keys as the first complete row
   // (normally in a row): pipelining must not change what ends up on the server.
@@ -413,14 +417,6 @@ async function fileRow (ctx, row) {
     capped,
     oneRoundTrip: oneRoundTrip(step, summary.batches, capped),
     relMargin: sliceMargin([...timeline, [summary.durationMs, summary.acknowledged]])
-  }
-}
-
-async function maxClientId (control) {
-  try {
-    return Math.max(0, ...parseClientList(await control.call('CLIENT', 'LIST')).map(c => Number(c.id) || 0))
-  } catch {
-    return null
   }
 }
 

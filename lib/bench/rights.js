@@ -22,7 +22,9 @@ function neededCommands (o, prefix, ttlMs) {
     // A file's templates are the import's: a refused one fails its records, which the row reports.
     file: []
   }
-  return [...byWorkload[o.workload], ['SCAN', '0', 'MATCH', prefix + '*', 'COUNT', '1'], ['UNLINK', k]]
+  // A synthetic row's keys are deleted by name; a file's row prefix is swept with SCAN.
+  const scan = o.workload === 'file' ? [['SCAN', '0', 'MATCH', prefix + '*', 'COUNT', '1']] : []
+  return [...byWorkload[o.workload], ...scan, ['UNLINK', k]]
 }
 
 /** The refused commands by ACL DRYRUN; null when this user may not ask (or the server has no DRYRUN). */

@@ -104,4 +104,46 @@ class MemorySampler {
   }
 }
 
-module.exports = { MemorySampler, parseClientList, notPermitted }
+/** The largest client id on the server now (ids only grow), or null when CLIENT is not permitted. */
+async function maxClientId (control) {
+  try {
+    return Math.max(0, ...parseClientList(await control.call('CLIENT', 'LIST')).map(c => Number(c.id) || 0))
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The pipeload-data connections opened from now on to `control` (newer than every client
+ * there now): a started MemorySampler, n/a (null) when CLIENT is not permitted.
+ */
+async function sampleNewDataConnections (control, intervalMs) {
+  const before = await maxClientId(control)
+  return new MemorySampler({
+    control, enabled: before !== null, match: c => c.name === 'pipeload-data' && Number(c.id) > before, intervalMs
+  }).start()
+}
+
+/**
+ * A cluster: the data connections opened from now on to each master (one per master),
+ * sampled with CLIENT LIST on each. stop() gives the largest connection's peaks; null when
+ * any master refuses CLIENT (n/a, as on one server).
+ */
+async function sampleCluster (cluster, intervalMs) {
+  const samplers = []
+  for (const node of cluster.nodes('master')) samplers.push(await sampleNewDataConnections(node, intervalMs))
+  return {
+    async stop () {
+      const all = await Promise.all(samplers.map(s => s.stop()))
+      const peak = k => all.some(m => m[k] === null) ? null : Math.max(...all.map(m => m[k]))
+      return {
+        serverReplyPeakBytes: peak('serverReplyPeakBytes'),
+        serverTotalPeakBytes: peak('serverTotalPeakBytes'),
+        serverSamples: all.reduce((n, m) => n + m.serverSamples, 0),
+        clientRssPeakBytes: Math.max(...all.map(m => m.clientRssPeakBytes))
+      }
+    }
+  }
+}
+
+module.exports = { MemorySampler, parseClientList, notPermitted, maxClientId, sampleNewDataConnections, sampleCluster }

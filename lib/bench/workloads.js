@@ -3,7 +3,8 @@
 const { ByteWriter, bulkBytes } = require('../encode/writer')
 
 // The synthetic workloads: how to encode `n` commands starting at command number `from`
-// under a key prefix, and how to check afterwards that the server holds what was sent.
+// under a key prefix, how to check afterwards that the server holds what was sent, and
+// the names of the keys a row may have written (deleted by name: cleanup.js).
 // Pure except verify(), which reads through the control client.
 //
 // A batch is handed to Pipe as one "record" (ends = [n]): Pipe needs per-record bookkeeping
@@ -41,7 +42,9 @@ function constantWorkload (name, args, verify) {
         },
         prepare: keyed ? control => control.set(key, '0', 'PX', ttlMs) : null,
         verify: (control, sent, stats) => verify(control, key, sent, stats),
-        expectedKeys: () => keyed ? 1 : 0
+        expectedKeys: () => keyed ? 1 : 0,
+        // The keys this row may have written: the counter (created before the row).
+        * keys () { if (keyed) yield key }
       }
     }
   }
@@ -64,17 +67,22 @@ function keyedWorkload (name, write, verifyOne, expires) {
       const ttl = String(ttlMs)
       const w = new ByteWriter()
       const prefixBytes = prefix + name + ':'
+      // Commands encoded so far: keys 0 … encoded - 1 may be on the server.
+      let encoded = 0
       return {
         expectedKeys: sent => sent,
         batch (from, n) {
           for (let i = from; i < from + n; i++) write(w, prefixBytes + i, i, ttl)
+          encoded = Math.max(encoded, from + n)
           return batchOf(w.take(), n, from)
         },
         async verify (control, sent, stats) {
           if (stats.errorReplies > 0 || stats.acked !== sent) return false
           if (sent === 0) return true
           return verifyOne(control, prefixBytes + (sent - 1), sent - 1)
-        }
+        },
+        // The keys this row may have written, by name: every key of a command encoded.
+        * keys () { for (let i = 0; i < encoded; i++) yield prefixBytes + i }
       }
     }
   }

@@ -35,10 +35,10 @@ function benchCommand (io) {
   addConnectionOptions(cmd)
   cmd.addHelpText('after', `
 Safety: bench writes only keys under its own prefix pipeload:bench:<random>: (in the
-database of --db / the URL), deletes each row's keys once the row is checked and the whole
-prefix at the end, also after an error or Ctrl-C (SCAN MATCH + UNLINK). It never runs
-FLUSHDB or FLUSHALL. With a file, each template's key (its first argument) gets the prefix;
-commands with other keys (MSET, RENAME, …) are refused.
+database of --db / the URL) and deletes each row's keys once the row is checked, also
+after an error or Ctrl-C: by name (UNLINK), a file's row by SCAN MATCH of its prefix. It
+never runs FLUSHDB or FLUSHALL. With a file, each template's key (its first argument) gets
+the prefix; commands with other keys (MSET, RENAME, …) are refused.
 
 Rows: "in a row" sends one command and awaits its reply before the next (--no-baseline
 skips it); then one row per batch size with --window batches in flight. Batch sizes above
@@ -47,10 +47,12 @@ whose batches all fit in the window at once (count <= window x batch size) times
 trip, not a rate: it is marked †; one of fewer than 10 round trips is marked ‡; neither is
 ranked ("fastest", the pick); use a larger --count. A row that cannot finish under
 --max-row-time even at the PING round trip is run last, and skipped (§) once a row has
-finished: it would be slower. "how sure" gives each row's 95% margin. Rows under
-100 ms are noisy: --repeat 5 shows the spread. A file row shows records (rows/s, as import
-counts them) next to commands (ops/s). Server reply memory comes from CLIENT LIST (n/a
-when the user may not run it). On a terminal, stderr shows each row's progress.
+finished: it would be slower. A batch size is recommended only when two or more were
+ranked. "how sure" gives each row's 95% margin; one run names no winner: --repeat 3 to
+know. Rows under 100 ms are noisy: --repeat 5 shows the spread. A file row shows records
+(rows/s, as import counts them) next to commands (ops/s). Server reply memory comes from
+CLIENT LIST (on a cluster, of every master; n/a when the user may not run it). On a
+terminal, stderr shows each row's progress.
 
 Examples:
   pipeload bench

@@ -1,7 +1,7 @@
 'use strict'
 
 // What bench() left on the server, seen from the test rather than through bench's own
-// `correct` flag. bench deletes each row's keys (SCAN + UNLINK through its control client)
+// `correct` flag. bench deletes each row's keys (UNLINK through its control client)
 // as soon as the row ends, so the test hands bench a control client of its own (the
 // `redis` option) whose unlink() first reads every key it is asked to delete, over a
 // separate connection: a snapshot of the server's keyspace at that moment.
