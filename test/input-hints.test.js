@@ -67,3 +67,98 @@ describe('a header that reads as one column but holds another delimiter (item 3)
     expect(await redis.dbsize()).toBe(0)
   })
 })
+
+/** A zip archive (stored, one member) of `content`, as zip(1) writes one. */
+function zipOf (name, content) {
+  const zlib = require('node:zlib')
+  const crc = zlib.crc32(content)
+  const n = Buffer.from(name)
+  const local = Buffer.alloc(30)
+  local.writeUInt32LE(0x04034b50, 0)
+  local.writeUInt16LE(10, 4)
+  local.writeUInt32LE(crc, 14)
+  local.writeUInt32LE(content.length, 18)
+  local.writeUInt32LE(content.length, 22)
+  local.writeUInt16LE(n.length, 26)
+  const central = Buffer.alloc(46)
+  central.writeUInt32LE(0x02014b50, 0)
+  central.writeUInt16LE(20, 4)
+  central.writeUInt16LE(10, 6)
+  central.writeUInt32LE(crc, 16)
+  central.writeUInt32LE(content.length, 20)
+  central.writeUInt32LE(content.length, 24)
+  central.writeUInt16LE(n.length, 28)
+  const end = Buffer.alloc(22)
+  end.writeUInt32LE(0x06054b50, 0)
+  end.writeUInt16LE(1, 8)
+  end.writeUInt16LE(1, 10)
+  end.writeUInt32LE(46 + n.length, 12)
+  end.writeUInt32LE(30 + n.length + content.length, 16)
+  return Buffer.concat([local, n, content, central, n, end])
+}
+
+describe('a binary file under a text format\'s name or --format says what it is (item 6)', () => {
+  const zlib = require('node:zlib')
+  const fs = require('node:fs')
+  const path = require('node:path')
+  const { ROOT } = require('./helpers/run-cli')
+  const parquet = () => fs.readFileSync(path.join(ROOT, 'examples', 'data', 'cities.parquet'))
+
+  it('Parquet named .csv or given --format ndjson: exit 3, --format parquet, nothing written, in every mode', async () => {
+    const file = write('cities.csv', parquet())
+    for (const extra of [[], ['--workers', '2'], ['--workers', '1']]) {
+      const r = await runCli(['import', file, '-c', 'SET pq:{id} {name}', '-u', srv.url, ...extra])
+      expect(r.code, extra.join(' ')).toBe(3)
+      expect(r.stderr, extra.join(' ')).toBe(`pipeload: ${file}:1: this is a Parquet file, not CSV text: load it with --format parquet (or name it ${path.join(path.dirname(file), 'cities.parquet')})\n`)
+    }
+    const nd = await runCli(['import', file, '--format', 'ndjson', '-c', 'SET pq:{id} {name}', '-u', srv.url])
+    expect(nd.code).toBe(3)
+    expect(nd.stderr).toContain(`${file}:1: this is a Parquet file, not NDJSON text: load it with --format parquet`)
+    const stdin = await runCli(['import', '-', '--format', 'json', '-c', 'SET pq:{id} {name}', '-u', srv.url], { input: parquet() })
+    expect(stdin.code).toBe(3)
+    expect(stdin.stderr).toBe('pipeload: <stdin>:1: this is a Parquet file, not JSON text: Parquet is read from its end, which a stream cannot seek to: save it to a file and load that (--format parquet, or a .parquet name)\n')
+    // The hint is right.
+    const ok = await runCli(['import', file, '--format', 'parquet', '-c', 'SET pq:{id} {name}', '-u', srv.url, '-q'])
+    expect(ok.code, ok.stderr).toBe(0)
+    expect(await redis.get('pq:1')).toBe('Tokyo')
+    await redis.flushdb()
+  })
+
+  it('a zip archive (more than one read long) named .csv: not read, and how to unzip it; on stdin too', async () => {
+    const zip = zipOf('data.csv', Buffer.from(table(',', ROWS)))
+    expect(zip.length).toBeGreaterThan(256 * 1024)
+    const file = write('data.csv', zip)
+    for (const extra of [[], ['--workers', '2']]) {
+      const r = await runCli(['import', file, '-c', 'SET zip:{id} {name}', '-u', srv.url, ...extra])
+      expect(r.code).toBe(3)
+      expect(r.stderr).toBe(`pipeload: ${file}:1: this is a zip archive, not CSV text: pipeload does not read zip archives; unzip it first, e.g. unzip -p ${file} | pipeload import - --format csv … (unzip -l lists its files; name one after the archive to take it alone)\n`)
+    }
+    const stdin = await runCli(['import', '-', '--format', 'tsv', '-c', 'SET zip:{0} 1', '-u', srv.url], { input: zip })
+    expect(stdin.code).toBe(3)
+    expect(stdin.stderr).toBe('pipeload: <stdin>:1: this is a zip archive, not TSV text: pipeload does not read zip archives; save it to a file and unzip it first (unzip -l lists its files; unzip -p FILE NAME | pipeload import - --format tsv …)\n')
+    expect(await redis.dbsize()).toBe(0)
+  })
+
+  it('gzip inside gzip, and gzip-compressed Parquet: what it is and how to inflate it', async () => {
+    const twice = write('twice.csv.gz', zlib.gzipSync(zlib.gzipSync(table(',', 10))))
+    const r = await runCli(['import', twice, '-c', 'SET gz:{id} {name}', '-u', srv.url])
+    expect(r.code).toBe(3)
+    expect(r.stderr).toBe(`pipeload: ${twice}:1: this is gzip data inside gzip (compressed twice), not CSV text: inflate it once first, e.g. gunzip -c ${twice} | pipeload import - --format csv …\n`)
+    const pq = write('pq.csv.gz', zlib.gzipSync(parquet()))
+    const p = await runCli(['import', pq, '-c', 'SET gz:{id} {name}', '-u', srv.url])
+    expect(p.code).toBe(3)
+    expect(p.stderr).toBe(`pipeload: ${pq}:1: this is gzip-compressed Parquet, not CSV text: Parquet is read from its end, which gzip cannot seek to: inflate it to a file first (gunzip -c ${pq} > data.parquet) and load that\n`)
+    expect(await redis.dbsize()).toBe(0)
+  })
+
+  it('a .parquet that is gzip or a zip archive says so, not only that its footer is missing', async () => {
+    const gz = write('gz.parquet', zlib.gzipSync(parquet()))
+    const r = await runCli(['import', gz, '-c', 'SET p:{id} {name}', '-u', srv.url])
+    expect(r.code).toBe(3)
+    expect(r.stderr).toBe(`pipeload: ${gz}: this is gzip data, not a Parquet file: Parquet is read from its end, which gzip cannot seek to; inflate it to a file first (gunzip -c ${gz} > data.parquet) and load that, or, for gzipped CSV or JSON, give --format\n`)
+    const zip = write('zip.parquet', zipOf('cities.parquet', parquet()))
+    const z = await runCli(['import', zip, '-c', 'SET p:{id} {name}', '-u', srv.url])
+    expect(z.code).toBe(3)
+    expect(z.stderr).toBe(`pipeload: ${zip}: this is a zip archive, not a Parquet file: pipeload does not read zip archives; unzip it first (unzip -l ${zip} lists its files)\n`)
+  })
+})
