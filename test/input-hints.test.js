@@ -162,3 +162,60 @@ describe('a binary file under a text format\'s name or --format says what it is 
     expect(z.stderr).toBe(`pipeload: ${zip}: this is a zip archive, not a Parquet file: pipeload does not read zip archives; unzip it first (unzip -l ${zip} lists its files)\n`)
   })
 })
+
+describe('JSON that is no array of records says where the records are (item 6)', () => {
+  /** A FeatureCollection as ogr2ogr writes one: "type", "name", "crs" (an object), then "features". */
+  function featureCollection (n) {
+    const features = []
+    for (let i = 1; i <= n; i++) features.push({ type: 'Feature', properties: { id: i, name: `place ${i}` }, geometry: { type: 'Point', coordinates: [i / 1000, -i / 1000] } })
+    return JSON.stringify({ type: 'FeatureCollection', name: 'places', crs: { type: 'name', properties: { name: 'urn:ogc:def:crs:OGC:1.3:CRS84' } }, features }, null, 1)
+  }
+
+  it('a GeoJSON FeatureCollection without --json-path: exit 3, --json-path "features", nothing written (also with --on-error skip)', async () => {
+    const text = featureCollection(3000)
+    expect(text.length).toBeGreaterThan(256 * 1024)
+    const file = write('places.json', text)
+    const line = text.split('\n').findIndex(l => l.includes('"features"')) + 1
+    for (const extra of [[], ['--on-error', 'skip'], ['--workers', '1']]) {
+      const r = await runCli(['import', file, '-c', 'SET geo:{$n} 1', '-u', srv.url, ...extra])
+      expect(r.code, extra.join(' ')).toBe(3)
+      expect(r.stderr, extra.join(' ')).toContain(`pipeload: ${file}:${line}: the document is an object whose member "features" is an array: for the records in it, --json-path "features"\n`)
+      expect(await redis.dbsize()).toBe(0)
+    }
+    // The hint is right: every feature loads.
+    const ok = await runCli(['import', file, '--json-path', 'features', '-c', 'SET geo:{properties.id} {properties.name}', '-u', srv.url, '-q'])
+    expect(ok.code, ok.stderr).toBe(0)
+    const oracle = JSON.parse(text).features
+    expect(await redis.dbsize()).toBe(oracle.length)
+    expect(await redis.get('geo:2999')).toBe(oracle[2998].properties.name)
+    await redis.flushdb()
+  })
+
+  it('load() refuses an API answer ({"count": 2, "results": [...]}) the same way', async () => {
+    const file = write('answer.json', '{"count": 2, "results": [{"id": 1}, {"id": 2}]}')
+    const err = await load({ input: file, command: 'SET api:{id} 1', url: srv.url }).catch(e => e)
+    expect(err.code).toBe('PIPELOAD_INPUT_INVALID')
+    expect(err.option).toBe('jsonPath')
+    expect(err.message).toBe(`${file}:1: the document is an object whose member "results" is an array: for the records in it, --json-path "results"`)
+    expect(await redis.dbsize()).toBe(0)
+  })
+
+  it('a .json file of one JSON value per line: exit 3, --format ndjson, nothing written', async () => {
+    const lines = []
+    // Objects of objects: the first line alone reads as an object keyed by id (a record "a").
+    for (let i = 1; i <= 20_000; i++) lines.push(JSON.stringify({ [`k${i}`]: { v: `value ${i}` } }))
+    const text = lines.join('\n') + '\n'
+    expect(text.length).toBeGreaterThan(256 * 1024)
+    const file = write('lines.json', text)
+    for (const extra of [[], ['--on-error', 'skip']]) {
+      const r = await runCli(['import', file, '-c', 'SET nd:{$key} {v}', '-u', srv.url, ...extra])
+      expect(r.code).toBe(3)
+      expect(r.stderr).toContain(`pipeload: ${file}:2: a second JSON value after the one on line 1: this looks like NDJSON (one JSON value per line), not one JSON document: --format ndjson (or name it ${file.replace(/json$/, 'ndjson')})\n`)
+      expect(await redis.dbsize()).toBe(0)
+    }
+    const stdin = await runCli(['import', '-', '--format', 'json', '-c', 'SET nd:{$n} 1', '-u', srv.url], { input: text })
+    expect(stdin.code).toBe(3)
+    expect(stdin.stderr).toContain('pipeload: <stdin>:2: a second JSON value after the one on line 1: this looks like NDJSON (one JSON value per line), not one JSON document: --format ndjson\n')
+    expect(await redis.dbsize()).toBe(0)
+  })
+})

@@ -46,8 +46,12 @@ function notTextError (kind, { file, format, gzip }) {
 
 function parquetFix (name) {
   if (isStream(name)) return 'Parquet is read from its end, which a stream cannot seek to: save it to a file and load that (--format parquet, or a .parquet name)'
-  const renamed = isUrl(name) ? null : name.replace(/(\.[a-z0-9]+)?(\.gz)?$/i, '.parquet')
-  return `load it with --format parquet${renamed === null ? '' : ` (or name it ${renamed})`}`
+  return `load it with --format parquet${isUrl(name) ? '' : ` (or name it ${renamed(name, '.parquet')})`}`
+}
+
+/** `name` with its extension (and a `.gz` after it) replaced by `ext`. */
+function renamed (name, ext) {
+  return name.replace(/(\.[a-z0-9]+)?(\.gz)?$/i, ext)
 }
 
 function parquetInGzip (name) {
@@ -80,4 +84,4 @@ function notParquetError (kind, name) {
   return new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}: ${why}`, { file: name, binary: kind })
 }
 
-module.exports = { SNIFF, binaryKind, notTextError, notParquetError }
+module.exports = { SNIFF, binaryKind, notTextError, notParquetError, renamed }
