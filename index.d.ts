@@ -383,8 +383,10 @@ export class PipeloadError extends Error {
   offset?: number
   /** What was done before the failure, when the load had started. */
   summary?: Summary
-  /** The option at fault (PIPELOAD_OPTION_INVALID). */
+  /** The option at fault (PIPELOAD_OPTION_INVALID; 'delimiter' for a CSV/TSV header that reads as one column). */
   option?: string
+  /** PIPELOAD_INPUT_INVALID: the input is a binary file, not the text its format names. */
+  binary?: 'parquet' | 'zip' | 'gzip'
   /** PIPELOAD_OUTPUT_FAILED / PIPELOAD_OUTPUT_CLOSED: which output, 'stdout', 'checkpoint', 'rejects', … */
   output?: string
   /** PIPELOAD_CALLBACK_FAILED: the callback that threw, 'onProgress', 'onFailure', 'onResume' or 'onReconnect'; `cause` is what it threw. */

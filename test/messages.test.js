@@ -29,7 +29,8 @@ describe('a header read with the wrong delimiter', () => {
     const file = path.join(ROOT, 'examples', 'data', 'cities-semicolon.csv')
     const res = await pipeload(['import', file, '--key', 'city:{id}', '--dry-run', 'text'])
     expect(res.code).toBe(2)
-    expect(res.stderr).toMatch(/uses \{id\}, which is not a column of .*cities-semicolon\.csv \(columns are: id;name;country;/)
+    // A one-column header is refused before the templates are looked at (issue 34 item 3).
+    expect(res.stderr).toMatch(/cities-semicolon\.csv:1: the header split on ',' is one column, "id;name;country;population;lat;lon;note"; /)
     expect(res.stderr).toContain("the header contains ';': try --delimiter ';'")
     // The hint is right: with it the same file loads.
     const fixed = await pipeload(['import', file, '--key', 'city:{id}', '--dry-run', 'text', '--delimiter', ';'])
@@ -49,6 +50,8 @@ describe('a header read with the wrong delimiter', () => {
     expect(missing(['id\tname'])).toMatch(/the header contains a tab: try --delimiter '\\t' or --format tsv$/)
     expect(missing(['id|name'])).toMatch(/the header contains '\|': try --delimiter '\|'$/)
     expect(missing(['key', 'name'])).toMatch(/\(columns are: key, name\)$/)
+    // A header of several columns, one of them holding another delimiter: the template's message, same hint.
+    expect(missing(['key', 'id;name'])).toMatch(/uses \{id\}, which is not a column of f\.csv \(columns are: key, id;name\); the header contains ';': try --delimiter ';'$/)
   })
 })
 

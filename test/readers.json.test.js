@@ -142,7 +142,9 @@ describe('json reader', () => {
 
     it('an object whose member is an array, without jsonPath: the hint names the path', async () => {
       const r = await readBoth('data.json', '\n{"items":[]}', { format: 'json' })
-      expect(r.error.message).toBe('data.json:2: member "items" (element [0], byte 10): expected an object (a record) as the value of each member of an object keyed by id, got an array (for the records in it: --json-path "items")')
+      // Issue 34 item 6: the whole input is refused at the array's first byte (it was a failed record).
+      expect(r.error.message).toBe('data.json:2: the document is an object whose member "items" is an array: for the records in it, --json-path "items"')
+      expect(r.error.line).toBe(undefined)
     })
 
     it('jsonPath that does not exist: names --json-path as written and the keys there', async () => {
@@ -161,9 +163,13 @@ describe('json reader', () => {
     })
 
     it('data after the array', async () => {
-      const r = await readBoth('data.json', '[1]\n[2]', { format: 'json' })
+      const r = await readBoth('data.json', '[1] [2]', { format: 'json' })
       expect(r.records).toEqual([1])
-      expect(r.error.message).toBe("data.json:2: unexpected '[' after the end of the document")
+      expect(r.error.message).toBe("data.json:1: unexpected '[' after the end of the document")
+      // On a line of its own after a whole first line: NDJSON, refused before a record is read.
+      const nd = await readBoth('data.json', '[1]\n[2]', { format: 'json' })
+      expect(nd.records).toEqual([])
+      expect(nd.error.message).toBe('data.json:2: a second JSON value after the one on line 1: this looks like NDJSON (one JSON value per line), not one JSON document: --format ndjson (or name it data.ndjson)')
     })
 
     it('empty input', async () => {

@@ -129,7 +129,7 @@ async function openRecords (desc, o, start = null, skip = 0) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--columns (columns) names CSV/TSV columns; ${desc.name} is ${desc.format}`, { option: 'columns', file: desc.name })
   }
   const header = tabular ? await reader.ready() : undefined
-  const columns = tabular ? tableColumns(header, o, desc.name) : undefined
+  const columns = tabular ? tableColumns(header, o, desc) : undefined
   return {
     batches: reader,
     // With a header expected but none read, the input is empty: nothing to map.
@@ -147,9 +147,13 @@ function readerFields (o) {
 
 /**
  * A CSV/TSV input's columns: its header (null without one), or --columns' names for a
- * headerless input or instead of the header's; checked for a name given twice.
+ * headerless input or instead of the header's; checked for a name given twice, and a
+ * one-column header for another delimiter inside it (./csv/header.js). `desc`: the input's
+ * description (its name and format).
  */
-function tableColumns (header, o, name) {
+function tableColumns (header, o, desc) {
+  const name = desc.name
+  if (header) require('./csv/header').checkOneColumn(header, o, desc.format, name)
   const columns = o.columns && (header || !o.header) ? renamed(header, o.columns, name) : header
   if (columns) checkHeader(columns, name)
   return columns

@@ -6,6 +6,7 @@ const { BatchSink, Rejected } = require('./sink')
 const { Utf8Check, BadOffsets } = require('./utf8')
 const { pieces } = require('./copy')
 const { STREAM_FORMATS } = require('./formats')
+const { SNIFF, binaryKind, notTextError } = require('./magic')
 
 // Bytes a core is given at a time: a file read's size (lib/read/source.js).
 const PIECE = 256 * 1024
@@ -272,6 +273,8 @@ class Reader {
     let core = null
     let yieldedBytes = -1
     let failure = null
+    // The input's first bytes, until SNIFF are known (null once looked at, or mid-input).
+    let head = o.start === null || o.start.offset === 0 ? Buffer.alloc(0) : null
     try {
       const startAt = o.start ? o.start.offset : 0
       for await (const bytes of openBytes(this.source, state, o.start !== null)) {
@@ -284,6 +287,7 @@ class Reader {
         // parse's chunk may be maxRecordSize long: given whole, a 66 MB one held every
         // record, 627 MB of RSS).
         for (const chunk of pieces(bytes, PIECE)) {
+          if (head !== null) head = this.sniff(head, chunk)
           bad.add(utf8.check(chunk, at))
           at += chunk.length
           try {
@@ -301,6 +305,7 @@ class Reader {
         }
       }
       if (core === null) core = this._core = createCore(o, file, startAt + state.bomLength, bad)
+      if (head !== null) this.sniff(head, null)
       bad.add(utf8.end())
       try {
         core.end(sink)
@@ -325,6 +330,20 @@ class Reader {
       if (this._header !== null) this._header.reject(err)
       throw err
     }
+  }
+
+  /**
+   * `head` (the input's first bytes so far) and `chunk` (the next; null at the end of the
+   * input): refused when they are a binary file's (./magic.js), else the bytes kept to look
+   * at with the next chunk, or null once enough were seen. No record can end before them:
+   * no magic holds a line end.
+   */
+  sniff (head, chunk) {
+    const bytes = chunk === null ? head : head.length === 0 ? chunk.subarray(0, SNIFF) : Buffer.concat([head, chunk.subarray(0, SNIFF - head.length)])
+    if (bytes.length < SNIFF && chunk !== null) return Buffer.from(bytes)
+    const kind = binaryKind(bytes)
+    if (kind !== null) throw notTextError(kind, { file: this.source.name, format: this.options.format, gzip: this._state.gzip })
+    return null
   }
 
   setColumns (columns) {

@@ -169,3 +169,4 @@ function shellQuote (s) {
 
 module.exports.BadOffsets = BadOffsets
 module.exports.invalidUtf8Hint = invalidUtf8Hint
+module.exports.shellQuote = shellQuote

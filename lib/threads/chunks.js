@@ -134,7 +134,7 @@ class Parallel extends PoolInput {
       this.sequential = await this.openFallback()
       return
     }
-    if (this.tabular) this.columns = tableColumns(this.header, this.o, this.desc.name)
+    if (this.tabular) this.columns = tableColumns(this.header, this.o, this.desc)
     this.shape = this.shapeOf(this.tabular ? { columns: this.columns || null, file: this.desc.name } : { file: this.desc.name })
     // Compiled here too, only so that template errors come now, as in the sequential path.
     mapperFor(this.o, this.shape)

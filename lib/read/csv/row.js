@@ -2,6 +2,7 @@
 
 const { PipeloadError } = require('../../errors')
 const { FieldMissing } = require('../row')
+const { delimiterHint } = require('./header')
 
 const QUOTE = 34
 
@@ -60,21 +61,6 @@ function columnIndex (name, shape, template) {
       { template, field: name })
   }
   return idx
-}
-
-// Other delimiters a header read with the wrong one shows inside its column names.
-const DELIMITER_HINTS = [
-  [';', "; the header contains ';': try --delimiter ';'"],
-  ['\t', "; the header contains a tab: try --delimiter '\\t' or --format tsv"],
-  ['|', "; the header contains '|': try --delimiter '|'"],
-  [',', "; the header contains ',': try --delimiter ','"]
-]
-
-/** A hint when the header looks split on the wrong delimiter: a column name holds another one. */
-function delimiterHint (columns) {
-  if (!columns) return ''
-  for (const [d, hint] of DELIMITER_HINTS) if (columns.some(c => typeof c === 'string' && c.includes(d))) return hint
-  return ''
 }
 
 /**

@@ -5,6 +5,8 @@ const { BadOffsets, invalidUtf8Hint } = require('../utf8')
 const { textOf, stringTooLong } = require('../text')
 const { parseRecord } = require('./value')
 const { MAX_DEPTH, MEMBER_KEY, ELEMENT } = require('../row')
+const { FirstBytes } = require('./hints')
+const { show, notArray, notObject, notFound, arrayMember } = require('./path-errors')
 
 /*
  * Streaming reader for a JSON array (the whole document, or the array at `jsonPath`), or
@@ -53,9 +55,10 @@ function endsScalar (b) {
   return b === 0x2c || b === 0x5d || b === 0x7d || isSpace(b)
 }
 
-function show (b) {
-  return b < 0x20 || b > 0x7e ? `byte 0x${b.toString(16).padStart(2, '0')}` : `'${String.fromCharCode(b)}'`
-}
+const EMPTY = Buffer.alloc(0)
+const MAX_HELD = 100
+const HOLD_BYTES = 1024 * 1024
+
 
 class JsonArrayCore {
   constructor ({ file, jsonPath, jsonPathText, maxRecordSize, base, skip = false, raw = false, bad = null }) {
@@ -88,9 +91,16 @@ class JsonArrayCore {
     this.partsLength = 0
     this.markLine = 0 // line and offset where that element or key starts
     this.markOffset = 0
+    this.first = new FirstBytes(file) // held until they tell the input is no NDJSON; then null
+    // A top-level object's first members (records, or errors for those that are none), held
+    // (up to MAX_HELD of them, HOLD_BYTES) so that an array member after them (GeoJSON's
+    // "features" after "type" and "crs") is refused before any is sent; null once not held.
+    this.held = null
+    this.heldBytes = 0
   }
 
   write (buf, sink) {
+    if (this.first !== null && (buf = this.firstBytes(buf, false)) === null) return
     const n = buf.length
     let mode = this.mode
     let depth = this.depth
@@ -158,6 +168,7 @@ class JsonArrayCore {
           case ELEMS:
             if (isSpace(b)) break
             if (this.keyed && (b === 0x5d || b === 0x7d)) throw this.invalid(line, i, `expected a value after the key ${JSON.stringify(this.memberKey)}, got ${show(b)}`)
+            if (b === 0x5b && this.keyed && this.path.length === 0 && !this.memberKey.includes('.')) throw arrayMember(this, line, this.memberKey)
             if (b === 0x5d) {
               if (mode === ELEMS) throw this.invalid(line, i, "expected a value after ',', got ']'")
               mode = this.path.length === 0 ? TAIL : TAIL_SKIP
@@ -184,11 +195,12 @@ class JsonArrayCore {
             if (this.level === this.path.length) {
               if (b === 0x7b) {
                 this.keyed = true
+                if (this.path.length === 0) this.held = []
                 mode = KEY_FIRST
               } else if (b === 0x5b) mode = ELEMS_FIRST
-              else throw this.notArray(line, i, b)
+              else throw notArray(this, line, b)
             } else {
-              if (b !== 0x7b) throw this.notObject(line, i, b)
+              if (b !== 0x7b) throw notObject(this, line, b)
               mode = KEY_FIRST
             }
             break
@@ -202,7 +214,7 @@ class JsonArrayCore {
               esc = false
               mode = KEY_STR
             } else if (b === 0x7d && mode === KEY_FIRST) {
-              if (!this.keyed) throw this.notFound(line, i)
+              if (!this.keyed) throw notFound(this, line)
               mode = this.path.length === 0 ? TAIL : TAIL_SKIP // an empty object: no records
               depth = this.path.length
             } else {
@@ -271,7 +283,7 @@ class JsonArrayCore {
           case AFTER_MEMBER:
             if (isSpace(b)) break
             if (b === 0x2c) mode = KEY
-            else if (b === 0x7d) throw this.notFound(line, i)
+            else if (b === 0x7d) throw notFound(this, line)
             else throw this.invalid(line, i, `expected ',' or '}' in an object, got ${show(b)}`)
             break
           case TAIL:
@@ -301,6 +313,8 @@ class JsonArrayCore {
   }
 
   end (sink) {
+    if (this.first !== null) this.write(this.firstBytes(EMPTY, true), sink)
+    if (this.held !== null) this.flushHeld(sink)
     const mode = this.mode
     if (mode === ELEM_SCALAR) {
       // A number as the last bytes: the array is still not closed, but report the element.
@@ -367,12 +381,15 @@ class JsonArrayCore {
           const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`
           const path = [...this.path, this.memberKey].join('.')
           const hint = Array.isArray(value) && !this.memberKey.includes('.') ? ` (for the records in it: --json-path "${path}")` : ''
-          return this.reject(sink, `expected an object (a record) as the value of each member of an object keyed by id, got ${got}${hint}`, text)
+          const reason = `expected an object (a record) as the value of each member of an object keyed by id, got ${got}${hint}`
+          if (this.held !== null) return this.put(sink, this.recordError(reason, text), text.length)
+          return this.reject(sink, reason, text)
         }
         value[MEMBER_KEY] = this.memberKey
       }
       // Not enumerable: a copy of the record (a map() function's) does not take it along.
       if (this.sharesLine() && value !== null && typeof value === 'object') Object.defineProperty(value, ELEMENT, { value: this.index })
+      if (this.held !== null) return this.put(sink, { value, line: this.markLine, offset: this.markOffset, raw: this.raw ? text : undefined }, text.length)
       sink.add(value, this.markLine, this.markOffset, this.raw ? text : undefined)
     } finally {
       this.index++
@@ -399,10 +416,45 @@ class JsonArrayCore {
 
   /** A bad element: thrown, or rejected in skip mode. */
   reject (sink, reason, text, extra) {
-    const err = new PipeloadError('PIPELOAD_INPUT_INVALID', `${this.at()}: ${reason}`,
-      { file: this.file, line: this.markLine, offset: this.markOffset, raw: text, ...extra })
+    const err = this.recordError(reason, text, extra)
     if (!this.skip) throw err
     sink.reject(err)
+  }
+
+  /** The bytes to scan from `buf` on: null while the first bytes are held (./hints.js). */
+  firstBytes (buf, ended) {
+    const bytes = this.first.take(buf, ended)
+    if (bytes !== null) this.first = null
+    return bytes
+  }
+
+  recordError (reason, text, extra) {
+    return new PipeloadError('PIPELOAD_INPUT_INVALID', `${this.at()}: ${reason}`,
+      { file: this.file, line: this.markLine, offset: this.markOffset, raw: text, ...extra })
+  }
+
+  /** A top-level member (a record, or the error of one that is none): held, or out with those held. */
+  put (sink, item, size) {
+    if (this.held.length < MAX_HELD && this.heldBytes + size <= HOLD_BYTES) {
+      this.held.push(item)
+      this.heldBytes += size
+      return
+    }
+    this.flushHeld(sink)
+    this.out(sink, item)
+  }
+
+  flushHeld (sink) {
+    const held = this.held
+    this.held = null
+    for (const item of held) this.out(sink, item)
+  }
+
+  /** A record to the sink; an error thrown, or rejected in skip mode. */
+  out (sink, item) {
+    if (!(item instanceof PipeloadError)) return sink.add(item.value, item.line, item.offset, item.raw)
+    if (!this.skip) throw item
+    sink.reject(item)
   }
 
   decodeKey (text, line, i) {
@@ -421,34 +473,6 @@ class JsonArrayCore {
     const offset = i === null ? this.chunkStart : this.chunkStart + i
     return new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, line)}: ${reason}`,
       { file: this.file, line, offset })
-  }
-
-  /**
-   * The document has no records where they were looked for: an error of the whole input (no
-   * line or offset property, so it is no failed record), naming --json-path.
-   */
-  pathError (line, reason) {
-    return new PipeloadError('PIPELOAD_INPUT_INVALID', `${where(this.file, line)}: ${reason}`, { file: this.file, option: 'jsonPath' })
-  }
-
-  notArray (line, i, b) {
-    if (this.jsonPath === null) {
-      return this.pathError(line, `expected a JSON array, or an object keyed by id, at the top level, got ${show(b)} (set --json-path to read the records inside an object)`)
-    }
-    return this.pathError(line, `--json-path "${this.jsonPathText}" is not an array or an object (got ${show(b)})`)
-  }
-
-  notObject (line, i, b) {
-    const at = this.path.slice(0, this.level).join('.')
-    const what = at === '' ? 'the document' : `"${at}"`
-    return this.pathError(line, `--json-path "${this.jsonPathText}": ${what} is not an object (got ${show(b)})`)
-  }
-
-  notFound (line, i) {
-    const at = this.path.slice(0, this.level).join('.')
-    const keys = this.keysSeen.length === 0 ? 'it is empty'
-      : `its keys: ${this.keysSeen.map(k => JSON.stringify(k)).join(', ')}${this.keysSeen.length === 20 ? ', …' : ''}`
-    return this.pathError(line, `--json-path "${this.jsonPathText}": no key "${this.path[this.level]}" in ${at === '' ? 'the document' : `"${at}"`} (${keys})`)
   }
 
   tooLarge () {

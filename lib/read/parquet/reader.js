@@ -6,6 +6,7 @@ const { checkSchema, readableMetadata } = require('./schema')
 const { fileBuffer } = require('./file-buffer')
 const { pageCodecs, prepareCodecs } = require('./codecs')
 const { KEY_ORDER } = require('../row')
+const { SNIFF, binaryKind, notParquetError } = require('../magic')
 const { readFlatColumn, isFlat, FlatColumn } = require('./flat')
 const { readTextColumn, textRows } = require('./text')
 const { RowShape } = require('./row')
@@ -85,6 +86,17 @@ function footerError (name, err) {
   return new PipeloadError('PIPELOAD_INPUT_INVALID', `${name}: cannot read the Parquet footer (a Parquet file is read from its end): ${reasonOf(err)}`, { file: name, cause: err })
 }
 
+/** A footer not found in gzip or a zip archive: what the file is (lib/read/magic.js), or null. */
+async function notParquet (name, buffer) {
+  let head
+  try {
+    head = Buffer.from(await buffer.slice(0, Math.min(SNIFF, buffer.byteLength)))
+  } catch {
+    return null // the footer's own error says what failed
+  }
+  return notParquetError(binaryKind(head), name)
+}
+
 function reasonOf (err) {
   const msg = err && err.message ? err.message : String(err)
   return msg.replace(/^parquet /, '')
@@ -128,7 +140,7 @@ class ParquetFile {
       // looped it forever.
       metadata = await parquetMetadataAsync(buffer, { initialFetchSize: FOOTER_FETCH, geoparquet: false })
     } catch (err) {
-      throw footerError(name, err)
+      throw (await notParquet(name, buffer)) ?? footerError(name, err)
     }
     return ParquetFile.of(name, buffer, metadata)
   }
