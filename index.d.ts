@@ -171,6 +171,12 @@ export interface LoadOptions extends ConnectionOptions {
    * A CSV/TSV row is an object of column → text (an array of texts with `header: false`).
    */
   map?: (record: any, ctx: MapContext) => CommandArgs[] | null
+  /**
+   * true: templates whose keys name no field are meant (a counter `INCR total`, one list
+   * `RPUSH ids {id}`). Without it, templates none of whose keys names a field ({id}, {$n}, …)
+   * are refused with `PIPELOAD_TEMPLATE_INVALID`, as every record would write the same key. Default false.
+   */
+  sameKey?: boolean
   /** Seconds, or a duration such as "90s", "1h", "7d": adds `EXPIRE <key of the first command> <ttl>` per record. */
   ttl?: number | string
   /**
@@ -403,6 +409,10 @@ export class PipeloadError extends Error {
   status?: number
   /** PIPELOAD_OPTION_INVALID for an input pattern that matches no file: the pattern. */
   pattern?: string
+  /** PIPELOAD_TEMPLATE_INVALID: the command template at fault (a `key`'s as `HSET <key> *`). */
+  template?: string
+  /** The message as the command line says it (`--key 'row:{$n}'`, `--same-key`), where that differs: the CLI prints it. */
+  cliMessage?: string
 }
 
 export function load (options: LoadOptions): Promise<Summary>
@@ -448,6 +458,8 @@ export interface BenchOptions extends ConnectionOptions {
   key?: string
   command?: string | string[]
   commands?: string[]
+  /** As load()'s: templates whose keys name no field are meant. */
+  sameKey?: boolean
   ttl?: number | string
   /** Milliseconds between CLIENT LIST / RSS samples. Default 10. */
   sampleIntervalMs?: number

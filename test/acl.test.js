@@ -78,7 +78,7 @@ describeEachServer('acl', server => {
     })
 
     it('a command the user may not run: NOPERM per record', async () => {
-      const res = await runCli(['import', csv, '-c', 'SADD user:set {id}', '--on-error', 'skip', '--json', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
+      const res = await runCli(['import', csv, '-c', 'SADD user:set {id}', '--same-key', '--on-error', 'skip', '--json', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
       expect(res.code, res.stderr).toBe(1)
       const summary = JSON.parse(res.stdout)
       expect(summary.errors).toBe(3)

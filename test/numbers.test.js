@@ -206,7 +206,7 @@ describe('JSON numbers reach Redis with the input\'s digits (issue 22 item 1)', 
     const nums = ['12345678901234567890', '0.1000000000000000055511151231257827', '1.10', '-0']
     fs.writeFileSync(input, `{"id":"v","e":[${nums.join(',')}],"t":${JSON.stringify(`[${nums.join(', ')}]`)}}\n`)
     const p = `num${++run}:`
-    await load({ url: srv.url, input, command: [`SET ${p}f32 {e:f32}`, `SET ${p}f64 {e:f64}`, `RPUSH ${p}list {e[]}`, `RPUSH ${p}text {t[]}`] })
+    await load({ url: srv.url, input, command: [`SET ${p}f32 {e:f32}`, `SET ${p}f64 {e:f64}`, `RPUSH ${p}list {e[]}`, `RPUSH ${p}text {t[]}`], sameKey: true })
     const f32 = Buffer.alloc(16)
     const f64 = Buffer.alloc(32)
     nums.forEach((t, i) => { f32.writeFloatLE(Number(t), 4 * i); f64.writeDoubleLE(Number(t), 8 * i) })

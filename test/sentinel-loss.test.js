@@ -101,6 +101,7 @@ describeEachServer('sentinel: failover mid-load', server => {
         masterName: 'm',
         input: records(),
         command: `RPUSH ${key} {id}`,
+        sameKey: true, // one list: what reached it shows what was lost or doubled
         batchSize: BATCH,
         retryTimeout: '60s',
         checkpoint,
@@ -161,10 +162,10 @@ describeEachServer('sentinel: failover mid-load', server => {
       await c.call('ACL', 'SETUSER', 'nowait', 'on', '>pw', '~acl:*', '+rpush', '+info')
       const opts = user => ({ sentinels: [{ host: '127.0.0.1', port: trio.sentinel.port }], masterName: 'm', username: user, password: 'pw', batchSize: 100 })
       const input = n => Array.from({ length: n }, (_, i) => ({ id: i }))
-      const refused = await load({ ...opts('noinfo'), input: input(10), command: 'RPUSH acl:a {id}' }).then(() => null, e => e)
+      const refused = await load({ ...opts('noinfo'), input: input(10), command: 'RPUSH acl:a {id}', sameKey: true }).then(() => null, e => e)
       expect(refused).toMatchObject({ code: 'PIPELOAD_CONNECTION_FAILED', message: expect.stringMatching(/answered INFO replication with NOPERM.*\(the user needs \+info\)$/) })
       expect(await c.exists('acl:a')).toBe(0)
-      const summary = await load({ ...opts('nowait'), input: input(3000), command: 'RPUSH acl:b {id}' })
+      const summary = await load({ ...opts('nowait'), input: input(3000), command: 'RPUSH acl:b {id}', sameKey: true })
       expect(summary.loaded).toBe(3000)
       expect(await c.lrange('acl:b', 0, -1)).toEqual(input(3000).map(r => String(r.id)))
     }, scaledMs(60_000))

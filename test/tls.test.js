@@ -129,7 +129,7 @@ describeEachServer('tls', server => {
     })
 
     it('library: tls: true to a plain port rejects within connectTimeout, naming the likely cause', async () => {
-      const err = await load({ port: plain.port, tls: { ca: fs.readFileSync(certs.ca) }, connectTimeout: '1s', input: [{ id: 1 }], command: 'SET k {id}' }).catch(e => e)
+      const err = await load({ port: plain.port, tls: { ca: fs.readFileSync(certs.ca) }, connectTimeout: '1s', input: [{ id: 1 }], command: 'SET k:{id} {id}' }).catch(e => e)
       expect(['PIPELOAD_TIMEOUT', 'PIPELOAD_TLS_FAILED']).toContain(err.code)
       expect(err.exitCode).toBe(4)
       expect(err.message).toMatch(/may not speak TLS on this port/)

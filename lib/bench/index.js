@@ -369,6 +369,7 @@ async function fileRow (ctx, row) {
       jsonPath: o.jsonPath,
       maxRecordSize: o.maxRecordSize,
       commands: prefixedTemplates(o, rowPrefix),
+      sameKey: o.sameKey,
       ttl: o.ttl,
       batchSize: step.batchSize,
       window: step.window,

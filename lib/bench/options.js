@@ -4,6 +4,8 @@ const { PipeloadError } = require('../errors')
 const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration, parseCount } = require('../run/options')
 const { BENCH_SHARED } = require('../run/option-table')
 const { defaultCount } = require('./plan')
+const { templateSources, checkSources, refuseSameKey } = require('../encode/template-checks')
+const { prefixedTemplates } = require('./file')
 
 /** Defaults for bench(); the CLI's --help shows the same values. */
 const BENCH_DEFAULTS = Object.freeze({
@@ -69,6 +71,13 @@ function normalizeBenchOptions (o = {}) {
   }
   if (file && ['key', 'command', 'commands'].every(k => o[k] === undefined)) {
     throw invalid('key, command or commands', 'given with an input file (what to write for each record)', 'none')
+  }
+  if (o.sameKey !== undefined && o.sameKey !== null && typeof o.sameKey !== 'boolean') throw invalid('sameKey', 'true or false', o.sameKey)
+  if (file) {
+    // A file's templates before connecting: those bench cannot keep under its prefix
+    // (./file.js), then as load() checks them.
+    prefixedTemplates(o, '')
+    refuseSameKey(checkSources(templateSources(o)), { sameKey: o.sameKey })
   }
   if (file && o.count !== undefined) throw invalid('count', 'left out when an input file is given (the whole file is timed)', o.count)
   if (o.map !== undefined) throw invalid('map', 'left out: bench needs templates to keep keys under its prefix', 'a function')

@@ -26,7 +26,7 @@ function benchCommand (io) {
     .option('--jitter <duration>', 'with --rtt: vary each round trip by up to ± this much')
     .option('--max-row-time <duration>', 'stop sending in a row after this long (0: never); ops/s is over what was sent', `${BENCH_DEFAULTS.maxRowTimeMs / 1000}s`)
   // The import's flags a file is timed with, help lines and all (marked "file:").
-  addFlags(cmd, ['key', 'command', 'ttl', 'format', 'header', 'delimiter', 'jsonPath', 'maxRecordSize'], 'file: ')
+  addFlags(cmd, ['key', 'command', 'sameKey', 'ttl', 'format', 'header', 'delimiter', 'jsonPath', 'maxRecordSize'], 'file: ')
   cmd
     .addOption(new Option('--json', 'print the result as JSON on stdout').conflicts(['csv', 'markdown']))
     .addOption(new Option('--csv', 'print one CSV line per row on stdout').conflicts(['markdown']))
@@ -93,6 +93,7 @@ async function runBench (file, flags, io, fromCli) {
       input: file,
       key: flags.key,
       commands: flags.command.length ? flags.command : undefined,
+      sameKey: flags.sameKey,
       ttl: flags.ttl,
       format: flags.format,
       header: flags.header,

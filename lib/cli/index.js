@@ -366,8 +366,12 @@ function jsonError (err, exitCode) {
   return { code: 'PIPELOAD_INTERNAL', message: String(err && err.message ? err.message : err), exitCode }
 }
 
-/** A PipeloadError's message with the option named as it is typed: batchSize -> --batch-size. */
+/**
+ * A PipeloadError's message with the option named as it is typed: batchSize -> --batch-size;
+ * a template's refusal says it as the command line does (`cliMessage`: --key 'row:{$n}').
+ */
 function cliMessage (err) {
+  if (typeof err.cliMessage === 'string') return err.cliMessage
   return err.code === 'PIPELOAD_OPTION_INVALID' && /^[a-z][a-zA-Z]*$/.test(err.option || '') && err.message.startsWith(err.option + ' ')
     ? flagName(err.option) + err.message.slice(err.option.length)
     : err.message

@@ -79,7 +79,7 @@ function parseWord (template, text) {
     const end = text.indexOf('}', i + 1)
     if (end === -1) throw templateError(template, `unclosed "{" in "${text}" (write "{{" for a literal brace)`)
     const name = text.slice(i + 1, end).trim()
-    if (name === '') throw templateError(template, `empty field name "{}" in "${text}"`)
+    if (name === '') throw Object.assign(templateError(template, `empty field name "{}" in "${text}"`), { emptyField: true })
     if (lit) { parts.push({ type: LITERAL, text: lit }); lit = '' }
     parts.push(fieldPart(template, name))
     i = end

@@ -77,6 +77,13 @@ function vectorsOf (o) {
   })
 }
 
+/** sameKey: templates whose keys name no field are meant; map() writes the keys it returns. */
+function sameKeyOf (o) {
+  const v = boolean(o, 'sameKey', false)
+  if (v && o.map !== undefined) throw invalid('sameKey', 'used with key or command templates (map() writes the keys it returns)', v)
+  return v
+}
+
 /** Which keys of a record --ttl expires: 'first' (the first command's key) or 'all' (every key it writes). */
 function ttlKeysOf (o) {
   const v = oneOf(o, 'ttlKeys', ['first', 'all'])
@@ -123,6 +130,8 @@ const OPTIONS = Object.freeze([
   { name: 'command', flag: '-c, --command <template>', help: 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', repeatable: true, worker: ['templates'], bench: true },
   { name: 'commands', worker: ['templates'], bench: true },
   { name: 'map', flag: '--map <module>', help: 'a JS module (CommonJS or ESM) whose default export (record, ctx) returns the commands for a record, or null to skip it; ctx = { n, line, file }' },
+  // A template whose keys name no field writes every record to the same key: refused unless this says it is meant (lib/encode/template-checks.js).
+  { name: 'sameKey', flag: '--same-key', help: 'let every record write the same key: templates whose keys name no field (a counter: -c \'INCR total\', one list: -c \'RPUSH ids {id}\')', check: sameKeyOf, bench: true },
   { name: 'ttl', flag: '--ttl <duration>', help: 'EXPIRE the key of the first command after writing it: seconds (3600) or 90s, 30m, 1h, 7d', check: o => o.ttl === undefined || o.ttl === null ? undefined : parseTtl(o.ttl), worker: true, bench: true },
   { name: 'ttlKeys', flag: '--ttl-keys <which>', help: 'which keys --ttl expires: first = the first command\'s key, all = every key the record writes (index sets too)', choices: ['first', 'all'], flagDefault: 'first', check: ttlKeysOf, worker: true },
   { name: 'replace', flag: '--replace', help: 'DEL each record\'s first key before its commands: a re-import leaves no stale fields', check: o => boolean(o, 'replace', false), worker: true },

@@ -1,7 +1,8 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { parseTemplate, keyWord, templateFields } = require('../encode/template')
+const { templateFields } = require('../encode/template')
+const { templateSources, checkSources, refuseSameKey } = require('../encode/template-checks')
 const { OPTIONS, DEFAULTS, LOAD_OPTIONS, CONNECTION_OPTIONS, WORKER_FIELDS, REMOVED, FORMATS } = require('./option-table')
 const { invalid, parseDuration, positiveDuration, parseCount, parseTtl, parseSize, parseShard, MAX_DURATION_MS } = require('./option-values')
 const { ioredisOptions } = require('../send/connection')
@@ -69,20 +70,16 @@ function templatesOf (o) {
     if (given.length > 1) throw invalid('map', 'used without key/command templates', given.join(' and '))
     return { templates: null, map: o.map }
   }
-  const templates = []
-  if (o.key !== undefined) {
-    if (typeof o.key !== 'string' || !o.key) throw invalid('key', 'a key template such as "user:{id}"', o.key)
-    templates.push(`HSET ${keyWord(o.key)} *`)
-  }
+  if (o.key !== undefined && (typeof o.key !== 'string' || !o.key)) throw invalid('key', 'a key template such as "user:{id}"', o.key)
   for (const t of [].concat(o.command ?? [], o.commands ?? [])) {
     if (typeof t !== 'string') throw invalid('command', 'a template string such as "SET k:{id} {v}"', t)
-    templates.push(t)
   }
-  if (templates.length === 0) throw invalid('commands', 'at least one template', '[]')
-  // Their syntax now, on this thread: a parse worker must not be the first to read them
-  // (its error would be a stopped thread), and what needs no input comes before connecting.
-  for (const t of templates) parseTemplate(t)
-  return { templates, map: null }
+  const sources = templateSources(o)
+  if (sources.length === 0) throw invalid('commands', 'at least one template', '[]')
+  // Their syntax and arity now, on this thread: a parse worker must not be the first to read
+  // them (its error would be a stopped thread), and what needs no input comes before connecting.
+  const checked = checkSources(sources)
+  return { templates: sources.map(s => s.template), map: null, checked }
 }
 
 /**
@@ -99,7 +96,7 @@ function normalizeLoadOptions (o = {}) {
   checkKnownOptions(o, LOAD_OPTIONS, REMOVED)
   if (o.input === undefined || o.input === null) throw invalid('input', 'a file path, a pattern, "-", a URL, a list of these, a Readable or an iterable of records', o.input)
   for (const e of OPTIONS) if (e.early) e.check(o)
-  const { templates, map } = templatesOf(o)
+  const { templates, map, checked } = templatesOf(o)
   if (o.checkpoint !== undefined && (typeof o.checkpoint !== 'string' || !o.checkpoint)) throw invalid('checkpoint', 'a file path', o.checkpoint)
   if (o.resume && !o.checkpoint) throw invalid('resume', 'used with checkpoint (the file to resume from)', 'no checkpoint')
   if (![undefined, null, true, false, 'if-present'].includes(o.resume)) throw invalid('resume', 'true, false or "if-present"', o.resume)
@@ -115,6 +112,8 @@ function normalizeLoadOptions (o = {}) {
   }
   for (const e of OPTIONS) if (e.check && !e.early) out[e.as || e.name] = e.check(o)
   checkConnection(o)
+  // Every option read: the suggestion may name a --columns column.
+  if (checked) refuseSameKey(checked, { sameKey: out.sameKey, columns: out.columns })
   return Object.freeze(out)
 }
 
