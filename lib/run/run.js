@@ -53,6 +53,7 @@ class Run {
     this.offset = only && only.range ? only.range.offset : 0 // a ranged body's first byte in the input
     this.failures = []
     this.lastProgress = plan.startedAt
+    this.progressTimer = null
     this.target = null
     this.stoppedAt = null // where the first record not sent starts (null when everything read was sent)
     this.sink = null
@@ -195,8 +196,17 @@ class Run {
 
   /** Send every encoded batch; on a failure, wait for what was sent, then rethrow. */
   async pump (batches, sink) {
-    const { signal } = this.o
     this.sink = sink
+    this.armProgress(sink)
+    try {
+      await this.sendAll(batches, sink)
+    } finally {
+      clearTimeout(this.progressTimer)
+    }
+  }
+
+  async sendAll (batches, sink) {
+    const { signal } = this.o
     try {
       // Each wait for the next batch ends when the signal aborts: an input that stalls (stdin,
       // a FIFO, a stream, an iterable, a parse worker reading one) does not hold the abort back.
@@ -278,6 +288,26 @@ class Run {
     } catch (err) {
       this.outputFailed(err)
     }
+  }
+
+  /**
+   * onProgress also while the run waits (for input, for replies, for a reconnect), not only
+   * as batches pass: a log gets its line per interval from a stalled run too. What it throws
+   * stops the run at the next batch, as a failed output does.
+   */
+  armProgress (sink) {
+    if (!this.o.onProgress) return
+    const wait = Math.max(1, this.lastProgress + this.o.progressInterval - performance.now())
+    this.progressTimer = setTimeout(() => {
+      try {
+        this.progress(sink, false)
+      } catch (err) {
+        this.outputFailed(err)
+        return
+      }
+      this.armProgress(sink) // from the last call, the batches' or this one
+    }, wait)
+    this.progressTimer.unref()
   }
 
   progress (sink, force) {
