@@ -12,6 +12,7 @@ const { runCli, BIN, ROOT, BASE_ENV } = require('./helpers/run-cli')
 const { waitFor, scaledMs } = require('./helpers/wait')
 const { progressMode, LOG_INTERVAL_MS } = require('../lib/cli/progress')
 const { load } = require('..')
+const { formatProgress } = require('../lib/run/reporter')
 
 let srv
 let redis
@@ -144,5 +145,30 @@ describe('onProgress while the input stalls', () => {
     const s = await done
     expect(s.records).toBe(21)
     expect(seen.at(-1).records).toBe(21)
+  })
+})
+
+describe('progress of a resumed run', () => {
+  it('counts this run from its first batch: records, rate, and the time left at its own pace', async () => {
+    const file = write('resume.csv', 'id,v\n' + rows(0, 60_000))
+    const checkpoint = write('resume.ckpt', '')
+    require('node:fs').rmSync(checkpoint)
+    const options = { url: srv.url, input: file, command: 'SET pr:{id} {v}', checkpoint, batchSize: 1000, progressInterval: 1 }
+    const stop = new AbortController()
+    const first = await load({ ...options, signal: stop.signal, onProgress: p => { if (p.records >= 30_000) stop.abort() } }).then(() => null, e => e)
+    expect(first.code).toBe('PIPELOAD_ABORTED')
+    const done = first.summary.loaded
+    const seen = []
+    const s = await load({ ...options, resume: true, onProgress: p => seen.push(p) })
+    expect(s).toMatchObject({ records: 60_000, loaded: 60_000, resumedFrom: done })
+    // Records are this run's; bytes are positions in the file (the skipped records are read again).
+    expect(seen.at(-1)).toMatchObject({ records: 60_000 - done, bytesRead: require('node:fs').statSync(file).size })
+    // Its first batch is where its pace starts: no time left before a second one (the old
+    // estimate, from the share read since the run started, counted the fast skipping as loading).
+    const firstBatch = seen.find(p => p.records > 0)
+    expect(firstBatch.etaMs).toBe(null)
+    expect(formatProgress(firstBatch)).not.toMatch(/ETA/)
+    expect(seen.some(p => p.etaMs !== null && / · ETA \d+:\d\d$/.test(formatProgress(p)))).toBe(true)
+    expect((await redis.keys('pr:*')).length).toBe(60_000)
   })
 })

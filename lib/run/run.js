@@ -9,6 +9,7 @@ const { ErrorPolicy } = require('./error-policy')
 const { BatchLog } = require('./batch-log')
 const { abortable } = require('../read/abortable')
 const { formatOf } = require('../read/formats')
+const { timeLeftMs } = require('./reporter')
 
 // One load's run of its plan (run/plan.js), as load() (load.js) drives it: the counts
 // (./counts.js), the error policy (./error-policy.js), the batches sent in order for the
@@ -54,6 +55,8 @@ class Run {
     this.failures = []
     this.lastProgress = plan.startedAt
     this.progressTimer = null
+    // Where the time left is measured from (reporter.js timeLeftMs): a resumed run's first batch.
+    this.pace = state ? null : { ms: plan.startedAt, bytes: 0 }
     this.target = null
     this.stoppedAt = null // where the first record not sent starts (null when everything read was sent)
     this.sink = null
@@ -222,6 +225,7 @@ class Run {
         }
         this.log.sent(batch, this.counts.records)
         this.counts.read(batch, this.offset)
+        if (this.pace === null) this.pace = { ms: performance.now(), bytes: this.counts.bytesRead }
         for (const f of batch.failures) {
           this.fail({ file: batch.file, line: f.line, offset: f.offset ?? undefined, element: f.element, rowGroup: f.rowGroup, code: f.code, message: f.message, source: 'input', raw: f.raw }, batch, true)
         }
@@ -317,13 +321,15 @@ class Run {
     this.lastProgress = now
     const elapsedMs = now - this.plan.startedAt
     const { records, mapFailures, bytesRead } = this.counts
+    const totalBytes = this.totalBytes()
     call(this.o.onProgress, 'onProgress', {
       records,
       commands: sink.stats.commands,
       errors: mapFailures + sink.stats.failedRecords,
       bytesRead,
-      totalBytes: this.totalBytes(),
+      totalBytes,
       elapsedMs,
+      etaMs: this.pace === null ? null : timeLeftMs(bytesRead, totalBytes, this.pace, now),
       recordsPerSec: elapsedMs > 0 ? (records * 1000) / elapsedMs : 0
     })
   }
