@@ -52,6 +52,7 @@ class Run {
     this.workers = 0 // the most parse worker threads an input used (workers 'auto' decides per input)
     this.resumeShape = null // the source's: header, fields per record, gzip (see Reader#resumeShape)
     this.offset = only && only.range ? only.range.offset : 0 // a ranged body's first byte in the input
+    this.counts.bytesRead = this.offset // what onProgress says before the first batch
     this.failures = []
     this.lastProgress = plan.startedAt
     this.progressTimer = null
