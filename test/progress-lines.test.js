@@ -108,12 +108,13 @@ describe('--progress <interval> on a stderr that is no terminal', () => {
 })
 
 describe('which progress a run shows (progressMode)', () => {
-  it('a stderr that is no terminal: a line every 30 s; --quiet: none; --progress wins', () => {
+  it('a stderr that is no terminal: a line every 30 s; --quiet, --json: none; --progress wins', () => {
     expect(LOG_INTERVAL_MS).toBe(30_000)
     expect(progressMode({}, false)).toEqual({ lines: true, ms: 30_000 })
-    expect(progressMode({ json: true }, false)).toEqual({ lines: true, ms: 30_000 })
+    expect(progressMode({ json: true }, false)).toBe(null)
     expect(progressMode({ quiet: true }, false)).toBe(null)
     expect(progressMode({ quiet: true, progress: '10s' }, false)).toEqual({ lines: true, ms: 10_000 })
+    expect(progressMode({ json: true, progress: '10s' }, false)).toEqual({ lines: true, ms: 10_000 })
     expect(progressMode({ progress: '0' }, false)).toBe(null)
     expect(progressMode({ progress: false }, false)).toBe(null)
   })

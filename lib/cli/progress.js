@@ -8,8 +8,9 @@ const { durationFlag } = require('./duration-flag')
 
 // import's progress on stderr. A terminal gets one line redrawn in place, as before. Any other
 // stderr (a Kubernetes Job's log, nohup, a file) gets plain lines, one per interval: without
-// --progress every 30 s, so a run shorter than that prints what it always printed. The line
-// is load()'s onProgress snapshot as formatProgress words it, the redrawn line's text.
+// --progress every 30 s (not with --quiet or --json), so a run shorter than that prints what
+// it always printed. The line is load()'s onProgress snapshot as formatProgress words it, the
+// redrawn line's text.
 
 const LOG_INTERVAL_MS = 30_000
 
@@ -24,9 +25,9 @@ function progressMode (flags, isTTY) {
     const ms = parseDuration(durationFlag(flags.progress, '--progress'), 'progress')
     return ms === 0 ? null : { lines: true, ms: Math.max(1, Math.round(ms)) }
   }
-  if (flags.quiet) return null
-  if (isTTY) return flags.json ? null : { lines: false, ms: DEFAULTS.progressInterval }
-  return { lines: true, ms: LOG_INTERVAL_MS }
+  // --json leaves stderr to errors, as --quiet does (no reconnect notices either).
+  if (flags.quiet || flags.json) return null
+  return isTTY ? { lines: false, ms: DEFAULTS.progressInterval } : { lines: true, ms: LOG_INTERVAL_MS }
 }
 
 /**
