@@ -88,6 +88,26 @@ describe('--progress <interval> on a stderr that is no terminal', () => {
     }
   })
 
+  it('two files, parse workers: lines against both sizes added up, with the time left', async () => {
+    const a = write('two-a.csv', 'id,v\n' + rows(0, 20_000))
+    const b = write('two-b.csv', 'id,v\n' + rows(20_000, 30_000))
+    const total = require('node:fs').statSync(a).size + require('node:fs').statSync(b).size
+    // 1 ms: the call load() makes as it ends prints a line too (the run lasts longer than that).
+    const r = await runCli(['import', a, b, '-c', 'SET pw:{id} {v}', '-u', srv.url, '--workers', '2', '--chunk-size', '64KiB', '--progress', '1ms'], { spawn: true })
+    expect(r.code, r.stderr).toBe(0)
+    const lines = r.stderr.split('\n').filter(l => l.startsWith('progress:'))
+    expect(lines.length).toBeGreaterThan(0)
+    const sized = /^progress: ([\d,]+) records? · [\d,]+ rows\/s · [\d.]+ (?:B|KiB|MiB) of ([\d.]+ KiB) \(\d+\.\d%\) · \d+:\d\d elapsed(?: · ETA \d+:\d\d)?$/
+    for (const l of lines) {
+      expect(l).toMatch(sized)
+      expect(sized.exec(l)[2]).toBe(`${(total / 1024).toFixed(1)} KiB`)
+      expect(Number(sized.exec(l)[1].replace(/,/g, ''))).toBeLessThanOrEqual(30_000)
+    }
+    expect(lines.some(l => / · ETA \d+:\d\d$/.test(l))).toBe(true)
+    expect(r.stderr).toMatch(/\nloaded 30,000 of 30,000 records \(30,000 commands\) from [^\n]+\nerrors: 0 · batches: \d+ · parse workers: 2 · /)
+    expect((await redis.keys('pw:*')).length).toBe(30_000)
+  })
+
   it('a short run without --progress prints the summary alone, as before', async () => {
     const file = write('short.csv', 'id,v\n1,a\n2,b\n')
     const r = await runCli(['import', file, '-c', 'SET ps:{id} {v}', '-u', srv.url], { spawn: true })
