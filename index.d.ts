@@ -87,6 +87,8 @@ export interface Progress {
   /** Size of the input file, null for streams and iterables; of several inputs, the sizes added up (null while one is not known). */
   totalBytes: number | null
   elapsedMs: number
+  /** The time left: the bytes still to read at the pace read so far (of a resumed run, since its first batch); null when `totalBytes` is, or before anything was measured. */
+  etaMs: number | null
   recordsPerSec: number
 }
 
@@ -227,6 +229,7 @@ export interface LoadOptions extends ConnectionOptions {
   dryRun?: 'resp' | 'text'
   /** Where dry-run output goes. Default process.stdout. */
   output?: NodeJS.WritableStream
+  /** Called every `progressInterval` ms, also while the run waits for input or replies, and once more at the end. */
   onProgress?: (progress: Progress) => void
   /** Called for every failed record (the summary keeps the first 100). */
   onFailure?: (failure: Failure) => void

@@ -2,7 +2,7 @@
 /* global describe, it, expect */
 
 // The reporter's text: pure functions from summaries and progress to lines.
-const { formatSummary, formatProgress, formatFailure } = require('../lib/run/reporter')
+const { formatSummary, formatProgress, formatFailure, timeLeftMs } = require('../lib/run/reporter')
 
 const base = {
   input: 'users.csv', target: '127.0.0.1:6379', dryRun: null, resumedFrom: null, records: 1000, loaded: 998,
@@ -33,12 +33,19 @@ describe('reporter', () => {
   })
 
   it('adds the elapsed time, and the time left when the size is known (pv-style clock)', () => {
+    // load() words the time left as timeLeftMs does, from the run's start (ms 0 here).
+    const at = (p, from = { ms: 0, bytes: 0 }) => ({ ...p, etaMs: timeLeftMs(p.bytesRead, p.totalBytes, from, p.elapsedMs) })
     const p = { records: 5000, recordsPerSec: 2500, bytesRead: 256 * 1024, totalBytes: 1024 * 1024, errors: 0, elapsedMs: 2000 }
-    expect(formatProgress(p)).toBe('5,000 records · 2,500 rows/s · 256.0 KiB of 1.0 MiB (25.0%) · 0:02 elapsed · ETA 0:06')
-    expect(formatProgress({ ...p, elapsedMs: 3_725_000 })).toMatch(/ · 1:02:05 elapsed · ETA 3:06:15$/)
+    expect(formatProgress(at(p))).toBe('5,000 records · 2,500 rows/s · 256.0 KiB of 1.0 MiB (25.0%) · 0:02 elapsed · ETA 0:06')
+    expect(formatProgress(at({ ...p, elapsedMs: 3_725_000 }))).toMatch(/ · 1:02:05 elapsed · ETA 3:06:15$/)
     // stdin: no size, no ETA; nothing read yet: no estimate either.
-    expect(formatProgress({ ...p, totalBytes: null })).toBe('5,000 records · 2,500 rows/s · 256.0 KiB · 0:02 elapsed')
-    expect(formatProgress({ ...p, bytesRead: 0 })).toMatch(/\(0\.0%\) · 0:02 elapsed$/)
+    expect(formatProgress(at({ ...p, totalBytes: null }))).toBe('5,000 records · 2,500 rows/s · 256.0 KiB · 0:02 elapsed')
+    expect(formatProgress(at({ ...p, bytesRead: 0 }))).toMatch(/\(0\.0%\) · 0:02 elapsed$/)
+    // Issue 34 item 7: a resumed run's pace, from its first batch (at 1 s, 512 KiB read: the
+    // records skipped): 256 KiB more in the next 2 s, 256 KiB left: 2 s, not 3 s × ¼ / ¾ = 1 s.
+    const resumed = at({ ...p, bytesRead: 768 * 1024, elapsedMs: 3000 }, { ms: 1000, bytes: 512 * 1024 })
+    expect(formatProgress(resumed)).toBe('5,000 records · 2,500 rows/s · 768.0 KiB of 1.0 MiB (75.0%) · 0:03 elapsed · ETA 0:02')
+    expect(timeLeftMs(512 * 1024, 1024 * 1024, { ms: 1000, bytes: 512 * 1024 }, 1500)).toBe(null) // nothing measured yet
   })
 
   it('prefixes failures with file:line once', () => {

@@ -4,7 +4,8 @@ const { Command, CommanderError } = require('commander')
 const { load } = require('../run/load')
 const { PipeloadError, EXIT, where } = require('../errors')
 const { parseShard } = require('../run/options')
-const { formatProgress, formatSummary, formatFailure, int, count } = require('../run/reporter')
+const { formatSummary, formatFailure, int, count } = require('../run/reporter')
+const { progressMode, progressOutput } = require('./progress')
 const { version } = require('../../package.json')
 const { outputError } = require('../send/dry-run')
 const { refuseOutputsOverInputs } = require('../run/same-file')
@@ -127,16 +128,8 @@ async function runImport (input, flags, io) {
     [['--map', 'module', flags.map], ['--tls-ca', 'file', flags.tlsCa], ['--tls-cert', 'file', flags.tlsCert], ['--tls-key', 'file', flags.tlsKey]]
       .filter(([, , f]) => f).map(([flag, noun, file]) => ({ what: `the ${flag} ${noun}`, file })))
   const warn = line => io.stderr.write(line + '\n')
-  const showProgress = !flags.quiet && !flags.json && io.stderr.isTTY
-  // A progress line that cannot be written (a terminal gone) stops the run with a code,
-  // rather than an 'error' event nobody handles.
-  let stderrError = null
-  const onStderrError = err => { stderrError = stderrError || err }
-  if (showProgress) io.stderr.on('error', onStderrError)
-  const progress = p => {
-    if (stderrError) throw outputError(stderrError, 'stderr')
-    io.stderr.write('\r\x1b[K' + formatProgress(p))
-  }
+  const progressShown = progressMode(flags, io.stderr.isTTY) // a bad --progress: exit 2 before connecting
+  const redraws = progressShown !== null && !progressShown.lines
   const options = {
     ...connectionOptions(flags, io.env, warn),
     input,
@@ -148,17 +141,17 @@ async function runImport (input, flags, io) {
     shard: shardFlag(flags, io.env),
     resume: resumeFlag(flags),
     onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
-    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${showProgress ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')} (${count(e.resentCommands, 'command')})${e.lostBatches ? ` and ${count(e.lostBatches, 'batch', 'batches')} the old master had acknowledged but the new one lacks` : ''}\n`),
+    onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${redraws ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')} (${count(e.resentCommands, 'command')})${e.lostBatches ? ` and ${count(e.lostBatches, 'batch', 'batches')} the old master had acknowledged but the new one lacks` : ''}\n`),
     output: io.stdout,
-    signal: io.signal,
-    onProgress: showProgress ? progress : undefined
+    signal: io.signal
   }
   if (options.key === undefined && options.commands === undefined && options.map === undefined) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template>, -c <command template> or --map <module>', { option: '--key' })
   }
+  const progress = progressOutput(progressShown, io.stderr)
   let summary
   try {
-    summary = await load(options)
+    summary = await load({ ...options, ...progress.options })
   } catch (err) {
     // A run stopped early still has a summary: machines get it on stdout as usual.
     if (flags.json && err && err.summary && err.output !== 'stdout') {
@@ -167,10 +160,7 @@ async function runImport (input, flags, io) {
     }
     throw err
   } finally {
-    if (showProgress) {
-      io.stderr.off('error', onStderrError)
-      if (!stderrError) io.stderr.write('\r\x1b[K')
-    }
+    progress.end()
   }
   await report(summary, flags, io)
   return summary.errors > 0 ? EXIT.RECORD_ERRORS : EXIT.OK

@@ -171,6 +171,9 @@ const OPTIONS = Object.freeze([
   { name: 'dryRun', flag: '--dry-run <mode>', help: 'write the commands to stdout instead of sending them', choices: DRY_RUN, check: o => oneOf(o, 'dryRun', DRY_RUN), worker: true },
   { name: null, flag: '--json', help: 'print the summary as JSON on stdout' },
   { name: null, flag: '-q, --quiet', help: 'print nothing but errors' },
+  // A plain line per interval, for logs (lib/cli/progress.js): without the flag, a terminal
+  // gets the line redrawn in place and any other stderr a line every 30 s (not with --quiet or --json).
+  { name: null, flag: '--progress <interval>', help: 'print a progress line on stderr every <interval>, e.g. 10s, also with --quiet or --json; 0 = none (default: on a terminal one line redrawn in place, else a line every 30s; none with --quiet or --json)', duration: true, more: [{ flag: '--no-progress', help: 'no progress line, on a terminal either' }] },
   { name: 'output' },
   { name: 'onProgress', early: true, check: callback('onProgress') },
   { name: 'onFailure', early: true, check: callback('onFailure') },

@@ -46,18 +46,27 @@ function clock (ms) {
 }
 
 /**
+ * The time left (ms) when the size of the input is known: its bytes still to read, at the
+ * pace the run has read them since `from` ({ ms, bytes }: the run's start; of a resumed run,
+ * its first batch, as the records it skips are read again far faster than they are loaded).
+ * For a gzip file, of the compressed bytes. Null when nothing was read since `from`.
+ */
+function timeLeftMs (bytesRead, totalBytes, from, now) {
+  if (!totalBytes || bytesRead <= from.bytes) return null
+  return ((now - from.ms) * Math.max(0, totalBytes - bytesRead)) / (bytesRead - from.bytes)
+}
+
+/**
  * One progress line (no newline): records, rate, bytes and % of the file, the time so far
- * and, when the size of the input is known, the time left (from the share of its bytes read:
- * for a gzip file, of the compressed bytes).
+ * and the time left (`etaMs`, see timeLeftMs) when it is known.
  */
 function formatProgress (p) {
   let s = `${count(p.records, 'record')} · ${int(p.recordsPerSec)} rows/s · ${bytes(p.bytesRead)}`
-  const share = p.totalBytes ? Math.min(1, p.bytesRead / p.totalBytes) : null
-  if (share !== null) s += ` of ${bytes(p.totalBytes)} (${(100 * share).toFixed(1)}%)`
+  if (p.totalBytes) s += ` of ${bytes(p.totalBytes)} (${(100 * Math.min(1, p.bytesRead / p.totalBytes)).toFixed(1)}%)`
   if (p.errors) s += ` · ${count(p.errors, 'error')}`
   if (p.elapsedMs != null) {
     s += ` · ${clock(p.elapsedMs)} elapsed`
-    if (share > 0) s += ` · ETA ${clock((p.elapsedMs * (1 - share)) / share)}`
+    if (p.etaMs != null) s += ` · ETA ${clock(p.etaMs)}`
   }
   return s
 }
@@ -125,4 +134,4 @@ function formatFailure (f) {
   return f.element != null ? `${prefix}element [${f.element}] (byte ${f.offset}): ${msg}` : prefix + msg
 }
 
-module.exports = { formatProgress, formatSummary, formatFailure, duration, bytes, int, count, clock }
+module.exports = { formatProgress, timeLeftMs, formatSummary, formatFailure, duration, bytes, int, count, clock }

@@ -9,6 +9,7 @@ const { ErrorPolicy } = require('./error-policy')
 const { BatchLog } = require('./batch-log')
 const { abortable } = require('../read/abortable')
 const { formatOf } = require('../read/formats')
+const { timeLeftMs } = require('./reporter')
 
 // One load's run of its plan (run/plan.js), as load() (load.js) drives it: the counts
 // (./counts.js), the error policy (./error-policy.js), the batches sent in order for the
@@ -51,8 +52,12 @@ class Run {
     this.workers = 0 // the most parse worker threads an input used (workers 'auto' decides per input)
     this.resumeShape = null // the source's: header, fields per record, gzip (see Reader#resumeShape)
     this.offset = only && only.range ? only.range.offset : 0 // a ranged body's first byte in the input
+    this.counts.bytesRead = this.offset // what onProgress says before the first batch
     this.failures = []
     this.lastProgress = plan.startedAt
+    this.progressTimer = null
+    // Where the time left is measured from (reporter.js timeLeftMs): a resumed run's first batch.
+    this.pace = state ? null : { ms: plan.startedAt, bytes: 0 }
     this.target = null
     this.stoppedAt = null // where the first record not sent starts (null when everything read was sent)
     this.sink = null
@@ -195,8 +200,17 @@ class Run {
 
   /** Send every encoded batch; on a failure, wait for what was sent, then rethrow. */
   async pump (batches, sink) {
-    const { signal } = this.o
     this.sink = sink
+    this.armProgress(sink)
+    try {
+      await this.sendAll(batches, sink)
+    } finally {
+      clearTimeout(this.progressTimer)
+    }
+  }
+
+  async sendAll (batches, sink) {
+    const { signal } = this.o
     try {
       // Each wait for the next batch ends when the signal aborts: an input that stalls (stdin,
       // a FIFO, a stream, an iterable, a parse worker reading one) does not hold the abort back.
@@ -212,6 +226,7 @@ class Run {
         }
         this.log.sent(batch, this.counts.records)
         this.counts.read(batch, this.offset)
+        if (this.pace === null) this.pace = { ms: performance.now(), bytes: this.counts.bytesRead }
         for (const f of batch.failures) {
           this.fail({ file: batch.file, line: f.line, offset: f.offset ?? undefined, element: f.element, rowGroup: f.rowGroup, code: f.code, message: f.message, source: 'input', raw: f.raw }, batch, true)
         }
@@ -280,6 +295,26 @@ class Run {
     }
   }
 
+  /**
+   * onProgress also while the run waits (for input, for replies, for a reconnect), not only
+   * as batches pass: a log gets its line per interval from a stalled run too. What it throws
+   * stops the run at the next batch, as a failed output does.
+   */
+  armProgress (sink) {
+    if (!this.o.onProgress) return
+    const wait = Math.max(1, this.lastProgress + this.o.progressInterval - performance.now())
+    this.progressTimer = setTimeout(() => {
+      try {
+        this.progress(sink, false)
+      } catch (err) {
+        this.outputFailed(err)
+        return
+      }
+      this.armProgress(sink) // from the last call, the batches' or this one
+    }, wait)
+    this.progressTimer.unref()
+  }
+
   progress (sink, force) {
     if (!this.o.onProgress) return
     const now = performance.now()
@@ -287,13 +322,15 @@ class Run {
     this.lastProgress = now
     const elapsedMs = now - this.plan.startedAt
     const { records, mapFailures, bytesRead } = this.counts
+    const totalBytes = this.totalBytes()
     call(this.o.onProgress, 'onProgress', {
       records,
       commands: sink.stats.commands,
       errors: mapFailures + sink.stats.failedRecords,
       bytesRead,
-      totalBytes: this.totalBytes(),
+      totalBytes,
       elapsedMs,
+      etaMs: this.pace === null ? null : timeLeftMs(bytesRead, totalBytes, this.pace, now),
       recordsPerSec: elapsedMs > 0 ? (records * 1000) / elapsedMs : 0
     })
   }
