@@ -9,6 +9,7 @@ const { askReplication } = require('../send/replication')
 const { planLoad } = require('./plan')
 const { InputSequence } = require('./sources')
 const { Run, call } = require('./run')
+const { checkReplaceRight } = require('./rights')
 
 // load(): decide, then do. The plan (./plan.js) is built first and frozen; then it runs,
 // in one order: the first input is opened (its header read, the templates compiled
@@ -85,6 +86,7 @@ async function openSink (plan, run) {
   let endpoint
   let replicated = null
   try {
+    await checkReplaceRight(control, o)
     // The cluster sink is loaded for a cluster only: a run into one server loads none of it.
     if (await clusterMode(plan, control)) return require('../send/cluster').openClusterSink(o, input, run, { control, owned })
     endpoint = dataEndpoint(control)
