@@ -84,7 +84,7 @@ function flagName (option) {
 
 function importCommand (io) {
   const cmd = new Command('import')
-    .description('stream CSV, TSV, JSON or NDJSON files or URLs (or - for stdin) into Redis as pipelined commands')
+    .description('stream CSV, TSV, JSON, NDJSON or Parquet files or URLs (or - for stdin) into Redis as pipelined commands')
     .argument('<input...>', 'files to load, one after another: paths, patterns (\'parts/*.csv\', expanded by pipeload too), - for stdin, http(s):// URLs (streamed; gzip is detected)')
     .helpOption('--help', 'display help for import (so does -h without a host)')
   addFlags(cmd, IMPORT_FLAGS)
@@ -255,7 +255,7 @@ const HELP_SETTINGS = { optionDescription }
  */
 function createProgram (io, argv = null) {
   const program = new Command('pipeload')
-    .description('Stream CSV, TSV, JSON and NDJSON datasets into Redis or Valkey as pipelined commands')
+    .description('Stream CSV, TSV, JSON, NDJSON and Parquet datasets into Redis or Valkey as pipelined commands')
     .usage('<command> [options]')
     .version(version, '-V, --version')
     .helpOption('-h, --help', 'display help')
