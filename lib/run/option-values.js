@@ -57,10 +57,10 @@ function parseCount (v) {
   return Math.round(Number(m[1].replace(/_/g, '')) * COUNT_UNITS[m[2].toLowerCase()] * 1e6) / 1e6
 }
 
-/** A count ≥ 1 (see parseCount); `name` is the option in the message. */
-function positiveCount (v, name) {
+/** A count ≥ 1 (see parseCount); `name` is the option in the message, `example` values that fit it. */
+function positiveCount (v, name, example = '5000 or "5k"') {
   const n = parseCount(v)
-  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive integer such as 5000 or "5k"', v)
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, `a positive integer such as ${example}`, v)
   return n
 }
 
