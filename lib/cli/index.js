@@ -263,7 +263,7 @@ function createProgram (io, argv = null) {
     .configureOutput({
       writeOut: s => io.stdout.write(s),
       writeErr: s => io.stderr.write(s),
-      outputError: (s, write) => write(s)
+      outputError: (s, write) => write(`pipeload: ${usageMessage(s)}\n`)
     })
     .exitOverride()
   program.addHelpText('after', `
@@ -362,8 +362,21 @@ function wantsJson (argv, program) {
 /** The error as --json prints it: a PipeloadError's code; commander's usage errors are PIPELOAD_OPTION_INVALID. */
 function jsonError (err, exitCode) {
   if (err instanceof PipeloadError) return { code: err.code, message: cliMessage(err), exitCode }
-  if (err instanceof CommanderError) return { code: 'PIPELOAD_OPTION_INVALID', message: err.message.replace(/^error: /, '').trim(), exitCode }
+  if (err instanceof CommanderError) return { code: 'PIPELOAD_OPTION_INVALID', message: usageMessage(err.message), exitCode }
   return { code: 'PIPELOAD_INTERNAL', message: String(err && err.message ? err.message : err), exitCode }
+}
+
+/**
+ * A usage error of commander's as pipeload says its own (the caller puts "pipeload: " before
+ * it): one line, and an unknown option or command as the library says an unknown option,
+ * `unknown option "--bach-size": did you mean "--batch-size"?`, for import, bench and the
+ * program alike.
+ */
+function usageMessage (text) {
+  const m = /^error: (unknown (?:option|command)) '([^']*)'\s*(?:\(Did you mean (?:one of )?(.+)\?\))?\s*$/.exec(text)
+  if (!m) return text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')
+  const near = m[3] ? `: did you mean ${m[3].split(', ').map(n => JSON.stringify(n)).join(' or ')}?` : ''
+  return `${m[1]} ${JSON.stringify(m[2])}${near}`
 }
 
 /** A PipeloadError's message with the option named as it is typed: batchSize -> --batch-size. */
