@@ -18,7 +18,7 @@ const EXAMPLE = ['DEL', 'pipeload:rights-check']
 /** Throws PIPELOAD_PERMISSION_DENIED when `o.replace` and the ACL user may not run DEL. */
 async function checkReplaceRight (control, o) {
   if (!o.replace) return
-  const refused = await dryRun(control, [EXAMPLE], { ms: o.connectTimeout, signal: o.signal })
+  const refused = await dryRun(control, [EXAMPLE], { ms: o.connectTimeout, said: o.said.connectTimeout, signal: o.signal })
   const del = refused?.find(r => /'del' command/i.test(r.reason))
   if (!del) return
   const user = control.options?.username || 'default'
