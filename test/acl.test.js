@@ -197,6 +197,7 @@ describeEachServer('acl', server => {
   describe('acl: --replace with a user that may not run DEL', () => {
     it('may ask ACL DRYRUN: exit 4 naming DEL, the key untouched (CLI and library)', async () => {
       await admin.call('ACL', 'SETUSER', 'nodel', 'on', `>${PW}`, '~user:*', '+hset', '+acl|whoami', '+acl|dryrun')
+      await admin.del('user:1', 'user:2', 'user:3') // an earlier test's import
       await admin.hset('user:1', 'old', 'field')
       await admin.config('RESETSTAT')
       const res = await runCli(['import', csv, '--key', 'user:{id}', '--replace', '-p', String(srv.port), '--user', 'nodel'], { env: asLoader })

@@ -132,22 +132,12 @@ function margin (r) {
   return r.marginOpsPerSec == null || !r.opsPerSec ? '±?' : `±${Math.round((100 * r.marginOpsPerSec) / r.opsPerSec)}%`
 }
 
-/** The ranked batched rows, fastest first. */
-function rated (res) {
-  return res.rows.filter(r => r.mode === 'pipeline' && ranked(r)).sort((a, b) => b.opsPerSec - a.opsPerSec)
-}
-
-/** "1.8x": how many times a's rate b's is (two decimals under 1.1, none from 10). */
-function times (a, b) {
-  if (!(b > 0)) return 'n/a'
-  const x = a / b
-  return `${x < 1.095 ? x.toFixed(2) : x < 10 ? x.toFixed(1) : int(x)}x`
-}
-
 /** The fastest ranked batched row against the next: how sure the recommendation is. */
 function sureness (res) {
-  const [first, next] = rated(res)
-  if (!next) return null
+  const rated = res.rows.filter(r => r.mode === 'pipeline' && ranked(r)).sort((a, b) => b.opsPerSec - a.opsPerSec)
+  if (rated.length === 0) return null
+  if (rated.length === 1) return `how sure: only batch size ${int(rated[0].batchSize)} measured a rate, nothing to compare it with`
+  const [first, next] = rated
   const a = int(first.batchSize)
   const b = int(next.batchSize)
   if (res.repeat > 1) {
@@ -157,50 +147,14 @@ function sureness (res) {
     return `how sure: each of the ${res.repeat} runs of ${a}${spread(first)} beat every run of ${b}${spread(next)}, the next fastest`
   }
   // One run each: rate ± the 95% margin from five slices of the run (lib/bench/margin.js).
-  // That margin measures the jitter within a run, not how much a rerun differs (three
-  // reruns of one command flipped the winner): one run never names a winner.
-  const faster = `${a} ran ${times(first.opsPerSec, next.opsPerSec)} as fast as ${b}`
+  const gap = first.opsPerSec > 0 ? Math.round((100 * (first.opsPerSec - next.opsPerSec)) / first.opsPerSec) : 0
   const margins = `${a} ${margin(first)}, ${b} ${margin(next)}: 95% margins from 5 slices of one run each`
   const ahead = clearlyAhead(first, next)
   if (ahead === null) {
-    return `how sure: not known: ${faster} in one run each, too few batches to measure a margin (${margins}); --repeat 5 measures it`
+    return `how sure: not known: ${a} and ${b} are ${gap}% apart in one run each, too few batches to measure a margin (${margins}); --repeat 5 measures it`
   }
-  if (!ahead) return `how sure: not a clear winner: ${faster}, within the margins (${margins})`
-  return `how sure: one run: --repeat 3 to know (${faster}, the next fastest, beyond the margins: ${margins}; they measure the jitter within a run, not how much a rerun differs)`
-}
-
-/**
- * The unranked batched rows (†, ‡: all larger than every ranked row) that may be faster
- * than the pick: their own rate beat the fastest's, or the rate still rose at the largest
- * ranked batch size. Once a larger ranked row ran slower, an unranked one slower still is
- * not said to be faster.
- */
-function mayBeFaster (res, rec) {
-  const fastest = res.rows.find(r => r.fastest)
-  const sizes = rated(res).map(r => r.batchSize)
-  const rising = fastest.mode === 'pipeline' && fastest.batchSize === Math.max(...sizes)
-  const unmeasured = res.rows.filter(r => r.mode === 'pipeline' && !ranked(r) && (r.oneRoundTrip || fewTrips(r)) && r.batchSize > rec)
-  return { rising, rows: unmeasured.filter(r => rising || r.opsPerSec > fastest.opsPerSec) }
-}
-
-/** "1,000 and up not measured (†): may be faster", or '' when none may be. */
-function unmeasuredText ({ rising, rows }) {
-  if (!rows.length) return ''
-  const names = rising ? `${int(rows[0].batchSize)}${rows.length > 1 ? ' and up' : ''}` : list(rows.map(r => r.batchSize))
-  const marks = [...new Set(rows.map(r => r.oneRoundTrip ? '†' : '‡'))].join(', ')
-  return `${names} not measured (${marks}): may be faster`
-}
-
-/** Why no batch size is recommended when fewer than two batched rows measured a rate. */
-function noPick (res) {
-  const [only] = rated(res)
-  if (!only) {
-    return res.rows.every(r => r.mode !== 'pipeline' || r.oneRoundTrip)
-      ? 'every batched row fit in one round trip (see †)'
-      : `no batched row spanned ${MIN_ROUND_TRIPS} round trips (see †, ‡)`
-  }
-  const marks = [...new Set(res.rows.filter(r => r.oneRoundTrip || fewTrips(r)).map(r => r.oneRoundTrip ? '†' : '‡'))]
-  return `only batch size ${int(only.batchSize)} measured a rate, nothing to compare it with${marks.length ? ` (see ${marks.join(', ')})` : ''}`
+  if (!ahead) return `how sure: not a clear winner: ${a} and ${b} are ${gap}% apart, within the margins (${margins})`
+  return `how sure: ${a} is ${gap}% ahead of ${b}, the next fastest, beyond the margins (${margins})`
 }
 
 function notes (res) {
@@ -255,13 +209,14 @@ function notes (res) {
   if (bad.length) out.push(`NOT CORRECT: ${bad.map(batchLabel).join(', ')} — the server does not hold what was sent`)
   const fastest = res.rows.find(r => r.fastest)
   const rec = res.recommendedBatchSize
-  // Larger sizes not measured (†, ‡) may be faster, when the data admits it.
-  const above = rec != null ? mayBeFaster(res, rec) : { rising: false, rows: [] }
-  const verdict = above.rows.length ? 'the best measured here' : 'a good --batch-size here'
-  if (fastest && fastest.mode === 'pipeline' && (!ranked(fastest) || rated(res).length < 2)) {
-    // The one ranked batched row is the fastest ranked row, not a pick: no "fastest" here.
-    const which = ranked(fastest) ? `${int(fastest.batchSize)} ran` : `fastest of them: ${int(fastest.batchSize)}`
-    out.push(`no batch size to recommend: ${noPick(res)}; ${which} ${speedText(fastest, res)}`)
+  // Larger sizes that fit in one round trip were not measured: they may well be faster.
+  const above = rec != null ? single.filter(r => r.batchSize > rec) : []
+  const verdict = above.length ? 'the best measured here' : 'a good --batch-size here'
+  if (fastest && fastest.mode === 'pipeline' && !ranked(fastest)) {
+    const why = res.rows.every(r => r.mode !== 'pipeline' || r.oneRoundTrip)
+      ? 'every batched row fit in one round trip (see †)'
+      : `no batched row spanned ${MIN_ROUND_TRIPS} round trips (see †, ‡)`
+    out.push(`no batch size to recommend: ${why}; fastest of them: ${int(fastest.batchSize)} ${speedText(fastest, res)}`)
   } else if (fastest && fastest.mode === 'in-a-row') {
     out.push(`fastest: in a row ${speedText(fastest, res)}: batching did not help here` +
       (rec != null ? `; smallest batch within ${WITHIN} of it: ${int(rec)}` : ''))
@@ -275,7 +230,7 @@ function notes (res) {
     }
   }
   const sure = rec != null ? sureness(res) : null
-  const unmeasured = unmeasuredText(above)
+  const unmeasured = above.length ? `${int(above[0].batchSize)}${above.length > 1 ? ' and up' : ''} not measured (†): may be faster` : ''
   if (sure || unmeasured) out.push(sure ? sure + (unmeasured ? `; ${unmeasured}` : '') : `how sure: ${unmeasured}`)
   return out
 }

@@ -39,14 +39,11 @@ function result (ctx, rows, pingMs, { skipped, cantFinish }) {
   // The fastest row and the recommendation come from ranked rows: a row of a few round
   // trips would win on a slow link by timing little more than one RTT.
   // (When no batched row is ranked, the fastest of all is marked, and nothing is recommended.)
-  // A batch size is recommended only from two ranked batched rows or more: one alone has
-  // nothing to be compared with, and a larger unranked row may have run faster (issue 34).
   const measured = rows.filter(r => r.ranked)
   const pool = measured.some(r => r.mode === 'pipeline') ? measured : rows
   let fastest = null
   for (const r of pool) if (!fastest || r.opsPerSec > fastest.opsPerSec) fastest = r
-  const compared = measured.filter(r => r.mode === 'pipeline').length >= 2
-  const good = compared ? measured.filter(r => r.mode === 'pipeline' && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec) : []
+  const good = measured.filter(r => r.mode === 'pipeline' && r.opsPerSec >= GOOD_ENOUGH * fastest.opsPerSec)
   const c = ctx.control.options
   return {
     workload: o.workload,
