@@ -59,7 +59,8 @@ Exit codes:
   2        bad usage: an unknown option, an invalid value or template
   3        bad input that stopped the run: unreadable file, malformed row, oversized record;
            a URL that answers 4xx/5xx, cannot be reached or is cut short
-  4        no connection: unreachable, timed out, authentication failed, connection lost
+  4        no connection: unreachable, timed out, authentication failed, connection lost;
+           the ACL user lacks a right bench or --replace needs (checked before writing)
   74       an output could not be written: stdout, --rejects, --checkpoint
   70       an internal error (a bug: please report it with the printed stack)
   130/143  interrupted by Ctrl-C / SIGTERM
