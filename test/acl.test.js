@@ -191,6 +191,46 @@ describeEachServer('acl', server => {
     })
   })
 
+  // Issue 34 item 9: --replace sends DEL before each record's commands. A user allowed HSET
+  // but not DEL is told so before anything is written, when it may ask ACL DRYRUN; a user who
+  // may not ask is not checked (each record then fails with NOPERM, as before).
+  describe('acl: --replace with a user that may not run DEL', () => {
+    it('may ask ACL DRYRUN: exit 4 naming DEL, the key untouched (CLI and library)', async () => {
+      await admin.call('ACL', 'SETUSER', 'nodel', 'on', `>${PW}`, '~user:*', '+hset', '+acl|whoami', '+acl|dryrun')
+      await admin.del('user:1', 'user:2', 'user:3') // an earlier test's import
+      await admin.hset('user:1', 'old', 'field')
+      await admin.config('RESETSTAT')
+      const res = await runCli(['import', csv, '--key', 'user:{id}', '--replace', '-p', String(srv.port), '--user', 'nodel'], { env: asLoader })
+      expect(res.code, res.stderr).toBe(4)
+      expect(res.stderr).toBe(`pipeload: the ACL user "nodel" may not run DEL, which --replace sends before each record's commands (${await admin.call('ACL', 'DRYRUN', 'nodel', 'DEL', 'x')}); allow it (ACL SETUSER nodel +del) or load without --replace; nothing was written\n`)
+      // Nothing written: the old hash as it was, no HSET or DEL run (asked by the test's own client).
+      expect(await admin.hgetall('user:1')).toEqual({ old: 'field' })
+      expect(await admin.exists('user:2', 'user:3')).toBe(0)
+      expect(await admin.info('commandstats')).not.toMatch(/cmdstat_(hset|del):/)
+      const err = await load({ port: srv.port, username: 'nodel', password: PW, input: csv, key: 'user:{id}', replace: true }).catch(e => e)
+      expect(err).toMatchObject({ code: 'PIPELOAD_PERMISSION_DENIED', exitCode: 4, commands: ['DEL'], user: 'nodel' })
+      expect(await admin.hgetall('user:1')).toEqual({ old: 'field' })
+      await admin.del('user:1')
+    })
+
+    it('DEL allowed but outside the key pattern the check asks with: loads (the records name their keys)', async () => {
+      await admin.call('ACL', 'SETUSER', 'withdel', 'on', `>${PW}`, '~user:*', '+hset', '+del', '+acl|whoami', '+acl|dryrun')
+      await admin.hset('user:2', 'stale', 'x')
+      const res = await runCli(['import', csv, '--key', 'user:{id}', '--replace', '-p', String(srv.port), '--user', 'withdel'], { env: asLoader })
+      expect(res.code, res.stderr).toBe(0)
+      expect(await admin.hgetall('user:2')).toEqual({ id: '2', name: 'grace' })
+      await admin.del('user:1', 'user:2', 'user:3')
+    })
+
+    it('may not ask ACL DRYRUN: not checked, each record fails with NOPERM (no false refusal)', async () => {
+      const res = await runCli(['import', csv, '--key', 'user:{id}', '--replace', '--on-error', 'skip', '-p', String(srv.port), '--user', 'loader'], { env: asLoader })
+      expect(res.code, res.stderr).toBe(1)
+      expect(res.stderr).toContain(`${csv}:2: NOPERM`)
+      expect(res.stderr).not.toMatch(/may not run DEL/)
+      await admin.del('user:1', 'user:2', 'user:3')
+    })
+  })
+
   /** Resolves once `check()` is true, asking every 20 ms (a condition, not a fixed wait). */
   async function until (check) {
     while (!(await check())) await new Promise(resolve => setTimeout(resolve, 20))

@@ -14,6 +14,7 @@ const ds = require('./helpers/datasets')
 const { runCli: pipeload, ROOT, BIN, BASE_ENV } = require('./helpers/run-cli')
 const { version } = require('../package.json')
 const { scaledMs } = require('./helpers/wait')
+const { load } = require('..')
 
 const CHILD_TIMEOUT_MS = scaledMs(30_000) // on a quiet machine, scaled to this one
 const STACK = /\n\s+at /
@@ -456,7 +457,7 @@ describe('cli: exit codes', () => {
   })
 
   const usage = [
-    ['an unknown flag', ['--bogus'], /unknown option '--bogus'/],
+    ['an unknown flag', ['--bogus'], /^pipeload: unknown option "--bogus"\n$/],
     ['--batch-size 0', ['-k', 'k:{id}', '--batch-size', '0'], /batch.?size/i],
     ['--batch-size abc', ['-k', 'k:{id}', '--batch-size', 'abc'], /batch.?size/i],
     ['neither --key nor -c', [], /--key/],
@@ -473,8 +474,20 @@ describe('cli: exit codes', () => {
   }
 
   it('2: no input argument, an unknown command', async () => {
-    expectUserError(await pipeload(['import', '-u', srv.url]), 2, /missing required argument 'input'/)
-    expectUserError(await pipeload(['frobnicate']), 2, /unknown command 'frobnicate'/)
+    expectUserError(await pipeload(['import', '-u', srv.url]), 2, /^pipeload: missing required argument 'input'\n$/)
+    expectUserError(await pipeload(['frobnicate']), 2, /^pipeload: unknown command "frobnicate"\n$/)
+  })
+
+  // Issue 34 item 11: commander's "error: unknown option '--x'" (and its "(Did you mean …?)"
+  // on a second line) beside our "pipeload: …" and the library's 'unknown option "x"': one
+  // prefix and one form, for import, bench and the program alike.
+  it('2: an unknown option has one form wherever it is given, as the library says it', async () => {
+    for (const args of [['import', CITIES, '--bogus'], ['bench', '--bogus'], ['--bogus']]) {
+      expectUserError(await pipeload(args), 2, /^pipeload: unknown option "--bogus"\n$/)
+    }
+    expectUserError(await pipeload(['import', CITIES, '-k', 'k:{id}', '--bach-size', '5']), 2, /^pipeload: unknown option "--bach-size": did you mean "--batch-size"\?\n$/)
+    expectUserError(await pipeload(['imprt', CITIES]), 2, /^pipeload: unknown command "imprt": did you mean "import"\?\n$/)
+    await expect(load({ input: CITIES, key: 'k:{id}', batchsize: 5 })).rejects.toThrow('unknown option "batchsize": did you mean "batchSize"?')
   })
 
   it('3: a missing file', async () => {

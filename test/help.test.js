@@ -77,6 +77,15 @@ describe('-h', () => {
   })
 })
 
+// Issue 34 item 11: Parquet is read as the other formats are; the headers and the package say so.
+describe('the formats named', () => {
+  it('pipeload --help, pipeload import --help and the package description name Parquet with the others', async () => {
+    expect(unwrapped(await help(['--help']))).toContain('Usage: pipeload <command> [options] Stream CSV, TSV, JSON, NDJSON and Parquet datasets into Redis or Valkey as pipelined commands')
+    expect(unwrapped(await help(['import', '--help']))).toContain('stream CSV, TSV, JSON, NDJSON or Parquet files or URLs')
+    expect(require('../package.json').description).toMatch(/^Stream CSV, TSV, JSON, NDJSON and Parquet datasets into Redis or Valkey /)
+  })
+})
+
 describe('defaults as they are typed', () => {
   it('import: numbers unquoted, the record size with its unit, durations bare, no empty lists', async () => {
     const text = unwrapped(await help(['import', '--help']))

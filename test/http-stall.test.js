@@ -82,7 +82,7 @@ describe('an http(s) body that stalls', () => {
     stalling('/stall-lib.ndjson')
     const err = await load({ input: `${web.base}/stall-lib.ndjson`, url: server.url, command: 'SET stl:{id} 1', timeout: '500ms', batchSize: 1000 }).catch(e => e)
     expect(err.code).toBe('PIPELOAD_INPUT_FAILED')
-    expect(err.message).toContain('the server sent nothing for 500 ms after')
+    expect(err.message).toContain('the server sent nothing for 500ms after') // timeout as given
     expect(err.summary).toMatchObject({ loaded: SENT })
     expect(await redis.exists(`stl:${SENT - 1}`)).toBe(1)
   })

@@ -33,7 +33,7 @@ describe('--json: a failure before the run is JSON on stdout', () => {
     const file = write('b.csv', 'id\n1\n')
     const r = await runCli(['import', file, '--key', 'je:{id}', '--bogus', '--json'])
     expect(r.code).toBe(2)
-    expect(oneJson(r)).toEqual({ error: { code: 'PIPELOAD_OPTION_INVALID', message: "unknown option '--bogus'", exitCode: 2 } })
+    expect(oneJson(r)).toEqual({ error: { code: 'PIPELOAD_OPTION_INVALID', message: 'unknown option "--bogus"', exitCode: 2 } })
     const c = await runCli(['import', file, '--json', '--key', 'je:{id}', '--format', 'xml'])
     expect(c.code).toBe(2)
     expect(oneJson(c).error).toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', exitCode: 2 })

@@ -53,6 +53,30 @@ describe('--map <module>', () => {
     expect(await redis.get('me:4')).toBe('Monaco')
   })
 
+  // Issue 34 item 11: a map() that forgets to return (undefined) was told only what it must
+  // return; the message names what it returned.
+  it('map() returning undefined, or something else that is no commands: the failure names what it returned', async () => {
+    const file = write('cities-undef.csv', CSV)
+    const mod = write('forgets.cjs', `module.exports = r => {
+      if (r.id === '1') return [['SET', 'mu:1', r.name]]
+      if (r.id === '2') { [['SET', 'mu:2', r.name]]; return } // the commands built, not returned: undefined
+      if (r.id === '3') return { cmd: 'SET' }
+      return [['SET', 'mu:4', r.name], 'oops']
+    }\n`)
+    const r = await runCli(['import', file, '-u', srv.url, '--map', mod, '--on-error', 'skip'])
+    expect(r.code, r.stderr).toBe(1)
+    const must = 'map(record) must return an array of commands, each an array like ["SET", key, value], or null to skip the record; it returned'
+    expect(r.stderr.split('\n').slice(0, 3)).toEqual([
+      `${file}:3: ${must} undefined (a path without a return statement?)`,
+      `${file}:4: ${must} an object`,
+      `${file}:5: ${must} an array whose element [1] is "oops"`
+    ])
+    expect(await redis.get('mu:1')).toBe('Tokyo')
+    const failures = []
+    await load({ url: srv.url, input: file, map: () => undefined, onError: 'skip', onFailure: f => failures.push(f) })
+    expect(failures.map(f => f.message)).toEqual(Array(4).fill(`${must} undefined (a path without a return statement?)`))
+  })
+
   it('works with --replace and --ttl --ttl-keys all', async () => {
     const file = write('cities3.csv', CSV)
     const mod = write('idx.cjs', "module.exports = r => [['HSET', 'mr:' + r.id, 'name', r.name], ['SADD', 'mr:ids', r.id]]\n")

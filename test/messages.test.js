@@ -130,6 +130,24 @@ describe('numbers', () => {
   })
 })
 
+// Issue 34 item 11: a resume of a finished load reads nothing; its "rate" was 0 rows/s.
+describe('a resume with nothing left', () => {
+  it('says nothing was left to load, with no rate', async () => {
+    const prefix = 'msg:done:'
+    const file = writeTmp('done.csv', 'id,v\n1,x\n2,y\n')
+    const ckpt = file + '.ckpt'
+    const first = await pipeload(['import', file, '-k', prefix + '{id}', '--checkpoint', ckpt, '-u', srv.url])
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stderr).toMatch(/^loaded 2 of 2 records \(2 commands\) .* · [\d,]+ rows\/s$/m)
+    const again = await pipeload(['import', file, '-k', prefix + '{id}', '--checkpoint', ckpt, '--resume', '-u', srv.url])
+    expect(again.code, again.stderr).toBe(0)
+    const line = again.stderr.split('\n')[0]
+    expect(line).toMatch(/^loaded 2 of 2 records \(resumed after record 2\) \(2 commands\) from .* in [^·]+ · nothing was left to load$/)
+    expect(again.stderr).not.toMatch(/rows\/s/)
+    await redis.del(prefix + '1', prefix + '2')
+  })
+})
+
 describe('stoppedAt after an abort', () => {
   it('an iterable input aborted by its signal: the number of the first record not sent', async () => {
     const controller = new AbortController()

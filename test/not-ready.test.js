@@ -64,8 +64,26 @@ describe('one server: a "not now" reply is tried again, not the record\'s failur
       const started = Date.now()
       const r = await runCliSpawned(['import', '-u', srv.url, '--no-cluster', '-c', 'SET k:{id} {id}', '--format', 'csv', '--retry-timeout', '1s', '-'], { input: 'id\n1\n2\n3\n', timeoutMs: scaledMs(20_000) })
       expect(r.code).toBe(4) // before: reconnected and re-sent every 100 ms for ever (each LOADING restarted the retry time)
-      expect(r.stderr).toMatch(new RegExp(`^pipeload: Redis at 127\\.0\\.0\\.1:${srv.port} is not ready: LOADING Redis is loading the dataset in memory; still not ready after reconnecting for 1000 ms \\(retry timeout\\)$`, 'm'))
+      expect(r.stderr).toMatch(new RegExp(`^pipeload: Redis at 127\\.0\\.0\\.1:${srv.port} is not ready: LOADING Redis is loading the dataset in memory; still not ready after reconnecting for 1s \\(retry timeout\\)$`, 'm'))
       expect(Date.now() - started).toBeLessThan(scaledMs(5000))
+    } finally {
+      await srv.close()
+    }
+  }, 60_000)
+
+  // Issue 34 item 11: the retry time was echoed in ms whatever unit it was given in
+  // (--retry-timeout 0.02m: "1200 ms"); it is echoed as given, and a library number as ms.
+  it('the retry time is echoed as it was given: 0.02m, 1.2s, 1200 (ms)', async () => {
+    const srv = await scriptedServer(args => usual(args) ?? '-LOADING Redis is loading the dataset in memory\r\n')
+    const gaveUp = shown => `Redis at 127.0.0.1:${srv.port} is not ready: LOADING Redis is loading the dataset in memory; still not ready after reconnecting for ${shown} (retry timeout)`
+    try {
+      const r = await runCliSpawned(['import', '-u', srv.url, '--no-cluster', '-c', 'SET k:{id} {id}', '--format', 'csv', '--retry-timeout', '0.02m', '-'], { input: 'id\n1\n', timeoutMs: scaledMs(20_000) })
+      expect(r.code, r.stderr).toBe(4)
+      expect(r.stderr.split('\n')).toContain(`pipeload: ${gaveUp('0.02m')}`)
+      for (const [retryTimeout, shown] of [['1.2s', '1.2s'], [1200, '1200 ms']]) {
+        const err = await load({ url: srv.url, input: [{ id: 1 }], command: 'SET k:{id} {id}', cluster: false, retryTimeout }).catch(e => e)
+        expect(err.message).toBe(gaveUp(shown))
+      }
     } finally {
       await srv.close()
     }

@@ -124,7 +124,7 @@ describe('a range read that stalls', () => {
     })
     const res = await runCli(['import', `${web.base}/stall.parquet`, '-u', server.url, '-c', 'SET stp:{id} {v}', '--timeout', '500ms'])
     expect(res.code, res.stderr).toBe(3)
-    expect(res.stderr).toContain(`stall.parquet: row group 1 (rows 2049-4096), column "v": cannot be read: bytes ${v1.start}-${v1.end - 1}: the server sent nothing for 500 ms after 1,000 of ${(v1.end - v1.start).toLocaleString('en-US')} bytes (--timeout)`)
+    expect(res.stderr).toContain(`stall.parquet: row group 1 (rows 2049-4096), column "v": cannot be read: bytes ${v1.start}-${v1.end - 1}: the server sent nothing for 500ms after 1,000 of ${(v1.end - v1.start).toLocaleString('en-US')} bytes (--timeout)`)
     const loaded = await values('stp')
     expect(loaded.slice(0, GROUP)).toEqual(Array.from({ length: GROUP }, (_, i) => `old${i}`))
     expect(loaded.slice(GROUP).every(v => v === null)).toBe(true)

@@ -188,3 +188,38 @@ describe('error policies: CLI', () => {
     expect(res.stderr).toMatch(/^pipeload: --max-errors must be used with onError "skip"/)
   })
 })
+
+// Issue 34 item 9: a record whose command got an error reply may have its other commands
+// applied (they are pipelined, not a MULTI). docs/errors.md says so and how to repair: the
+// rejects file, loaded again with commands that give the same result when run twice.
+describe('error policies: a failed record is not atomic', () => {
+  it('-c A -c B, B refused: A stays applied, the record is a reject; the rejects loaded again repair it', async () => {
+    const prefix = `pa${++n}:`
+    const { file, dir } = csvFile(3)
+    await redis.set(`${prefix}set:2`, 'a string') // SADD on it: WRONGTYPE
+    const rejects = path.join(dir, 'rejects.ndjson')
+    const cmds = ['-c', `SET ${prefix}v:{id} {v}`, '-c', `SADD ${prefix}set:{id} {v}`]
+    const res = await cli(['import', file, ...cmds, '--on-error', 'skip', '--rejects', rejects, '-u', srv.url])
+    expect(res.code, res.stderr).toBe(1)
+    const rows = fs.readFileSync(rejects, 'utf8').trim().split('\n').map(l => JSON.parse(l))
+    expect(rows.map(r => [r.line, r.code, r.raw])).toEqual([[3, 'WRONGTYPE', '2,v2']])
+    // The record failed, and its first command was applied all the same.
+    expect(await redis.get(`${prefix}v:2`)).toBe('v2')
+    // The repair docs/errors.md gives: fix the cause, load the rejects' raw texts again.
+    await redis.del(`${prefix}set:2`)
+    const retry = path.join(dir, 'retry.csv')
+    fs.writeFileSync(retry, 'id,v\n' + rows.map(r => r.raw + '\n').join(''))
+    const again = await cli(['import', retry, ...cmds, '-u', srv.url])
+    expect(again.code, again.stderr).toBe(0)
+    expect(await redis.get(`${prefix}v:2`)).toBe('v2')
+    expect(await redis.smembers(`${prefix}set:2`)).toEqual(['v2'])
+  })
+
+  it('docs/errors.md says so, and how to repair', () => {
+    const doc = fs.readFileSync(path.join(__dirname, '..', 'docs', 'errors.md'), 'utf8')
+    const section = doc.slice(doc.indexOf('### A record is not atomic'), doc.indexOf('### The rejects file'))
+    expect(section).toMatch(/the record's other commands may have been applied/)
+    expect(section).toMatch(/rejects/)
+    expect(section).toMatch(/--replace/)
+  })
+})

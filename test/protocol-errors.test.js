@@ -30,7 +30,7 @@ function setsReceived () {
 function expectGaveUp (r, port) {
   expect(r.code).toBe(4)
   expect(r.stdout).toBe('')
-  expect(r.stderr).toMatch(new RegExp(`^pipeload: bad reply from 127\\.0\\.0\\.1:${port}: Protocol error[^\\n]*(retry timeout|within 1000 ms)`, 'm'))
+  expect(r.stderr).toMatch(new RegExp(`^pipeload: bad reply from 127\\.0\\.0\\.1:${port}: Protocol error[^\\n]*(retry timeout|within 1s)`, 'm'))
   expect(r.stderr).toMatch(/loaded 0 of \d+ records/)
   expect(r.stderr).not.toMatch(/\n\s+at |internal error/)
 }

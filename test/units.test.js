@@ -140,6 +140,16 @@ describe('units', () => {
     expect(count.stderr).toMatch(/--batch-size must be a positive integer such as 5000 or "5k", got "5q"/)
   })
 
+  // Issue 34 item 11: a window is a few batches; its example was a batch size's (5000).
+  it('--window 0: refused with examples of a window, and what 1 does', async () => {
+    const file = csv('w0.csv', 1)
+    const WHY = 'a positive integer such as 4 or 16 (batches awaiting replies at most; 1 sends the next batch once the one before is answered)'
+    const res = await runCli(['import', file, '-u', srv.url, '-c', 'SET x:{id} {v}', '--window', '0'])
+    expect(res.code).toBe(2)
+    expect(res.stderr).toBe(`pipeload: --window must be ${WHY}, got "0"\n`)
+    await expect(load({ url: srv.url, input: file, command: 'SET x:{id} {v}', window: 0 })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: `window must be ${WHY}, got 0` })
+  })
+
   it('the library takes the same spellings', async () => {
     const file = csv('lib.csv', 300)
     const s = await load({ url: srv.url, input: file, command: 'SET l:{id} {v}', batchSize: '0.1k', window: '2', ttl: '90s', maxRecordSize: '1MiB' })

@@ -2,6 +2,7 @@
 
 const { PipeloadError } = require('../errors')
 const { openData, bounded } = require('../send/connection')
+const { dryRun } = require('../send/acl-dryrun')
 const { encodeCommand } = require('../encode/resp')
 
 // Before bench writes anything: may this user run every command the run needs, on a key
@@ -25,22 +26,6 @@ function neededCommands (o, prefix, ttlMs) {
   // A synthetic row's keys are deleted by name; a file's row prefix is swept with SCAN.
   const scan = o.workload === 'file' ? [['SCAN', '0', 'MATCH', prefix + '*', 'COUNT', '1']] : []
   return [...byWorkload[o.workload], ...scan, ['UNLINK', k]]
-}
-
-/** The refused commands by ACL DRYRUN; null when this user may not ask (or the server has no DRYRUN). */
-async function dryRun (control, commands, bound) {
-  try {
-    const user = await bounded(() => control.call('ACL', 'WHOAMI'), { ...bound, stage: 'while asking ACL WHOAMI' })
-    const refused = []
-    for (const args of commands) {
-      const reply = String(await bounded(() => control.call('ACL', 'DRYRUN', user, ...args), { ...bound, stage: 'while asking ACL DRYRUN' }))
-      if (reply !== 'OK') refused.push({ command: args[0], reason: reply })
-    }
-    return refused
-  } catch (err) {
-    if (err instanceof PipeloadError) throw err
-    return null
-  }
 }
 
 /** The replies to `commands` written at once on `conn`, errors as { error }. */

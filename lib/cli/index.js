@@ -60,7 +60,8 @@ Exit codes:
   2        bad usage: an unknown option, an invalid value or template
   3        bad input that stopped the run: unreadable file, malformed row, oversized record;
            a URL that answers 4xx/5xx, cannot be reached or is cut short
-  4        no connection: unreachable, timed out, authentication failed, connection lost
+  4        no connection: unreachable, timed out, authentication failed, connection lost;
+           the ACL user lacks a right bench or --replace needs (checked before writing)
   74       an output could not be written: stdout, --rejects, --checkpoint
   70       an internal error (a bug: please report it with the printed stack)
   130/143  interrupted by Ctrl-C / SIGTERM
@@ -85,7 +86,7 @@ function flagName (option) {
 
 function importCommand (io) {
   const cmd = new Command('import')
-    .description('stream CSV, TSV, JSON or NDJSON files or URLs (or - for stdin) into Redis as pipelined commands')
+    .description('stream CSV, TSV, JSON, NDJSON or Parquet files or URLs (or - for stdin) into Redis as pipelined commands')
     .argument('<input...>', 'files to load, one after another: paths, patterns (\'parts/*.csv\', expanded by pipeload too), - for stdin, http(s):// URLs (streamed; gzip is detected)')
     .helpOption('--help', 'display help for import (so does -h without a host)')
   addFlags(cmd, IMPORT_FLAGS)
@@ -245,7 +246,7 @@ const HELP_SETTINGS = { optionDescription }
  */
 function createProgram (io, argv = null) {
   const program = new Command('pipeload')
-    .description('Stream CSV, TSV, JSON and NDJSON datasets into Redis or Valkey as pipelined commands')
+    .description('Stream CSV, TSV, JSON, NDJSON and Parquet datasets into Redis or Valkey as pipelined commands')
     .usage('<command> [options]')
     .version(version, '-V, --version')
     .helpOption('-h, --help', 'display help')
@@ -253,7 +254,7 @@ function createProgram (io, argv = null) {
     .configureOutput({
       writeOut: s => io.stdout.write(s),
       writeErr: s => io.stderr.write(s),
-      outputError: (s, write) => write(s)
+      outputError: (s, write) => write(`pipeload: ${usageMessage(s)}\n`)
     })
     .exitOverride()
   program.addHelpText('after', `
@@ -352,8 +353,21 @@ function wantsJson (argv, program) {
 /** The error as --json prints it: a PipeloadError's code; commander's usage errors are PIPELOAD_OPTION_INVALID. */
 function jsonError (err, exitCode) {
   if (err instanceof PipeloadError) return { code: err.code, message: cliMessage(err), exitCode }
-  if (err instanceof CommanderError) return { code: 'PIPELOAD_OPTION_INVALID', message: err.message.replace(/^error: /, '').trim(), exitCode }
+  if (err instanceof CommanderError) return { code: 'PIPELOAD_OPTION_INVALID', message: usageMessage(err.message), exitCode }
   return { code: 'PIPELOAD_INTERNAL', message: String(err && err.message ? err.message : err), exitCode }
+}
+
+/**
+ * A usage error of commander's as pipeload says its own (the caller puts "pipeload: " before
+ * it): one line, and an unknown option or command as the library says an unknown option,
+ * `unknown option "--bach-size": did you mean "--batch-size"?`, for import, bench and the
+ * program alike.
+ */
+function usageMessage (text) {
+  const m = /^error: (unknown (?:option|command)) '([^']*)'\s*(?:\(Did you mean (?:one of )?(.+)\?\))?\s*$/.exec(text)
+  if (!m) return text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')
+  const near = m[3] ? `: did you mean ${m[3].split(', ').map(n => JSON.stringify(n)).join(' or ')}?` : ''
+  return `${m[1]} ${JSON.stringify(m[2])}${near}`
 }
 
 /**

@@ -43,8 +43,9 @@ function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file, shard, 
     }
     if (cmds === null) return SKIP
     if (isThenable(cmds)) throw promiseRefused(cmds)
-    if (!Array.isArray(cmds) || cmds.some(c => !Array.isArray(c) || c.length === 0)) {
-      throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'map(record) must return an array of commands, each an array like ["SET", key, value], or null to skip the record')
+    const wrong = notCommands(cmds)
+    if (wrong) {
+      throw new PipeloadError('PIPELOAD_OPTION_INVALID', `map(record) must return an array of commands, each an array like ["SET", key, value], or null to skip the record; it returned ${wrong}`)
     }
     const out = cmds.map(c => c.map((a, i) => toArg(a, `map()[${i}]`)))
     if (keyCommands !== null && out.length !== 0) keyCommands(out) // no commands, no key to expire or delete
@@ -62,6 +63,27 @@ function mapFunctionMapper (map, { ttl, ttlKeys, replace, columns, file, shard, 
       return cmds.length
     }
   }
+}
+
+/**
+ * What is wrong with map()'s return value, in words (null when it is an array of non-empty
+ * arrays). undefined is named as such: a function that forgot to return on some path.
+ */
+function notCommands (v) {
+  if (v === undefined) return 'undefined (a path without a return statement?)'
+  if (!Array.isArray(v)) return shown(v)
+  const i = v.findIndex(c => !Array.isArray(c) || c.length === 0)
+  return i === -1 ? null : `an array whose element [${i}] is ${shown(v[i])}`
+}
+
+/** A value as a message names it: its text for a short primitive, else its kind. */
+function shown (v) {
+  if (v === undefined) return 'undefined'
+  if (Array.isArray(v)) return v.length === 0 ? 'an empty array' : 'an array'
+  if (typeof v === 'string') return v.length <= 40 ? JSON.stringify(v) : 'a string'
+  if (typeof v === 'object' && v !== null) return 'an object'
+  if (typeof v === 'function') return 'a function'
+  return String(v)
 }
 
 /** Does `v` look like a Promise (anything with a then method)? */

@@ -115,7 +115,7 @@ function get (url, headers, o, shown) {
       resolve(res)
     })
     req.setTimeout(timeoutMs, () => {
-      req.destroy(Object.assign(new Error(`no response within ${timeoutMs / 1000}s (--connect-timeout)`), { code: 'ETIMEDOUT' }))
+      req.destroy(Object.assign(new Error(`no response within ${o.said?.connectTimeout ?? `${timeoutMs / 1000}s`} (--connect-timeout)`), { code: 'ETIMEDOUT' }))
     })
     req.on('error', err => {
       if (err.name === 'AbortError') reject(new PipeloadError('PIPELOAD_ABORTED', 'aborted', { cause: err }))
@@ -204,7 +204,7 @@ async function openUrl (input, o, range = null) {
     format,
     size,
     range: part ? { offset: range.offset } : null,
-    stream: bodyStream(res, bodySize, o.timeout),
+    stream: bodyStream(res, bodySize, o.timeout, o.said?.timeout),
     // What a checkpoint compares on --resume: the same resource, unchanged. A 206 need not
     // repeat Last-Modified, but it answers If-Range: the validator sent still holds.
     http: {
@@ -221,7 +221,7 @@ async function openUrl (input, o, range = null) {
  * then reads the byte ranges the reader asks for (no `stream`: nothing is downloaded whole).
  */
 async function openParquetUrl (input, o) {
-  const buffer = await require('./parquet/http').urlBuffer(input, o, { get, parseInputUrl, idleText, userAgent: `pipeload/${version}` })
+  const buffer = await require('./parquet/http').urlBuffer(input, o, { get, parseInputUrl, idleText: ms => idleText(ms, o.said?.timeout), userAgent: `pipeload/${version}` })
   return { ...input, kind: 'bytes', buffer, size: buffer.byteLength, range: null, stream: null, http: buffer.identity }
 }
 
@@ -246,9 +246,9 @@ function partOf (res, range, bodySize, shown) {
   return { total: total ?? range.size ?? null }
 }
 
-/** A --timeout as messages say it: `500 ms`, `30s`. */
-function idleText (ms) {
-  return ms % 1000 ? `${ms} ms` : `${ms / 1000}s`
+/** A --timeout as messages say it: as it was given (`said`: "2m"), else `500 ms`, `30s`. */
+function idleText (ms, said) {
+  return said ?? (ms % 1000 ? `${ms} ms` : `${ms / 1000}s`)
 }
 
 // Unread body bytes held here before the response is paused. Node drops what a response
@@ -259,9 +259,9 @@ const HELD_BYTES = 1024 * 1024
 /**
  * The response body as a byte stream whose error (a cut connection) comes after its data.
  * `idleMs` (--timeout; 0: none): how long the reader may wait for the next bytes (none
- * held) before the download is given up as stalled.
+ * held) before the download is given up as stalled; `said`: that timeout as given, for the message.
  */
-function bodyStream (res, size, idleMs = 0) {
+function bodyStream (res, size, idleMs = 0, said) {
   const held = []
   let heldBytes = 0
   let received = 0
@@ -298,7 +298,7 @@ function bodyStream (res, size, idleMs = 0) {
     }
   }
   const stalled = () => {
-    failure = Object.assign(new Error(`the server sent nothing for ${idleText(idleMs)} after ${received.toLocaleString('en-US')} bytes (--timeout)`), { code: 'ETIMEDOUT' })
+    failure = Object.assign(new Error(`the server sent nothing for ${idleText(idleMs, said)} after ${received.toLocaleString('en-US')} bytes (--timeout)`), { code: 'ETIMEDOUT' })
     res.destroy()
     signal()
   }

@@ -9,6 +9,7 @@ const { askReplication } = require('../send/replication')
 const { planLoad } = require('./plan')
 const { InputSequence } = require('./sources')
 const { Run, call } = require('./run')
+const { checkReplaceRight } = require('./rights')
 
 // load(): decide, then do. The plan (./plan.js) is built first and frozen; then it runs,
 // in one order: the first input is opened (its header read, the templates compiled
@@ -85,13 +86,14 @@ async function openSink (plan, run) {
   let endpoint
   let replicated = null
   try {
+    await checkReplaceRight(control, o)
     // The cluster sink is loaded for a cluster only: a run into one server loads none of it.
     if (await clusterMode(plan, control)) return require('../send/cluster').openClusterSink(o, input, run, { control, owned })
     endpoint = dataEndpoint(control)
-    conn = await connectData(endpoint, o.connectTimeout, o.signal)
+    conn = await connectData(endpoint, o.connectTimeout, o.signal, o.said.connectTimeout)
     // With Sentinel, batches are kept until the master's replicas have them: where its
     // replication stands before the first (lib/send/replication.js).
-    if (endpoint.sentinel) replicated = await askReplication(conn, o.connectTimeout, o.signal)
+    if (endpoint.sentinel) replicated = await askReplication(conn, o.connectTimeout, o.signal, o.said.connectTimeout)
   } catch (err) {
     conn?.close()
     if (owned) control.disconnect()
@@ -103,6 +105,7 @@ async function openSink (plan, run) {
     window: o.window,
     timeout: o.timeout,
     retryTimeout: o.retryTimeout,
+    said: o.said,
     signal: o.signal,
     file: input.name,
     onFailure,
@@ -125,7 +128,7 @@ async function openSink (plan, run) {
 async function clusterMode (plan, control) {
   const o = plan.options
   if (plan.target === 'server') return false
-  const detected = await isCluster(control, { ms: o.connectTimeout, signal: o.signal })
+  const detected = await isCluster(control, { ms: o.connectTimeout, said: o.said.connectTimeout, signal: o.signal })
   if (plan.target === 'cluster' && !detected) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'cluster is set but the server has cluster support disabled (INFO cluster: cluster_enabled:0)', { option: 'cluster' })
   }

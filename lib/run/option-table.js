@@ -40,7 +40,9 @@ function boolean (o, name, fallback) {
   return o[name]
 }
 
-const count = name => o => o[name] === undefined ? DEFAULTS[name] : positiveCount(o[name], name)
+const count = (name, example) => o => o[name] === undefined ? DEFAULTS[name] : positiveCount(o[name], name, example)
+// A window is a few batches, not a batch size; 0 would send nothing: 1 is the least pipelining.
+const WINDOW_EXAMPLE = '4 or 16 (batches awaiting replies at most; 1 sends the next batch once the one before is answered)'
 const size = name => o => o[name] === undefined ? DEFAULTS[name] : parseSize(o[name], name)
 const duration = name => o => o[name] === undefined ? DEFAULTS[name] : parseDuration(o[name], name)
 const callback = name => o => { if (o[name] !== undefined && typeof o[name] !== 'function') throw invalid(name, 'a function', typeof o[name]) }
@@ -138,7 +140,7 @@ const OPTIONS = Object.freeze([
   { name: 'vector', flag: '--vector <field:f32>', help: '* writes this field (a JSON array of numbers) as float32/f64 bytes, e.g. embedding:f32:768; repeatable', repeatable: true, check: vectorsOf, as: 'vectors', worker: ['vectors'] },
   // Defaults: see docs/performance.md "Choosing --batch-size and --window" for why these.
   { name: 'batchSize', flag: '-b, --batch-size <n>', help: 'commands per pipelined batch (counts take k = 1000, m = 1000000: 5k)', default: 5000, flagDefault: true, check: count('batchSize'), worker: true },
-  { name: 'window', flag: '-w, --window <n>', help: 'batches awaiting replies at most', default: 4, flagDefault: true, check: count('window'), bench: true },
+  { name: 'window', flag: '-w, --window <n>', help: 'batches awaiting replies at most', default: 4, flagDefault: true, check: count('window', WINDOW_EXAMPLE), bench: true },
   { name: 'maxBatchBytes', default: 8 * MiB, check: size('maxBatchBytes'), worker: true },
   { name: 'maxRecordSize', flag: '--max-record-size <size>', help: 'refuse records larger than this: bytes, or with a unit (KiB/KB, MiB/MB, GiB/GB: all 1024-based, as in redis.conf)', default: 64 * MiB, flagDefault: true, defaultText: '64 MiB', check: size('maxRecordSize'), worker: true, bench: true },
   // The first failed record stops the run; 'skip': report it and go on.

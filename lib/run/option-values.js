@@ -34,6 +34,21 @@ function parseDuration (value, name) {
   return ms
 }
 
+/**
+ * The duration options given in `o` as their messages echo them: the text as given ("2m" stays
+ * "2m", not 120000 ms), a number as the milliseconds it is ("1500 ms"). Options not given are
+ * left out: a message then says the default in its own words.
+ */
+function saidDurations (o, names) {
+  const said = {}
+  for (const name of names) {
+    const v = o[name]
+    if (typeof v === 'string') said[name] = v.trim()
+    else if (typeof v === 'number') said[name] = `${v} ms`
+  }
+  return Object.freeze(said)
+}
+
 /** A duration that must be over 0: a connect timeout of 0 would give up before trying. */
 function positiveDuration (value, name, fallback) {
   if (value === undefined || value === null) return fallback
@@ -57,10 +72,10 @@ function parseCount (v) {
   return Math.round(Number(m[1].replace(/_/g, '')) * COUNT_UNITS[m[2].toLowerCase()] * 1e6) / 1e6
 }
 
-/** A count ≥ 1 (see parseCount); `name` is the option in the message. */
-function positiveCount (v, name) {
+/** A count ≥ 1 (see parseCount); `name` is the option in the message, `example` values that fit it. */
+function positiveCount (v, name, example = '5000 or "5k"') {
   const n = parseCount(v)
-  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, 'a positive integer such as 5000 or "5k"', v)
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(name, `a positive integer such as ${example}`, v)
   return n
 }
 
@@ -120,4 +135,4 @@ function parseShard (v, name = 'shard') {
   return count === 1 ? null : Object.freeze({ index, count })
 }
 
-module.exports = { invalid, parseDuration, positiveDuration, parseCount, positiveCount, parseSize, parseTtl, parseShard, UNITS, MAX_DURATION_MS }
+module.exports = { invalid, parseDuration, positiveDuration, saidDurations, parseCount, positiveCount, parseSize, parseTtl, parseShard, UNITS, MAX_DURATION_MS }

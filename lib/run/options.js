@@ -4,7 +4,7 @@ const { PipeloadError } = require('../errors')
 const { templateFields } = require('../encode/template')
 const { templateSources, checkSources, refuseSameKey } = require('../encode/template-checks')
 const { OPTIONS, DEFAULTS, LOAD_OPTIONS, CONNECTION_OPTIONS, WORKER_FIELDS, REMOVED, FORMATS } = require('./option-table')
-const { invalid, parseDuration, positiveDuration, parseCount, parseTtl, parseSize, parseShard, MAX_DURATION_MS } = require('./option-values')
+const { invalid, parseDuration, positiveDuration, parseCount, parseTtl, parseSize, parseShard, saidDurations, MAX_DURATION_MS } = require('./option-values')
 const { ioredisOptions } = require('../send/connection')
 
 // load()'s options checked once, from the option table (./option-table.js); what the table
@@ -108,7 +108,9 @@ function normalizeLoadOptions (o = {}) {
     // What the templates read (a Parquet input reads those columns only); null: everything (map()).
     fieldsUsed: templates ? templateFields(templates) : null,
     // What a parse worker takes of these (lib/threads/protocol.js workerOptions).
-    workerFields: WORKER_FIELDS
+    workerFields: WORKER_FIELDS,
+    // The durations as given, for the messages that echo them (--retry-timeout 2m: "2m").
+    said: saidDurations(o, OPTIONS.filter(e => e.duration).map(e => e.name))
   }
   for (const e of OPTIONS) if (e.check && !e.early) out[e.as || e.name] = e.check(o)
   checkConnection(o)

@@ -77,8 +77,11 @@ function formatSummary (s) {
   const into = s.dryRun ? '' : s.target ? ` into ${s.target}` : ''
   const resumed = s.resumedFrom != null ? ` (resumed after record ${int(s.resumedFrom)})`
     : s.resumed === false ? ` (no checkpoint at ${s.checkpoint} to resume: started from the first record)` : ''
-  // No rate for a run that loaded nothing: "0 of 1 records … 4 rows/s" measures nothing.
-  const rate = s.loaded > 0 ? ` · ${int(s.recordsPerSec)} rows/s` : ''
+  // No rate for a run that loaded nothing: "0 of 1 records … 4 rows/s" measures nothing; nor
+  // for a resume that found nothing left to read (its records are the runs' it resumes).
+  const fresh = s.records - (s.resumedFrom ?? 0)
+  const rate = s.resumedFrom != null && fresh === 0 ? ' · nothing was left to load'
+    : s.loaded > 0 && fresh > 0 ? ` · ${int(s.recordsPerSec)} rows/s` : ''
   const lines = [
     `${verb} ${int(s.loaded)} of ${count(s.records, 'record')}${resumed} (${count(s.commands, 'command')}) from ${s.input}${s.shard ? ` (shard ${s.shard})` : ''}${into} in ${duration(s.durationMs)}${rate}`,
     `errors: ${int(s.errors)}` + (s.errorReplies ? ` (${count(s.errorReplies, 'error reply', 'error replies')})` : '') +

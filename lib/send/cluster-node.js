@@ -134,12 +134,12 @@ class ClusterNode {
    * @param {object} o.endpoint data endpoint of this node (connection.js)
    * @param {(endpoint: object) => Promise<import('./connection').DataConnection>} o.connect
    */
-  constructor ({ sink, endpoint, connect, window, timeout, retryTimeout }) {
+  constructor ({ sink, endpoint, connect, window, timeout, retryTimeout, said }) {
     this.sink = sink
     this.endpoint = endpoint
     this.addr = `${endpoint.host}:${endpoint.port}`
     this.target = endpoint.target
-    this.link = new Connection({ owner: this, connect: () => connect(endpoint), target: endpoint.target, window, timeout, retryTimeout })
+    this.link = new Connection({ owner: this, connect: () => connect(endpoint), target: endpoint.target, window, timeout, retryTimeout, said })
   }
 
   /** Unreachable and no longer serving slots: its commands went elsewhere. */
@@ -226,7 +226,7 @@ class ClusterNode {
     }
     if (left() > 0) return false
     this.sink.fail(new PipeloadError('PIPELOAD_CONNECTION_LOST',
-      `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${link.retryTimeout} ms and no other node took over its slots (last error: ${last.message})`,
+      `${cause ? cause.message + '; ' : ''}could not connect to cluster node ${this.target} within ${link.retryText()} and no other node took over its slots (last error: ${last.message})`,
       { target: this.target, cause }))
     return true
   }

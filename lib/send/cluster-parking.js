@@ -63,10 +63,11 @@ class Parking {
 
   /** The error that ends the run once the retry time is up (see above), or null. */
   expired () {
-    const { retryTimeout, progress, file } = this.sink
+    const { retryTimeout, progress, file, said } = this.sink
+    const shown = said.retryTimeout ?? `${retryTimeout} ms` // as given: --retry-timeout 2m says 2m
     if (progress.quietMs() > retryTimeout) {
       return new PipeloadError('PIPELOAD_CONNECTION_LOST',
-        `the cluster accepted no command for ${retryTimeout} ms${this.lastError ? ` (last reply: ${this.lastError})` : ' (slots without a reachable master)'}`)
+        `the cluster accepted no command for ${shown}${this.lastError ? ` (last reply: ${this.lastError})` : ' (slots without a reachable master)'}`)
     }
     const now = performance.now()
     const { parked } = this
@@ -76,7 +77,7 @@ class Parking {
       if (!first || now - first.since <= retryTimeout) continue
       const r = parent.recordOf(parked[k + 1])
       return new PipeloadError('PIPELOAD_CONNECTION_LOST',
-        `cluster node ${first.node} kept refusing a command of ${where(parent.file ?? file, parent.lines[r], parent.offsets?.[r])} for ${retryTimeout} ms (retry timeout), while other nodes accepted theirs (last reply: ${first.reply.slice(0, 200)})`,
+        `cluster node ${first.node} kept refusing a command of ${where(parent.file ?? file, parent.lines[r], parent.offsets?.[r])} for ${shown} (retry timeout), while other nodes accepted theirs (last reply: ${first.reply.slice(0, 200)})`,
         { target: first.node, reply: first.reply })
     }
     return null

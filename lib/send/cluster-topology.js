@@ -43,9 +43,10 @@ const SLOTS_STAGE = "while asking for the cluster's slots (CLUSTER SLOTS)"
  * With an ioredis Cluster, that client asks (it follows failovers itself).
  */
 class Topology {
-  constructor (control, connectTimeout, signal) {
+  constructor (control, connectTimeout, signal, said) {
     this.control = control
     this.connectTimeout = connectTimeout
+    this.said = said // connectTimeout as given, for messages
     this.signal = signal
     this.clients = new Map() // "host:port" -> ioredis client of ours
     this.known = [] // every node address of the last map, masters first
@@ -53,7 +54,7 @@ class Topology {
   }
 
   async slots () {
-    const bound = { ms: this.connectTimeout, signal: this.signal }
+    const bound = { ms: this.connectTimeout, said: this.said, signal: this.signal }
     if (this.control.isCluster) return ask(this.control, SLOTS_STAGE, () => this.control.cluster('SLOTS'), bound)
     let last = null
     if (this.control.status === 'ready') {

@@ -69,7 +69,7 @@ class ClusterSink {
    * @param {Topology} o.topology where CLUSTER SLOTS comes from
    * @param {object} o.endpoint data endpoint template (credentials, TLS); host/port per node
    */
-  constructor ({ topology, endpoint, connect = connectData, connectTimeout, signal, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect }) {
+  constructor ({ topology, endpoint, connect = connectData, connectTimeout, signal, window, timeout = 0, retryTimeout = 0, said = {}, file, onFailure, onAck, onReconnect }) {
     this.topology = topology
     this.endpoint = endpoint
     this.signal = signal
@@ -77,6 +77,7 @@ class ClusterSink {
     this.window = window
     this.timeout = timeout
     this.retryTimeout = retryTimeout
+    this.said = said // timeout and retryTimeout as given, for messages
     this.file = file
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
@@ -144,7 +145,7 @@ class ClusterSink {
       const host = addr.slice(0, i)
       const port = Number(addr.slice(i + 1))
       const endpoint = Object.freeze({ ...this.endpoint, host, port, target: `${host}:${port}` })
-      node = new ClusterNode({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout })
+      node = new ClusterNode({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout, said: this.said })
       this.nodes.set(addr, node)
     }
     return node
@@ -439,7 +440,7 @@ function endpointTemplate (control) {
  * an ioredis Cluster), disconnected on close when `owned` (load() opened it).
  */
 async function openClusterSink (o, input, run, { control, owned }) {
-  const topology = new Topology(control, o.connectTimeout, o.signal)
+  const topology = new Topology(control, o.connectTimeout, o.signal, o.said.connectTimeout)
   const sink = new ClusterSink({
     topology,
     endpoint: endpointTemplate(control),
@@ -448,6 +449,7 @@ async function openClusterSink (o, input, run, { control, owned }) {
     window: o.window,
     timeout: o.timeout,
     retryTimeout: o.retryTimeout,
+    said: o.said,
     file: input.name,
     onFailure: (f, parent) => run.fail(f, parent),
     onAck: b => run.acked(b),

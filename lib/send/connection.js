@@ -82,7 +82,7 @@ function ioredisOptions (o) {
  * error names the target and the stage (`stage` may be a function: the stage is often
  * known only when the time is up). An already-aborted signal starts nothing.
  */
-function bounded (work, { ms, signal, target, stage, cancel = () => {}, hint = () => '' }) {
+function bounded (work, { ms, said, signal, target, stage, cancel = () => {}, hint = () => '' }) {
   const stageNow = () => typeof stage === 'function' ? stage() : stage
   if (signal?.aborted) return Promise.reject(abortError(target, stageNow()))
   return new Promise((resolve, reject) => {
@@ -97,7 +97,7 @@ function bounded (work, { ms, signal, target, stage, cancel = () => {}, hint = (
     const give = err => { const s = stageNow(); cancel(); settle(reject, err(s)) }
     const onAbort = () => give(s => abortError(target, s))
     const timer = setTimeout(() => give(s => new PipeloadError('PIPELOAD_TIMEOUT',
-      `Redis at ${target} did not answer within ${formatMs(ms)} ${s} (connect timeout)${hint(s)}`, { target, stage: s })), ms)
+      `Redis at ${target} did not answer within ${said ?? formatMs(ms)} ${s} (connect timeout)${hint(s)}`, { target, stage: s })), ms)
     signal?.addEventListener('abort', onAbort, { once: true })
     Promise.resolve().then(work).then(v => settle(resolve, v), e => settle(reject, e))
   })
@@ -147,6 +147,7 @@ async function openControl (o) {
   try {
     await bounded(() => client.connect(), {
       ms: o.connectTimeout ?? 10000,
+      said: o.said?.connectTimeout,
       signal: o.signal,
       target,
       stage: () => controlStage(client),
@@ -184,10 +185,10 @@ function trackSentinelClients (client) {
  * Ask the control client something during setup (INFO cluster, CLUSTER SLOTS, PING),
  * bounded by the connect timeout and the signal like the connection itself.
  */
-function ask (client, stage, fn, { ms, signal } = {}) {
+function ask (client, stage, fn, { ms, said, signal } = {}) {
   const o = client.options?.redisOptions || client.options || {}
   const target = client.isCluster ? 'the cluster' : describeTarget({ ...o, host: client.stream?.remoteAddress || o.host, port: client.stream?.remotePort || o.port })
-  return bounded(fn, { ms: ms ?? 10000, signal, target, stage })
+  return bounded(fn, { ms: ms ?? 10000, said, signal, target, stage })
 }
 
 function connectError (err, target, opts) {
@@ -280,9 +281,10 @@ function dataEndpoint (control) {
 
 /**
  * Open a data connection to an endpoint: AUTH and SELECT first, the whole setup within
- * `timeout` ms; `signal` ends it at once (an aborted one before anything is sent).
+ * `timeout` ms (`said`: that timeout as given, for the message); `signal` ends it at once (an
+ * aborted one before anything is sent).
  */
-async function connectData (ep, timeout = 10000, signal) {
+async function connectData (ep, timeout = 10000, signal, said) {
   if (signal?.aborted) throw abortError(ep.target, 'before connecting')
   const socket = await connectSocket(ep, timeout, signal)
   socket.setNoDelay(true)
@@ -297,6 +299,7 @@ async function connectData (ep, timeout = 10000, signal) {
   try {
     await bounded(() => handshake(conn, hello, ep, step), {
       ms: timeout,
+      said,
       signal,
       target: ep.target,
       stage: () => `while sending ${hello[Math.min(step.i, hello.length - 1)].name}`,

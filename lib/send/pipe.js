@@ -101,7 +101,7 @@ class Pipe {
    * @param {number} [o.connectTimeout] with Sentinel: how long a reconnected master may take to answer INFO replication
    * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
-  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
+  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, said, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
     this.file = file
     this.window = window
     this.onFailure = onFailure
@@ -123,7 +123,7 @@ class Pipe {
     this.info = null // with Sentinel: the INFO replication of the master a reconnect reached
     this.lost = 0 // with Sentinel: batches a reconnect found the new master lacks
     this.signal = signal
-    this.link = new Connection({ owner: this, conn, connect: reconnect, window, timeout, retryTimeout })
+    this.link = new Connection({ owner: this, conn, connect: reconnect, window, timeout, retryTimeout, said })
     if (signal) {
       this.onAbort = () => this.aborted()
       if (signal.aborted) this.aborted()

@@ -42,14 +42,16 @@ class Connection {
    * @param {number} o.window entries awaiting replies at most
    * @param {number} [o.timeout] ms without a reply, while replies are due, before the connection counts as lost
    * @param {number} [o.retryTimeout] ms to keep trying to reconnect
+   * @param {object} [o.said] timeout and retryTimeout as the user gave them ("2m"), for messages
    */
-  constructor ({ owner, conn = null, connect, target, window, timeout = 0, retryTimeout = 0 }) {
+  constructor ({ owner, conn = null, connect, target, window, timeout = 0, retryTimeout = 0, said = {} }) {
     this.owner = owner
     this.connect = connect
     this.name = target
     this.window = window
     this.timeout = timeout
     this.retryTimeout = retryTimeout
+    this.said = said
     this.inflight = []
     this.conn = null
     this.needDrain = false
@@ -75,6 +77,11 @@ class Connection {
 
   get signal () {
     return this.owner.signal
+  }
+
+  /** The retry time as messages say it: as it was given ("2m"), else in ms. */
+  retryText () {
+    return this.said.retryTimeout ?? `${this.retryTimeout} ms`
   }
 
   /** Room for one more entry: connected, not waiting for 'drain', the window not full. */
@@ -140,13 +147,13 @@ class Connection {
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0 || cause) {
         if (this.stopped()) return null
-        if (cause && left() <= 0) return this.giveUp(gaveUp(cause, last, this.retryTimeout, this.target))
+        if (cause && left() <= 0) return this.giveUp(gaveUp(cause, last, this.retryText(), this.target))
         // close() ends the wait: a pending backoff must not keep a finished process alive.
         try { await sleep(Math.min(delay, Math.max(0, left())), undefined, { signal: this.closed.signal }) } catch { return null }
         delay = nextBackoff(delay)
         if (this.stopped()) return null
         // Reconnects that brought no reply since the replies stopped: the retry time is up.
-        if (cause && last === cause && left() <= 0) return this.giveUp(gaveUp(cause, last, this.retryTimeout, this.target))
+        if (cause && last === cause && left() <= 0) return this.giveUp(gaveUp(cause, last, this.retryText(), this.target))
       }
       try {
         return await this.attempt(left)
@@ -282,7 +289,7 @@ class Connection {
     if (this.connecting || !this.conn || this.inflight.length === 0) return
     if (this.activity.quietMs() < this.timeout) return
     this.conn.close(new PipeloadError('PIPELOAD_TIMEOUT',
-      `Redis at ${this.conn.target} sent no reply for ${this.timeout} ms`, { target: this.conn.target }))
+      `Redis at ${this.conn.target} sent no reply for ${this.said.timeout ?? `${this.timeout} ms`}`, { target: this.conn.target }))
   }
 
   /** No reconnect from now on, and no wait: a backoff in progress ends. */
@@ -310,15 +317,15 @@ class Connection {
   }
 }
 
-/** The end of the retry time: nothing reconnected (`last`: the last attempt's error), or reconnects that brought no reply. */
+/** The end of the retry time (`retryTimeout`: as messages say it): nothing reconnected (`last`: the last attempt's error), or reconnects that brought no reply. */
 function gaveUp (cause, last, retryTimeout, target) {
   if (last === cause) {
     const refused = cause.reply !== undefined && notReady(cause.reply)
     return new PipeloadError(cause.code === 'PIPELOAD_TIMEOUT' ? 'PIPELOAD_TIMEOUT' : 'PIPELOAD_CONNECTION_LOST',
-      `${cause.message}; ${refused ? 'still not ready' : 'still no reply'} after reconnecting for ${retryTimeout} ms (retry timeout)`, { target, cause })
+      `${cause.message}; ${refused ? 'still not ready' : 'still no reply'} after reconnecting for ${retryTimeout} (retry timeout)`, { target, cause })
   }
   return new PipeloadError('PIPELOAD_CONNECTION_LOST',
-    `${cause.message}; could not reconnect within ${retryTimeout} ms (last error: ${last.message})`, { target, cause })
+    `${cause.message}; could not reconnect within ${retryTimeout} (last error: ${last.message})`, { target, cause })
 }
 
 function abortedError (target, cause) {

@@ -126,9 +126,9 @@ class Replicas {
 
 /**
  * Ask a connection (before the Pipe takes it) for INFO replication, like a setup step:
- * within `ms` (the connect timeout), and an abort of `signal` ends it at once.
+ * within `ms` (the connect timeout, `said` as given), and an abort of `signal` ends it at once.
  */
-function askReplication (conn, ms, signal) {
+function askReplication (conn, ms, signal, said) {
   const quiet = () => { conn.onReply = conn.onReplyError = conn.onClose = () => {} }
   return bounded(() => new Promise((resolve, reject) => {
     conn.onReply = text => {
@@ -140,7 +140,7 @@ function askReplication (conn, ms, signal) {
     conn.onReplyError = err => { quiet(); reject(infoRefused(conn.target, err.message)) }
     conn.onClose = err => { quiet(); reject(err) }
     conn.write(INFO)
-  }), { ms, signal, target: conn.target, stage: 'while asking INFO replication', cancel: quiet })
+  }), { ms, said, signal, target: conn.target, stage: 'while asking INFO replication', cancel: quiet })
 }
 
 /** A reconnected data connection's INFO replication; a server that is not a master (yet) is another try. */
