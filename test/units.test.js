@@ -150,6 +150,15 @@ describe('units', () => {
     await expect(load({ url: srv.url, input: file, command: 'SET x:{id} {v}', window: 0 })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: `window must be ${WHY}, got 0` })
   })
 
+  it('bench --window 0: the same refusal as import, before connecting', async () => {
+    const { bench } = require('../lib')
+    const WHY = 'a positive integer such as 4 or 16 (batches awaiting replies at most; 1 sends the next batch once the one before is answered)'
+    const res = await runCli(['bench', '-u', srv.url, '--window', '0'])
+    expect(res.code).toBe(2)
+    expect(res.stderr).toBe(`pipeload: --window must be ${WHY}, got "0"\n`)
+    await expect(bench({ url: srv.url, window: 0 })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: `window must be ${WHY}, got 0` })
+  })
+
   it('the library takes the same spellings', async () => {
     const file = csv('lib.csv', 300)
     const s = await load({ url: srv.url, input: file, command: 'SET l:{id} {v}', batchSize: '0.1k', window: '2', ttl: '90s', maxRecordSize: '1MiB' })

@@ -49,7 +49,7 @@ async function bench (options) {
   try {
     // A cluster: rows send through the cluster sink (commands routed by slot); checks and
     // cleanup read through an ioredis Cluster; server memory is sampled on every master.
-    const bound = { ms: o.connectTimeout, signal: o.signal }
+    const bound = { ms: o.connectTimeout, said: o.said.connectTimeout, signal: o.signal }
     if (await isCluster(control, bound)) {
       if (o.rttMs > 0) throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'rtt: the delay proxy cannot stand in front of a cluster (its nodes redirect to each other)', { option: 'rtt' })
       ctx.cluster = await openClusterClient(control, bound)
@@ -87,7 +87,7 @@ async function bench (options) {
     const rows = plan.filter(step => done.has(step)).map(step => done.get(step))
     return result(ctx, rows, ping.median, { skipped, cantFinish })
   } catch (err) {
-    failed = asPipeloadError(err, control, o.connectTimeout)
+    failed = asPipeloadError(err, control, o.said.connectTimeout ?? `${o.connectTimeout} ms`)
     throw failed
   } finally {
     await cleanUp(ctx, failed)
@@ -209,7 +209,7 @@ async function syntheticRow (ctx, row) {
   ctx.pending = { wl }
   if (wl.prepare) await wl.prepare(ctx.cluster || control)
   if (ctx.cluster) return clusterSyntheticRow(ctx, row, wl)
-  const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal })
+  const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal, said: o.said.connectTimeout })
   let sent = 0
   let capped = false
   let pipe
@@ -218,7 +218,7 @@ async function syntheticRow (ctx, row) {
   let timeline
   try {
     const id = await bounded(() => clientId(conn), {
-      ms: o.connectTimeout, signal: o.signal, target: conn.target, stage: 'while asking for the data connection\'s CLIENT ID', cancel: () => conn.close()
+      ms: o.connectTimeout, said: o.said.connectTimeout, signal: o.signal, target: conn.target, stage: 'while asking for the data connection\'s CLIENT ID', cancel: () => conn.close()
     })
     // A server that stops answering mid-row ends the row (no reconnect in timing mode).
     pipe = new Pipe({ conn, window: step.window, timeout: LOAD_DEFAULTS.timeout, signal: o.signal, file: o.workload, onFailure: () => {} })
@@ -434,7 +434,7 @@ function asPipeloadError (err, control, connectTimeout) {
   const c = control.options || {}
   const target = describeTarget({ host: control.stream?.remoteAddress || c.host, port: control.stream?.remotePort || c.port, db: c.db, path: c.path })
   if (/Command timed out/.test(err.message)) {
-    return new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${target} did not answer a command of the benchmark within ${connectTimeout} ms (connect timeout)`, { target })
+    return new PipeloadError('PIPELOAD_TIMEOUT', `Redis at ${target} did not answer a command of the benchmark within ${connectTimeout} (connect timeout)`, { target })
   }
   return new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target}: ${scrub(err.message, [c.password, c.sentinelPassword])}`, { target })
 }

@@ -2,7 +2,8 @@
 
 const { PipeloadError } = require('../errors')
 const { DEFAULTS: LOAD_DEFAULTS, CONNECTION_OPTIONS, checkKnownOptions, invalid, parseDuration, positiveDuration, parseCount } = require('../run/options')
-const { BENCH_SHARED } = require('../run/option-table')
+const { BENCH_SHARED, optionEntry } = require('../run/option-table')
+const { saidDurations } = require('../run/option-values')
 const { defaultCount } = require('./plan')
 const { templateSources, checkSources, refuseSameKey } = require('../encode/template-checks')
 const { prefixedTemplates } = require('./file')
@@ -90,7 +91,8 @@ function normalizeBenchOptions (o = {}) {
   if (o.baseline !== undefined && typeof o.baseline !== 'boolean') throw invalid('baseline', 'true or false', o.baseline)
   const maxRowTime = o.maxRowTime ?? o.maxRowTimeMs
   const batchSizes = batchSizesOf(o.batchSizes)
-  const window = positiveInt(o.window, 'window', BENCH_DEFAULTS.window)
+  // The window's refusal as load() words it: a few batches, not a batch size.
+  const window = o.window === null ? BENCH_DEFAULTS.window : optionEntry('window').check(o)
   const countGiven = o.count !== undefined && o.count !== null
   return Object.freeze({
     ...o,
@@ -105,7 +107,9 @@ function normalizeBenchOptions (o = {}) {
     jitterMs,
     maxRowTimeMs: maxRowTime === undefined ? BENCH_DEFAULTS.maxRowTimeMs : parseDuration(maxRowTime, 'maxRowTime'),
     sampleIntervalMs: positiveInt(o.sampleIntervalMs, 'sampleIntervalMs', BENCH_DEFAULTS.sampleIntervalMs),
-    connectTimeout: positiveDuration(o.connectTimeout, 'connectTimeout', BENCH_DEFAULTS.connectTimeout)
+    connectTimeout: positiveDuration(o.connectTimeout, 'connectTimeout', BENCH_DEFAULTS.connectTimeout),
+    // How messages echo the connect timeout: as given ("300ms" stays "300ms").
+    said: saidDurations(o, ['connectTimeout'])
   })
 }
 

@@ -42,7 +42,7 @@ function replies (conn, commands, bound) {
 
 /** The refused commands by MULTI … DISCARD on a fresh data connection; null when MULTI itself is refused. */
 async function probe (via, commands, bound) {
-  const conn = await openData(via, { timeout: bound.ms, signal: bound.signal })
+  const conn = await openData(via, { timeout: bound.ms, signal: bound.signal, said: bound.said })
   try {
     // MULTI alone first: were it refused, the commands after it would run for real.
     const [multi] = await replies(conn, [['MULTI']], bound)

@@ -350,8 +350,8 @@ function dataReconnector (control, endpoint, timeout = 10000, signal) {
 }
 
 /** Open a data connection to where `control` is connected. */
-function openData (control, { timeout = 10000, signal } = {}) {
-  return connectData(dataEndpoint(control), timeout, signal)
+function openData (control, { timeout = 10000, signal, said } = {}) {
+  return connectData(dataEndpoint(control), timeout, signal, said)
 }
 
 function connectSocket (ep, timeout, signal) {
