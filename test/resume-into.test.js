@@ -116,6 +116,19 @@ describe('--resume refuses another target or other commands, naming both', () =>
     expect(r.err).toBe(`pipeload: checkpoint ${cp}: its commands were those of the --map module ${mod} (sha256 ${old.slice(0, 12)}); this run's are those of the --map module ${mod} (sha256 ${now.slice(0, 12)}), changed since: resume with the same commands, or remove the checkpoint to start over\n`)
   }, scaledMs(30_000))
 
+  it('the library: a map() function of another source is refused, both source hashes named', async () => {
+    const cp = path.join(dir, 'library-map.checkpoint')
+    const v1 = r => { if (r.v === undefined) throw new Error('no v'); return [['HSET', 'lm:' + r.id, 'v', r.v]] }
+    const v2 = r => [['HSET', 'lm:' + r.id, 'v', r.v ?? '']]
+    const hash = fn => crypto.createHash('sha256').update(String(fn)).digest('hex').slice(0, 12)
+    const first = await load({ input: ndjson, url: a.url, map: v1, checkpoint: cp, onError: 'abort', batchSize: 10 }).catch(e => e)
+    expect(first.code).toBe('PIPELOAD_RECORD_FAILED')
+    const err = await load({ input: ndjson, url: a.url, map: v2, checkpoint: cp, resume: true }).catch(e => e)
+    expect(err.code).toBe('PIPELOAD_CHECKPOINT_INVALID')
+    expect(err.message).toBe(`checkpoint ${cp}: its commands were those of a map function (source sha256 ${hash(v1)}); this run's are those of a map function (source sha256 ${hash(v2)}): resume with the same commands, or remove the checkpoint to start over`)
+    expect(await redisA.exists('lm:150')).toBe(0)
+  }, scaledMs(30_000))
+
   it('no credential is written into the checkpoint', async () => {
     const admin = a.client()
     await admin.acl('SETUSER', 'cpuser', 'on', '>s3cr3t-pw', '~*', '+@all')
