@@ -267,13 +267,16 @@ export interface LoadOptions extends ConnectionOptions {
    * `true`: no checkpoint at the path is PIPELOAD_CHECKPOINT_NOT_FOUND; `'if-present'`: then
    * start from the first record (`summary.resumed` says which). Without it, a checkpoint of an
    * unfinished run at the path is PIPELOAD_CHECKPOINT_UNFINISHED (a finished run's is replaced).
+   * A checkpoint written for another input, target or commands is PIPELOAD_CHECKPOINT_INVALID.
    */
   resume?: boolean | 'if-present'
   /**
    * Called once before a resumed run reads: `range` when an http(s) input is read from that
    * byte and line; else `reason` says why it is read again from its start (null for a file).
+   * `unchecked`: what the checkpoint does not record, so the resume could not check it:
+   * 'target', 'commands' (a checkpoint of an older pipeload); [] otherwise.
    */
-  onResume?: (event: { input: string, records: number, range: { offset: number, line: number } | null, reason: string | null }) => void
+  onResume?: (event: { input: string, records: number, range: { offset: number, line: number } | null, reason: string | null, unchecked: Array<'target' | 'commands'> }) => void
 }
 
 /** One input of a run: its counts (every batch belongs to one input). */
@@ -307,6 +310,13 @@ export interface Summary {
   resumedFrom: number | null
   /** With `resume`: true when it continued from a checkpoint, false when `'if-present'` found none and started; else null. */
   resumed: boolean | null
+  /**
+   * With `resume`: true when the checkpoint was not closed cleanly (a kill -9, a crash, or
+   * replies not awaited when its run stopped): what was acknowledged after its last write was
+   * sent again (see `possibleDuplicates`); false when it was; null when not resumed or the
+   * checkpoint, an older pipeload's, does not say.
+   */
+  uncleanStop: boolean | null
   /** Records read from the input. */
   records: number
   /** Records whose commands were all acknowledged without an error reply (those with no commands included). */
@@ -334,7 +344,7 @@ export interface Summary {
   resentCommands: number
   /** Command names of the templates that are not idempotent (RPUSH, INCR, XADD…), [] when all are; null with `map` (not known in advance). */
   notIdempotent: string[] | null
-  /** Commands were re-sent and some may not be idempotent: the data may hold some of them twice. */
+  /** Commands were re-sent (after a reconnect, or by a resume after an unclean stop) and some may not be idempotent: the data may hold some of them twice. */
   possibleDuplicates: boolean
   /** Batch round-trip time, from write to last reply. */
   rttMs: { p50: number | null, p99: number | null, max: number | null }

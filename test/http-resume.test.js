@@ -128,7 +128,7 @@ describe('--resume of a URL with a Range request', () => {
     const summary = await load({ ...options, resume: true, progressInterval: 1, onProgress: p => progress.push(p), onResume: e => notices.push(e) })
     expect(requestsTo(p).at(-1).headers.range).toBe(`bytes=${saved.next.offset}-`)
     expect(r.gets).toBe(2)
-    expect(notices).toEqual([{ input: `${base}${p}`, records: saved.records, range: { offset: saved.next.offset, line: 2 * n + 2 }, reason: null }])
+    expect(notices).toEqual([{ input: `${base}${p}`, records: saved.records, range: { offset: saved.next.offset, line: 2 * n + 2 }, reason: null, unchecked: [] }])
     expect(summary).toMatchObject({ resumedFrom: saved.records, records: ROWS, loaded: ROWS - 1, errors: 1 })
     expect(summary.failures).toHaveLength(1)
     expect(summary.failures[0]).toMatchObject({ line: 2 * 2500 + 2, offset: csv.indexOf('2500,ragged') })

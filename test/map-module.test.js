@@ -121,16 +121,19 @@ describe('--map <module>', () => {
     expect(await redis.exists('ml:2')).toBe(0)
     // Resume: a checkpoint saying 2 records are done; the next record is n = 3.
     const checkpoint = path.join(tmp, 'lib.ckpt')
-    const first = await load({ url: srv.url, input: file, checkpoint, map: r => r.id === '2' ? null : [['SET', 'mk:' + r.id, r.name]] })
-    expect(first).toMatchObject({ loaded: 3, skipped: 1 })
     const ns = []
+    // The same map() for the resume: one of another source is refused.
+    const map = (r, ctx) => { ns.push(ctx.n); return r.id === '2' ? null : [['SET', 'mk:' + r.id, r.name]] }
+    const first = await load({ url: srv.url, input: file, checkpoint, map })
+    expect(first).toMatchObject({ loaded: 3, skipped: 1 })
+    ns.length = 0
     const state = JSON.parse(fs.readFileSync(checkpoint, 'utf8'))
     state.records = 2; state.loaded = 1; state.skipped = 1; state.commands = 1; state.line = 3; state.complete = false
     // Whether the first run's checkpoint has a `next` (a record start to read from) depends on
     // when its last write came: one past record 2 would contradict the records set here.
     delete state.next
     fs.writeFileSync(checkpoint, JSON.stringify(state))
-    const again = await load({ url: srv.url, input: file, checkpoint, resume: true, map: (r, ctx) => { ns.push(ctx.n); return [['SET', 'mk:' + r.id, r.name]] } })
+    const again = await load({ url: srv.url, input: file, checkpoint, resume: true, map })
     expect(ns).toEqual([3, 4])
     expect(again).toMatchObject({ records: 4, loaded: 3, skipped: 1 })
   })

@@ -33,8 +33,11 @@ describe('a checkpoint written before the plan/Run split resumes', () => {
       expect(saved.records).toBeGreaterThan(0)
       await redis.flushall() // this test's own server
 
-      const { summary, error } = await loadIn(ROOT, dir, { ...optionsOf(name, { resume: true }), url: server.url })
+      const { summary, error, notices } = await loadIn(ROOT, dir, { ...optionsOf(name, { resume: true }), url: server.url })
       expect(error).toBeUndefined()
+      // It records neither the target nor the commands, nor whether it was closed cleanly: said, not refused.
+      expect(notices.map(n => n.unchecked)).toEqual([['target', 'commands']])
+      expect(summary).toMatchObject({ uncleanStop: null, possibleDuplicates: false })
       const [from, to] = CASES[name].ids
       const ids = Array.from({ length: to - from }, (_, i) => from + i)
       const failed = ids.filter(bad).length

@@ -102,6 +102,19 @@ describe('which templates are safe to re-send', () => {
     // A cluster node that died: its unanswered commands re-routed to the new owner, no reconnect.
     expect(formatSummary({ ...s, reconnects: 0, resentBatches: 0, notIdempotent: [], possibleDuplicates: false })).toMatch(/· 1,000 commands re-sent$/m)
   })
+
+  it('a resume after an unclean stop: its own warning line, beside a reconnect\'s', () => {
+    const s = { input: 'a.csv', target: 't', records: 2, loaded: 2, commands: 2, errors: 0, durationMs: 1, batches: 1, reconnects: 0, resentBatches: 0, resentCommands: 0, resumedFrom: 1 }
+    const unclean = 'warning: resumed after an unclean stop (the checkpoint was not closed: kill -9, a crash, or replies not awaited), so the commands acknowledged after its last write were re-sent and may have run twice: '
+    expect(formatSummary({ ...s, uncleanStop: true, notIdempotent: ['RPUSH'], possibleDuplicates: true }).split('\n').slice(2))
+      .toEqual([unclean + 'RPUSH is not idempotent (docs/resume.md "Re-sent commands")'])
+    expect(formatSummary({ ...s, uncleanStop: true, notIdempotent: [], possibleDuplicates: false })).not.toMatch(/warning/)
+    const both = formatSummary({ ...s, reconnects: 1, resentBatches: 1, resentCommands: 5, uncleanStop: true, notIdempotent: null, possibleDuplicates: true }).split('\n').slice(2)
+    expect(both).toEqual([
+      'warning: 5 commands were re-sent after a lost connection and may have run twice: the commands of map() are not known to be idempotent (docs/resume.md "Re-sent commands")',
+      unclean + 'the commands of map() are not known to be idempotent (docs/resume.md "Re-sent commands")'
+    ])
+  })
 })
 
 describe('re-sent commands', () => {

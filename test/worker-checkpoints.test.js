@@ -52,7 +52,10 @@ async function checkpointAt (file, records, options) {
 
 /** Resumes from `cp` with SET <prefix>{id} {$n}; every record before `from` skipped, each after it numbered i + 1. */
 async function expectNumberedFrom (file, cp, from, rows, prefix, options) {
-  const summary = await load({ url: server.url, input: file, command: `SET ${prefix}{id} {$n}`, checkpoint: cp, resume: true, ...options })
+  const command = `SET ${prefix}{id} {$n}`
+  // As a run with this command would have left it: a resume with other commands is refused.
+  fs.writeFileSync(cp, JSON.stringify({ ...JSON.parse(fs.readFileSync(cp, 'utf8')), templates: [command] }))
+  const summary = await load({ url: server.url, input: file, command, checkpoint: cp, resume: true, ...options })
   expect(summary).toMatchObject({ resumedFrom: from, records: rows, errors: 0 })
   expect(summary.workers).toBe(options.workers)
   const got = await values(prefix, rows)

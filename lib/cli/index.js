@@ -9,6 +9,7 @@ const { progressMode, progressOutput } = require('./progress')
 const { version } = require('../../package.json')
 const { outputError } = require('../send/dry-run')
 const { refuseOutputsOverInputs } = require('../run/same-file')
+const { registerMapModule } = require('../run/resume-into')
 const { addConnectionOptions, connectionOptions, PASSWORD_WARNING } = require('./connection-flags')
 const { addFlags, refuseRemoved, plainOptions, IMPORT_FLAGS } = require('./table-flags')
 const path = require('node:path')
@@ -141,7 +142,10 @@ async function runImport (input, flags, io) {
     ttlKeys: flags.ttl === undefined ? undefined : flags.ttlKeys,
     shard: shardFlag(flags, io.env),
     resume: resumeFlag(flags),
-    onResume: flags.quiet ? undefined : e => { if (e.range || e.reason) warn(resumeNotice(e)) },
+    onResume: flags.quiet ? undefined : e => {
+      if (e.range || e.reason) warn(resumeNotice(e))
+      if (e.unchecked.length) warn(uncheckedNote(flags.checkpoint, e.unchecked))
+    },
     onReconnect: flags.quiet || flags.json ? undefined : e => io.stderr.write(`${redraws ? '\r\x1b[K' : ''}pipeload: ${e.cause.message}; reconnected, re-sent ${count(e.resentBatches, 'unacknowledged batch', 'unacknowledged batches')} (${count(e.resentCommands, 'command')})${e.lostBatches ? ` and ${count(e.lostBatches, 'batch', 'batches')} the old master had acknowledged but the new one lacks` : ''}\n`),
     output: io.stdout,
     signal: io.signal
@@ -171,6 +175,11 @@ async function runImport (input, flags, io) {
 function resumeNotice (e) {
   if (e.range) return `pipeload: resuming ${e.input} at byte ${int(e.range.offset)} (line ${int(e.range.line)}) with a Range request; ${count(e.records, 'record')} already loaded`
   return `pipeload: resuming ${e.input} by reading it again from its start and skipping the ${count(e.records, 'record')} already loaded: ${e.reason}`
+}
+
+/** A checkpoint of an older pipeload: what it does not record, so this resume does not check (docs/resume.md). */
+function uncheckedNote (file, unchecked) {
+  return `pipeload: note: checkpoint ${file} was written by an older pipeload: it does not record the ${unchecked.join(' or the ')} of its run, so this resume cannot check ${unchecked.length > 1 ? 'them' : 'it'}`
 }
 
 /** --resume (true) or --resume-if-present ('if-present'); both is a contradiction. */
@@ -204,6 +213,7 @@ async function mapModule (file) {
   }
   const fn = typeof mod.default === 'function' ? mod.default : typeof mod.map === 'function' ? mod.map : null
   if (!fn) throw refuse('the module exports no function: write `export default (record, ctx) => [...]` or `module.exports = (record, ctx) => [...]`')
+  registerMapModule(fn, file) // a checkpoint records its path and content hash
   return fn
 }
 

@@ -5,6 +5,7 @@ const path = require('node:path')
 const { PipeloadError, fsReason } = require('../errors')
 const { displayUrl } = require('../read/http-input')
 const { refuseCheckpointPath, notReplaceable, openTemp } = require('./output-path')
+const { writesProblems } = require('./resume-into')
 
 // --checkpoint / --resume. The checkpoint file records how many input records, from the
 // start, are acknowledged by the server (batches are acknowledged in order, so that is a
@@ -21,6 +22,13 @@ const { refuseCheckpointPath, notReplaceable, openTemp } = require('./output-pat
 // `files` each one's counts and whether it is complete (read to its end and acknowledged).
 // A resumed run does not read the complete ones, skips the counted records of the first
 // incomplete one and reads the rest from their start. The totals are over them all.
+//
+// `target` and `templates` (or `map`) say where and with what the records were loaded
+// (./resume-into.js): a resume into another target or with other commands is refused.
+// `clean` is false while a run goes, true in the last write of a run that stopped with every
+// command it sent answered (the end, Ctrl-C, an error): a resume from a checkpoint that is
+// not clean re-sends what was acknowledged after its last write, which may run twice. A
+// checkpoint of an older pipeload has none of these: it resumes unchecked, and says so.
 
 const VERSION = 1
 const WRITE_INTERVAL_MS = 500
@@ -68,6 +76,7 @@ function checkpointProblems (state) {
   const next = state.next
   if (next !== undefined && next !== null) problems.push(...nextProblems(next, state.records))
   if (state.complete !== undefined && typeof state.complete !== 'boolean') problems.push(`complete is ${JSON.stringify(state.complete)}, not true or false`)
+  problems.push(...writesProblems(state))
   const r = state.rejects
   if (r !== undefined && r !== null && (typeof r !== 'object' || typeof r.path !== 'string' || !isCount(r.bytes) || !isCount(r.records))) {
     problems.push('rejects is not { path, bytes, records }')
@@ -282,9 +291,13 @@ function checkUrlResumable (file, was, identity) {
 }
 
 class Checkpointer {
-  /** @param {object|object[]} identity the input's, or of several inputs, the list of theirs */
-  constructor (file, identity) {
+  /**
+   * @param {object|object[]} identity the input's, or of several inputs, the list of theirs
+   * @param {object} writes the target and the commands (./resume-into.js writesOf)
+   */
+  constructor (file, identity, writes = {}) {
     this.file = file
+    this.writes = writes
     this.tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`)
     this.identity = identity
     this.lastWrite = 0
@@ -322,7 +335,7 @@ class Checkpointer {
   write (state) {
     if (this.failed) return
     this.lastWrite = Date.now()
-    const body = JSON.stringify({ version: VERSION, [Array.isArray(this.identity) ? 'inputs' : 'input']: this.identity, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
+    const body = JSON.stringify({ version: VERSION, [Array.isArray(this.identity) ? 'inputs' : 'input']: this.identity, ...this.writes, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
     let fd = null
     let opened = false // only then is the temporary file ours to remove
     try {

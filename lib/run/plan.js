@@ -8,6 +8,7 @@ const { shardOf } = require('../read/shard')
 const { Checkpointer, startingCheckpoint, checkResumable, checkListResumable, inputIdentity, resumePlan } = require('./checkpoint')
 const { rangePlan, urlResumePlan } = require('./url-resume')
 const { RejectsFile } = require('./rejects')
+const { writesOf, checkSameWrites, unchecked } = require('./resume-into')
 const { refuseOutputsOverInputs } = require('./same-file')
 const { modeOf } = require('../threads/modes')
 
@@ -63,6 +64,8 @@ async function planLoad (options) {
     } else if (saved) {
       resume = { ...resume, notice: { input: label, records: saved.records, range: null, reason: null } }
     }
+    // An older pipeload's checkpoint: what it does not record is not checked, and the notice says so.
+    if (saved && resume.notice) resume = { ...resume, notice: { ...resume.notice, unchecked: unchecked(saved) } }
     const plan = {
       options: Object.freeze(o),
       startedAt,
@@ -89,16 +92,19 @@ function outputsOf (o) {
 }
 
 /**
- * The --checkpoint file: { file, state, identity }, null without one. `state`: the
+ * The --checkpoint file: { file, state, identity, writes }, null without one. `state`: the
  * checkpoint read with --resume, checked against the inputs (of several, the identity is
- * the list, each input's own identity in it).
+ * the list, each input's own identity in it), the target and the commands (`writes`).
  */
 function checkpointOf (o, inputs, state) {
   if (!o.checkpoint) return null
   const identity = inputs.length === 1 ? inputIdentity(inputs[0], o.shard) : inputs.map(d => inputIdentity(d, o.shard))
   if (state && inputs.length === 1) checkResumable(o.checkpoint, state, identity)
   else if (state) checkListResumable(o.checkpoint, state, identity)
-  return { file: o.checkpoint, state, identity }
+  // Where and with what: before anything is opened or sent, and before the rejects file is cut.
+  const writes = writesOf(o)
+  if (state) checkSameWrites(o.checkpoint, state, writes)
+  return { file: o.checkpoint, state, identity, writes }
 }
 
 /** The checkpoint, checked to be writable, and the rejects file (cut back to the checkpoint's size on resume). */
@@ -106,8 +112,8 @@ function openOutputs (o, checkpoint) {
   let checkpointer = null
   if (checkpoint) {
     // Its own copy of the identity: a URL of several completes its entry once requested.
-    const { identity } = checkpoint
-    checkpointer = new Checkpointer(checkpoint.file, Array.isArray(identity) ? identity.slice() : identity)
+    const { identity, writes } = checkpoint
+    checkpointer = new Checkpointer(checkpoint.file, Array.isArray(identity) ? identity.slice() : identity, writes)
     checkpointer.check()
   }
   const rejects = o.rejects ? new RejectsFile(o.rejects, checkpoint?.state?.rejects ?? null) : null

@@ -99,16 +99,23 @@ function formatSummary (s) {
     lines.push(`cluster: ${count(c.masters, 'master')} · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
       `${int(c.retried)} retried · ${int(c.rerouted)} re-routed · ${int(c.refreshes)} slot map refreshes`)
   }
-  if (s.possibleDuplicates) lines.push(duplicatesLine(s))
+  if (s.possibleDuplicates) lines.push(...duplicatesLines(s))
   return lines.join('\n')
 }
 
-/** Re-sent commands that are not idempotent: the data may hold some of them twice. */
-function duplicatesLine (s) {
+/**
+ * Re-sent commands that are not idempotent: the data may hold some of them twice. One line
+ * per cause: a reconnect (counted), a resume after an unclean stop (not counted: what was
+ * acknowledged after the checkpoint's last write is not known).
+ */
+function duplicatesLines (s) {
   const what = s.notIdempotent === null
     ? 'the commands of map() are not known to be idempotent'
     : `${s.notIdempotent.join(', ')} ${s.notIdempotent.length === 1 ? 'is' : 'are'} not idempotent`
-  return `warning: ${count(s.resentCommands, 'command')} ${s.resentCommands === 1 ? 'was' : 'were'} re-sent after a lost connection and may have run twice: ${what} (docs/resume.md "Re-sent commands")`
+  const lines = []
+  if (s.resentCommands) lines.push(`warning: ${count(s.resentCommands, 'command')} ${s.resentCommands === 1 ? 'was' : 'were'} re-sent after a lost connection and may have run twice: ${what} (docs/resume.md "Re-sent commands")`)
+  if (s.uncleanStop) lines.push(`warning: resumed after an unclean stop (the checkpoint was not closed: kill -9, a crash, or replies not awaited), so the commands acknowledged after its last write were re-sent and may have run twice: ${what} (docs/resume.md "Re-sent commands")`)
+  return lines
 }
 
 /** One input of several: `  b.csv: 3 of 4 records loaded · 1 error`. */

@@ -48,6 +48,9 @@ class Run {
     this.rejects = rejects
     this.resumedFrom = state ? state.records : null
     this.resumed = o.resume ? state !== null : null // with resume 'if-present': whether there was a checkpoint
+    // Resumed from a checkpoint not closed cleanly: what was acknowledged after its last
+    // write is sent again (null: not resumed, or an older pipeload's checkpoint, which does not say).
+    this.uncleanStop = state && typeof state.clean === 'boolean' ? !state.clean : null
     this.current = 0 // the input being read
     this.workers = 0 // the most parse worker threads an input used (workers 'auto' decides per input)
     this.resumeShape = null // the source's: header, fields per record, gzip (see Reader#resumeShape)
@@ -72,7 +75,7 @@ class Run {
     try {
       const start = this.log.acked(this.counts.done.records)
       if (start !== null) this.counts.passed(start)
-      if (this.checkpointer && this.checkpointer.due()) this.writeCheckpoint(false)
+      if (this.checkpointer && this.checkpointer.due()) this.writeCheckpoint(false, false)
     } catch (err) {
       this.outputFailed(err)
     }
@@ -98,13 +101,14 @@ class Run {
     if (this.outputError === null) this.outputError = err
   }
 
-  checkpointState (complete) {
+  checkpointState (complete, clean) {
     const { done, files } = this.counts
     const state = {
       ...this.counts.totals(),
       line: done.line,
       ...(done.next !== null ? { next: this.nextState() } : {}),
-      complete
+      complete,
+      clean
     }
     // Of several inputs: which are done (a resumed run does not read them again), and how
     // far the others are.
@@ -140,19 +144,25 @@ class Run {
   /**
    * Write the checkpoint, with the rejects file's size on disk at that point. Not after an
    * output failed: the checkpoint must not move past failures the rejects file lacks.
+   * `clean`: the run has stopped and nothing it sent is unanswered (see ./checkpoint.js).
    */
-  writeCheckpoint (complete) {
+  writeCheckpoint (complete, clean) {
     if (this.outputError !== null) return
-    const state = this.checkpointState(complete)
+    const state = this.checkpointState(complete, clean)
     if (this.rejects) state.rejects = this.rejects.sync()
     this.checkpointer.write(state)
   }
 
-  /** Write the checkpoint as it stands (end of run, abort, failure). */
+  /**
+   * Write the checkpoint as it stands (end of run, abort, failure): clean when every command
+   * sent was answered. Commands still without a reply (a lost connection, a Ctrl-C that
+   * stopped waiting) may have run: a resume re-sends them, as after a kill -9.
+   */
   saveCheckpoint (complete) {
     if (!this.checkpointer) return
+    const s = this.sink?.stats
     try {
-      this.writeCheckpoint(complete)
+      this.writeCheckpoint(complete, !s || s.acked >= s.commands)
     } catch (err) {
       this.outputFailed(err)
     }
@@ -357,6 +367,7 @@ class Run {
       dryRun: this.o.dryRun || null,
       resumedFrom: this.resumedFrom,
       resumed: this.resumed,
+      uncleanStop: this.uncleanStop,
       checkpoint: this.o.checkpoint || null,
       records: base.records + records,
       loaded: base.loaded + s.ackedRecords - s.failedRecords,
@@ -373,7 +384,7 @@ class Run {
       workersReason: this.o.map ? 'map' : null, // why the parse stayed on this thread
       reconnects: s.reconnects || 0,
       resentBatches: s.resentBatches || 0,
-      ...resent(s.resentCommands || 0, this.o.templates),
+      ...resent(s.resentCommands || 0, this.o.templates, this.uncleanStop === true),
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
       ...(sink.cluster ? { cluster: sink.cluster() } : {}),
       bytesRead,
@@ -396,11 +407,13 @@ class Run {
 
 /**
  * Commands sent again after a lost or silent connection, the template commands that are not
- * idempotent (null: a map() function's, unknown), and whether any re-sent one may have run twice.
+ * idempotent (null: a map() function's, unknown), and whether any re-sent one may have run
+ * twice: re-sent after a reconnect, or by a resume from a checkpoint not closed cleanly
+ * (`unclean`: what was acknowledged after its last write, not counted).
  */
-function resent (commands, templates) {
+function resent (commands, templates, unclean) {
   const names = notIdempotent(templates)
-  return { resentCommands: commands, notIdempotent: names, possibleDuplicates: commands > 0 && (names === null || names.length > 0) }
+  return { resentCommands: commands, notIdempotent: names, possibleDuplicates: (commands > 0 || unclean) && (names === null || names.length > 0) }
 }
 
 /** The bytes this run reads: a shard's byte range, else the input's size (if known). */

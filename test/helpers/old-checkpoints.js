@@ -57,9 +57,11 @@ function optionsOf (name, extra = {}) {
  * directory is `dir`: resolves with { summary } or { error: { code, message } }.
  */
 function loadIn (lib, dir, options) {
-  const script = `require(${JSON.stringify(path.resolve(lib))}).load(JSON.parse(process.argv[1])).then(
-    summary => console.log(JSON.stringify({ summary })),
-    e => console.log(JSON.stringify({ error: { code: e.code, message: e.message, summary: e.summary } })))`
+  // notices: what onResume was called with.
+  const script = `const notices = []
+  require(${JSON.stringify(path.resolve(lib))}).load({ ...JSON.parse(process.argv[1]), onResume: e => notices.push(e) }).then(
+    summary => console.log(JSON.stringify({ summary, notices })),
+    e => console.log(JSON.stringify({ error: { code: e.code, message: e.message, summary: e.summary }, notices })))`
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ['-e', script, JSON.stringify(options)], { cwd: dir }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`${err.message}\n${stderr}`))

@@ -48,7 +48,9 @@ async function main (): Promise<void> {
   const job = await load({ input: 'users.csv', key: 'user:{id}', checkpoint: 'users.ckpt', resume: 'if-present' })
   const resumed: boolean | null = job.resumed
   const from: number | null = job.resumedFrom
-  void resumed; void from
+  const unclean: boolean | null = job.uncleanStop
+  void resumed; void from; void unclean
+  await load({ input: 'users.csv', key: 'user:{id}', checkpoint: 'users.ckpt', resume: true, onResume: e => { const what: Array<'target' | 'commands'> = e.unchecked; void what } })
   // @ts-expect-error resume is true, false or 'if-present'
   await load({ input: 'users.csv', key: 'user:{id}', checkpoint: 'users.ckpt', resume: 'auto' })
   try {
