@@ -160,9 +160,9 @@ describe('--resume refuses another target or other commands, naming both', () =>
 
 describe('a resume after an unclean stop warns like a reconnect', () => {
   /** A load of the CSV with `template`, SIGKILLed once its checkpoint counts past 3,000 records. */
-  async function killed (name, template) {
+  async function killed (name, template, ...more) {
     const cp = path.join(dir, `${name}.checkpoint`)
-    const args = [csv, '-u', a.url, '-c', template, '--checkpoint', cp, '--batch-size', '100']
+    const args = [csv, '-u', a.url, '-c', template, ...more, '--checkpoint', cp, '--batch-size', '100']
     const first = await pipeload(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: '3000' })
     expect(first.signal, first.err).toBe('SIGKILL')
     expect(JSON.parse(fs.readFileSync(cp, 'utf8'))).toMatchObject({ complete: false, clean: false })
@@ -170,7 +170,7 @@ describe('a resume after an unclean stop warns like a reconnect', () => {
   }
 
   it('kill -9, then --resume with RPUSH: the warning line, and the run ends clean', async () => {
-    const args = await killed('rpush-text', 'RPUSH rpush-text {id}')
+    const args = await killed('rpush-text', 'RPUSH rpush-text {id}', '--same-key')
     const r = await pipeload([...args, '--resume'])
     expect(r.code, r.err).toBe(0)
     expect(r.err.trimEnd().split('\n').at(-1)).toBe('warning: resumed after an unclean stop (the checkpoint was not closed: kill -9, a crash, or replies not awaited), so the commands acknowledged after its last write were re-sent and may have run twice: RPUSH is not idempotent (docs/resume.md "Re-sent commands")')
@@ -179,7 +179,7 @@ describe('a resume after an unclean stop warns like a reconnect', () => {
   }, scaledMs(60_000))
 
   it('kill -9, then --resume --json with RPUSH: possibleDuplicates true', async () => {
-    const args = await killed('rpush-json', 'RPUSH rpush-json {id}')
+    const args = await killed('rpush-json', 'RPUSH rpush-json {id}', '--same-key')
     const r = await pipeload([...args, '--resume', '--json'])
     expect(r.code, r.err).toBe(0)
     expect(r.err).toBe('')
@@ -198,7 +198,7 @@ describe('a resume after an unclean stop warns like a reconnect', () => {
 
   it('a clean Ctrl-C stop, then --resume with RPUSH: no warning', async () => {
     const cp = path.join(dir, 'sigint.checkpoint')
-    const args = [csv, '-u', a.url, '-c', 'RPUSH sigint {id}', '--checkpoint', cp, '--batch-size', '100']
+    const args = [csv, '-u', a.url, '-c', 'RPUSH sigint {id}', '--same-key', '--checkpoint', cp, '--batch-size', '100']
     // The kill hook never kills here (the count is past the input's): it only slows the load.
     const first = start(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(10 * ROWS) })
     await waitFor('a checkpoint past 3,000 records', () => { try { return JSON.parse(fs.readFileSync(cp, 'utf8')).records > 3000 } catch { return false } })

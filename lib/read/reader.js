@@ -328,6 +328,15 @@ class Reader {
       if (failure !== null) throw failure
     } catch (err) {
       if (this._header !== null) this._header.reject(err)
+      // The source failed (not a record, not a binary file): records a core held back go out
+      // first (a JSON document's first bytes, ./json/hints.js), as records before a bad one do.
+      if (failure === null && core !== null && core.inputFailed && err.binary === undefined) {
+        core.inputFailed(sink)
+        for (const batch of sink.take()) {
+          batch.bytesRead = state.bytesRead
+          yield batch
+        }
+      }
       throw err
     }
   }

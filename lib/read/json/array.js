@@ -421,6 +421,20 @@ class JsonArrayCore {
     sink.reject(err)
   }
 
+  /**
+   * The input failed mid-way (not its bytes: a lost connection, a read error): what is held
+   * goes out as it is, the first bytes scanned as a document and the members held, so the
+   * records before the failure are loaded as they were before anything was held.
+   */
+  inputFailed (sink) {
+    try {
+      if (this.first !== null) this.write(this.firstBytes(EMPTY, true), sink)
+      if (this.held !== null) this.flushHeld(sink)
+    } catch {
+      // A record of the held bytes is bad: the input's failure is still the one reported.
+    }
+  }
+
   /** The bytes to scan from `buf` on: null while the first bytes are held (./hints.js). */
   firstBytes (buf, ended) {
     const bytes = this.first.take(buf, ended)
