@@ -95,6 +95,17 @@ describe('--resume refuses another target or other commands, naming both', () =>
     expect(await redisA.exists('tpl:150')).toBe(0)
   }, scaledMs(30_000))
 
+  it('a resume with another --ttl or without --replace exits 2 naming both', async () => {
+    const cp = await stoppedRun('ttl', ['-c', 'HSET ttl:{id} v {v}', '--ttl', '1h', '--replace'])
+    const r = await pipeload([ndjson, '-u', a.url, '-c', 'HSET ttl:{id} v {v}', '--ttl', '2h', '--checkpoint', cp, '--resume'])
+    expect(r.code, r.err).toBe(2)
+    expect(r.err).toBe(`pipeload: checkpoint ${cp}: its commands were "HSET ttl:{id} v {v}" with --ttl 3600 --replace; this run's are "HSET ttl:{id} v {v}" with --ttl 7200: resume with the same commands, or remove the checkpoint to start over\n`)
+    expect(await redisA.exists('ttl:150')).toBe(0)
+    const same = await pipeload([ndjson, '-u', a.url, '-c', 'HSET ttl:{id} v {v}', '--ttl', '3600', '--replace', '--checkpoint', cp, '--resume', '--on-error', 'skip'])
+    expect(same.code, same.err).toBe(1) // the bad record again, skipped
+    expect(await redisA.ttl('ttl:150')).toBeGreaterThan(3500)
+  }, scaledMs(30_000))
+
   it('another target and other commands: both named in one message', async () => {
     const cp = await stoppedRun('both', ['-c', 'HSET both:{id} v {v}'])
     const r = await pipeload([ndjson, '-u', b.url, '-c', 'HSET other:{id} v {v}', '--checkpoint', cp, '--resume'])

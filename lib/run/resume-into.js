@@ -22,7 +22,8 @@ const { ioredisOptions } = require('../send/connection')
 //
 // The commands are the templates as the run sends them (--key 'user:{id}' is HSET user:{id} *),
 // or of a --map module its resolved path and its content's sha256; of a map function given to
-// load(), the sha256 of its source text.
+// load(), the sha256 of its source text; with what else shapes them (`modifiers`: --ttl and
+// --ttl-keys, --replace, --vector), left out when none is given.
 
 /** map functions the CLI loaded from a --map module: function → { module, sha256 }. */
 const mapModules = new WeakMap()
@@ -85,10 +86,24 @@ function targetOf (o) {
   return addressOf({ ...urlParts(rest), ...given })
 }
 
-/** The commands a load sends, as the checkpoint records them: { templates } or { map }. */
+/**
+ * What changes the commands besides the templates or map: --ttl (and --ttl-keys), --replace,
+ * --vector; { } when none is given (then a checkpoint leaves `modifiers` out).
+ */
+function modifiersOf (o) {
+  const m = {}
+  if (o.ttl) Object.assign(m, { ttl: o.ttl, ttlKeys: o.ttlKeys ?? 'first' })
+  if (o.replace) m.replace = true
+  if (o.vectors?.length) m.vectors = o.vectors.map(v => [v.name, v.type, v.dim].filter(x => x !== undefined && x !== null).join(':'))
+  return m
+}
+
+/** The commands a load sends, as the checkpoint records them: { templates } or { map }, and its modifiers. */
 function commandsOf (o) {
-  if (o.templates) return { templates: [...o.templates] }
-  return { map: mapModules.get(o.map) ?? { function: sha256(String(o.map)) } }
+  const modifiers = modifiersOf(o)
+  const more = Object.keys(modifiers).length ? { modifiers } : {}
+  if (o.templates) return { templates: [...o.templates], ...more }
+  return { map: mapModules.get(o.map) ?? { function: sha256(String(o.map)) }, ...more }
 }
 
 /** What the checkpoint records of its run: { target, templates } or { target, map }. */
@@ -97,15 +112,33 @@ function writesOf (o) {
 }
 
 /** Commands for a message: the templates quoted, or the map module or function with a short hash. */
-function commandsText (c) {
+function commandsText (c, other) {
+  const same = JSON.stringify(c.modifiers ?? {}) === JSON.stringify(other.modifiers ?? {})
+  return baseCommandsText(c) + (same ? '' : modifiersText(c.modifiers || {}))
+}
+
+function baseCommandsText (c) {
   if (c.templates) return c.templates.map(t => JSON.stringify(t)).join(', ')
   if (c.map.module) return `those of the --map module ${c.map.module} (sha256 ${c.map.sha256.slice(0, 12)})`
   return `those of a map function (source sha256 ${c.map.function.slice(0, 12)})`
 }
 
-/** The same commands: the same templates in the same order, or the same map module content or function source. */
+/** " with --ttl 3600 --replace" as the flags say it, or that none was given. */
+function modifiersText (m) {
+  const flags = []
+  if (m.ttl) flags.push(`--ttl ${m.ttl}${m.ttlKeys === 'all' ? ' --ttl-keys all' : ''}`)
+  if (m.replace) flags.push('--replace')
+  for (const v of m.vectors || []) flags.push(`--vector ${v}`)
+  return flags.length ? ` with ${flags.join(' ')}` : ' (no --ttl, --replace or --vector)'
+}
+
+/**
+ * The same commands: the same templates in the same order, or the same map module content or
+ * function source, with the same --ttl, --replace and --vector.
+ */
 function sameCommands (a, b) {
-  return JSON.stringify(a.templates ?? a.map) === JSON.stringify(b.templates ?? b.map) && Boolean(a.templates) === Boolean(b.templates)
+  return JSON.stringify(a.templates ?? a.map) === JSON.stringify(b.templates ?? b.map) && Boolean(a.templates) === Boolean(b.templates) &&
+    JSON.stringify(a.modifiers ?? {}) === JSON.stringify(b.modifiers ?? {})
 }
 
 /**
@@ -119,9 +152,10 @@ function checkSameWrites (file, state, now) {
     problems.push(`it was written for a load into ${state.target}; this run loads into ${now.target}`)
   }
   const was = state.templates ? { templates: state.templates } : state.map ? { map: state.map } : null
+  if (was && state.modifiers) was.modifiers = state.modifiers
   if (was && !sameCommands(was, now)) {
-    const change = was.map?.module && was.map.module === now.map?.module ? ', changed since' : ''
-    problems.push(`its commands were ${commandsText(was)}; this run's are ${commandsText(now)}${change}`)
+    const change = was.map?.module && was.map.module === now.map?.module && was.map.sha256 !== now.map.sha256 ? ', changed since' : ''
+    problems.push(`its commands were ${commandsText(was, now)}; this run's are ${commandsText(now, was)}${change}`)
   }
   if (problems.length === 0) return
   const what = problems.length === 2 ? 'target and commands' : typeof state.target === 'string' && state.target !== now.target ? 'target' : 'commands'
@@ -145,6 +179,8 @@ function writesProblems (state) {
   if (m !== undefined && (m === null || typeof m !== 'object' || !(typeof m.function === 'string' || (typeof m.module === 'string' && typeof m.sha256 === 'string')))) {
     problems.push('map is not { module, sha256 } or { function }')
   }
+  const mods = state.modifiers
+  if (mods !== undefined && (mods === null || typeof mods !== 'object' || Array.isArray(mods))) problems.push('modifiers is not an object')
   if (state.clean !== undefined && typeof state.clean !== 'boolean') problems.push(`clean is ${JSON.stringify(state.clean)}, not true or false`)
   return problems
 }
