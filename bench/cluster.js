@@ -1,7 +1,9 @@
 'use strict'
 
 // npm run bench:cluster [-- --rows N --runs N --masters 1,3,6,12 --workers 0,auto,4
-//                          --processes 4,8 --workload users|kv --json --pipeload-args '…']
+//                          --processes 4,8 --workload users|kv --json --pipeload-args '…'
+//                          --server redis7|redis8|valkey8|valkey9 --connections 1,2,4
+//                          --io-threads 1,4]
 // The same dataset loaded with the real CLI into one standalone server (the baseline) and
 // into clusters of each --masters count: for every --workers value one process, and for
 // every --processes k, k processes at once each loading its --shard i/k (the upper bound
@@ -9,7 +11,10 @@
 // started fresh (private ports, no persistence), each run starts from empty masters and is
 // checked: key count on the masters and sampled rows read back. Prints median wall time,
 // rows/s, the speed-up against the standalone server, the share of the best k-process row
-// and the loader's peak RSS; then the issue's goals, met or not.
+// and the loader's peak RSS; then the issue's goals, met or not. --io-threads: one server per
+// value, started with that many I/O threads, where one pipeload process (per --workers and
+// --connections value) is compared with `redis-cli --pipe` on the same commands. The table
+// and the goals: ./cluster-report.js.
 
 const os = require('node:os')
 const path = require('node:path')
@@ -22,6 +27,9 @@ const { runTimed, positiveIntFlag, median } = require('./measure')
 const { parseMainThreadCpu } = require('./main-thread-cpu')
 const { startRedis } = require('../test/helpers/redis-server.js')
 const { startCluster } = require('../test/helpers/cluster.js')
+const { KINDS, findServer, findRedis } = require('../test/helpers/servers.js')
+const { redisCliPipe, writeDryRunResp } = require('./pipe-cli')
+const { addRatios, goalLines, printTable } = require('./cluster-report')
 
 const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')
 
@@ -46,13 +54,19 @@ function options () {
       rows: { type: 'string', default: '1000000' },
       runs: { type: 'string', default: '3' },
       workload: { type: 'string', default: 'users' },
-      masters: { type: 'string', default: '1,3' },
+      masters: { type: 'string', default: '' },
       workers: { type: 'string', default: '' },
       processes: { type: 'string', default: '' },
       json: { type: 'boolean', default: false },
-      'pipeload-args': { type: 'string', default: '' }
+      'pipeload-args': { type: 'string', default: '' },
+      server: { type: 'string', default: '' },
+      connections: { type: 'string', default: '1' },
+      'io-threads': { type: 'string', default: '' }
     }
   })
+  const ioThreads = values['io-threads'] === '' ? [] : listFlag('io-threads', values['io-threads'])
+  const connections = listFlag('connections', values.connections, { auto: true })
+  if (!connections.length) throw new Error('--connections: expected whole numbers ≥ 1 or auto, got nothing')
   const rows = positiveIntFlag('rows', values.rows)
   const runs = positiveIntFlag('runs', values.runs)
   const workload = WORKLOADS[values.workload]
@@ -61,24 +75,61 @@ function options () {
     rows,
     runs,
     workload,
-    masters: listFlag('masters', values.masters),
+    // Default 1,3; with --io-threads, no cluster unless --masters names some.
+    masters: values.masters === '' ? (ioThreads.length ? [] : [1, 3]) : listFlag('masters', values.masters),
     // Empty: no --workers flag at all (the default of the code under test: auto).
     workers: values.workers === '' ? [null] : listFlag('workers', values.workers, { auto: true, min: 0 }),
     processes: listFlag('processes', values.processes),
     json: values.json,
-    pipeloadArgs: values['pipeload-args'].split(/\s+/).filter(Boolean)
+    pipeloadArgs: values['pipeload-args'].split(/\s+/).filter(Boolean),
+    server: serverKind(values.server),
+    serverGiven: values.server !== '',
+    connections,
+    ioThreads
   }
 }
 
-/** A target: its URL, its masters' ports, and stop(). */
-async function standalone () {
-  const s = await startRedis()
-  return { name: '1 server (no cluster)', masterCount: 0, url: s.url, masters: () => [s.port], stop: () => s.stop() }
+/**
+ * The server kind of --server (test/helpers/servers.js: its binary from the kind's variable,
+ * e.g. PIPELOAD_VALKEY9_SERVER, else its default); without the flag the helpers' default,
+ * redis-server on PATH (PIPELOAD_REDIS_SERVER), which every other test and bench starts.
+ */
+function serverKind (id) {
+  if (id === '') return findRedis()
+  const spec = KINDS.find(k => k.id === id)
+  if (!spec) throw new Error(`--server must be one of ${KINDS.map(k => k.id).join(', ')}, got ${id}`)
+  const kind = findServer(spec)
+  if (kind.missing) throw new Error(`--server ${id}: ${kind.missing}`)
+  return kind
 }
 
-async function cluster (masters) {
-  const c = await startCluster({ masters })
-  return { name: `cluster, ${masters} master${masters > 1 ? 's' : ''}`, masterCount: masters, url: c.url, masters: () => c.masterPorts(), stop: () => c.stop() }
+/**
+ * The flags of one --connections value: none for a list of just 1 (runs byte-identical to
+ * those before the flag existed), else --connections <c> for every value, 1 included.
+ */
+function connectionArgs (o, c) {
+  if (o.connections.length === 1 && o.connections[0] === 1) return []
+  return ['--connections', String(c)]
+}
+
+const sweepsConnections = o => !(o.connections.length === 1 && o.connections[0] === 1)
+
+/**
+ * A target: its URL, its masters' ports, and stop(). `ioThreads`: the server's --io-threads
+ * (Redis 7 threads only its writes unless io-threads-do-reads is on; Redis 8 and Valkey 8
+ * and 9 read in them too).
+ */
+async function standalone (o, ioThreads = null) {
+  const args = ioThreads === null ? [] : ['--io-threads', String(ioThreads)]
+  if (ioThreads !== null && o.server.name === 'redis' && /^[67]\./.test(o.server.version)) args.push('--io-threads-do-reads', 'yes')
+  const s = await startRedis({ args, server: o.server })
+  const name = ioThreads === null ? '1 server (no cluster)' : `1 server, io-threads ${ioThreads}`
+  return { name, masterCount: 0, ioThreads, url: s.url, port: s.port, masters: () => [s.port], stop: () => s.stop() }
+}
+
+async function cluster (o, masters) {
+  const c = await startCluster({ masters, server: o.server })
+  return { name: `cluster, ${masters} master${masters > 1 ? 's' : ''}`, masterCount: masters, ioThreads: null, url: c.url, masters: () => c.masterPorts(), stop: () => c.stop() }
 }
 
 async function onMasters (ports, fn) {
@@ -116,21 +167,25 @@ async function verify (target, files, workload, rows) {
 const sortKeys = o => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
 /** One import: `k` processes at once, each with --shard i/k (k = 1: one plain process). */
-async function runOne (target, files, o, { workers = null, k = 1 } = {}) {
+async function runOne (target, files, o, { workers = null, k = 1, connections = 1, resp = null } = {}) {
+  if (resp !== null) return runCli(target, files, o, resp)
   await onMasters(await target.masters(), c => c.flushall())
   const base = ['-r', path.join(__dirname, 'main-thread-cpu.js'), CLI, 'import', files[o.workload.file], ...o.workload.template, '--json', '-q', '-u', target.url, ...o.pipeloadArgs]
   if (workers !== null) base.push('--workers', String(workers))
+  if (k === 1) base.push(...connectionArgs(o, connections))
   const started = performance.now()
   const procs = await Promise.all(Array.from({ length: k }, (_, i) => runTimed(process.execPath, k > 1 ? [...base, '--shard', `${i}/${k}`] : base)))
   const wall = (performance.now() - started) / 1000
   let error = null
   let records = 0
+  let workerCount = null // the parse workers the (first) process started, as its summary says
   for (const r of procs) {
     if (r.code !== 0) { error = `exit code ${r.code}: ${r.stderr.trim().slice(0, 500)}`; break }
     let summary
     try { summary = JSON.parse(r.stdout.trim().split('\n').pop()) } catch { error = 'no JSON summary'; break }
     if (summary.errors !== 0) { error = `summary reports ${summary.errors} errors`; break }
     records += summary.loaded
+    workerCount ??= summary.workers ?? null
   }
   if (!error && records !== o.rows) error = `the processes loaded ${records} records, expected ${o.rows}`
   if (!error) error = await verify(target, files, o.workload, o.rows)
@@ -139,9 +194,20 @@ async function runOne (target, files, o, { workers = null, k = 1 } = {}) {
     cpu: procs.reduce((a, r) => a + r.cpu, 0),
     mainCpu: busiest(procs.map(r => parseMainThreadCpu(r.stderr))), // the busiest process's main thread
     rssMB: Math.max(...procs.map(r => r.rssMB)),
+    workerCount,
     ok: !error,
     error
   }
+}
+
+/** One `redis-cli --pipe` (the kind's cli) of the RESP file `resp`, checked as a load is. */
+async function runCli (target, files, o, resp) {
+  await onMasters(await target.masters(), c => c.flushall())
+  const spec = redisCliPipe({ cli: o.server.cli, port: target.port, file: resp, rows: o.rows })
+  const r = await runTimed(spec.cmd, spec.args, { stdinFile: spec.stdinFile })
+  let error = r.code !== 0 ? `exit code ${r.code}: ${r.stderr.trim().slice(0, 500)}` : spec.check(r.stdout)
+  if (!error) error = await verify(target, files, o.workload, o.rows)
+  return { wall: r.wall, cpu: r.cpu, mainCpu: null, rssMB: r.rssMB, workerCount: null, ok: !error, error }
 }
 
 /** The largest of the numbers known (null: not measured), or null. */
@@ -150,82 +216,58 @@ function busiest (xs) {
   return known.length ? Math.max(...known) : null
 }
 
-/** The rows measured on one target: one per --workers value, one per --processes k. */
-async function measureTarget (target, files, o, log) {
+/** The label of one process's row: its --workers, and its --connections when they are swept. */
+function oneLabel (o, w, c) {
+  const label = w === null ? '1 process' : `1 process, --workers ${w}`
+  return sweepsConnections(o) ? `${label}, --connections ${c}` : label
+}
+
+/**
+ * The rows measured on one target: one per --workers and --connections value, one per
+ * --processes k; with `resp` (--io-threads), first `redis-cli --pipe` of those commands.
+ * Runs one variant after another, or with `interleaved` each run of every variant in turn.
+ */
+async function measureTarget (target, files, o, log, { resp = null, interleaved = false } = {}) {
   const variants = [
-    ...o.workers.map(w => ({ label: w === null ? '1 process' : `1 process, --workers ${w}`, workers: w, k: 1 })),
+    ...(resp === null ? [] : [{ label: `${path.basename(o.server.cli)} --pipe`, tool: 'cli', workers: null, k: 1, connections: null, resp }]),
+    ...o.workers.flatMap(w => o.connections.map(c => ({ label: oneLabel(o, w, c), workers: w, connections: c, k: 1 }))),
     // One thread each, as the upper bound was measured (issue 12): with the default, auto,
     // each of k processes would start up to 4 workers of its own.
-    ...o.processes.map(k => ({ label: `${k} processes (--shard i/${k}, --workers 0)`, workers: 0, k }))
+    ...o.processes.map(k => ({ label: `${k} processes (--shard i/${k}, --workers 0)`, workers: 0, connections: null, k }))
   ]
-  const out = []
-  for (const v of variants) {
-    const runs = []
-    for (let i = 0; i < o.runs; i++) {
-      log(`${target.name}, ${v.label}: run ${i + 1}/${o.runs} …`)
-      runs.push(await runOne(target, files, o, v))
-    }
-    const wall = median(runs.map(r => r.wall))
-    out.push({
-      target: target.name,
-      masters: target.masterCount,
-      variant: v.label,
-      workers: v.workers,
-      processes: v.k,
-      runs: runs.length,
-      wall,
-      rowsPerSec: o.rows / wall,
-      cpu: median(runs.map(r => r.cpu)),
-      mainCpu: median(runs.map(r => r.mainCpu)),
-      rssMB: Math.max(...runs.map(r => r.rssMB)),
-      ok: runs.every(r => r.ok),
-      errors: runs.filter(r => !r.ok).map(r => r.error)
-    })
+  const runs = variants.map(() => [])
+  const order = interleaved
+    ? Array.from({ length: o.runs }, (_, i) => variants.map((_, v) => [v, i])).flat()
+    : variants.flatMap((_, v) => Array.from({ length: o.runs }, (_, i) => [v, i]))
+  for (const [v, i] of order) {
+    log(`${target.name}, ${variants[v].label}: run ${i + 1}/${o.runs} …`)
+    runs[v].push(await runOne(target, files, o, variants[v]))
   }
-  return out
+  return variants.map((v, i) => row(target, o, v, runs[i]))
 }
 
-// The issue's goals: a cluster of M masters against one server, one process.
-const GOALS = { 3: 2, 6: 3.5, 12: 4.5 }
-const SHARE_OF_PROCESSES = 0.9
-
-/** Speed-up against the first row (one server, one process) and share of the best k-process row. */
-function addRatios (results) {
-  const base = results[0]
-  for (const r of results) {
-    r.speedUp = base.wall / r.wall
-    const best = Math.max(0, ...results.filter(p => p.masters === r.masters && p.processes > 1).map(p => p.rowsPerSec))
-    r.ofProcesses = r.processes === 1 && best > 0 ? r.rowsPerSec / best : null
+/** One row of the table: the medians of a variant's runs. */
+function row (target, o, v, runs) {
+  const wall = median(runs.map(r => r.wall))
+  return {
+    target: target.name,
+    masters: target.masterCount,
+    ioThreads: target.ioThreads,
+    variant: v.label,
+    tool: v.tool || 'pipeload',
+    workers: v.workers,
+    workerCount: runs[0].workerCount,
+    connections: v.connections,
+    processes: v.k,
+    runs: runs.length,
+    wall,
+    rowsPerSec: o.rows / wall,
+    cpu: median(runs.map(r => r.cpu)),
+    mainCpu: median(runs.map(r => r.mainCpu)),
+    rssMB: Math.max(...runs.map(r => r.rssMB)),
+    ok: runs.every(r => r.ok),
+    errors: runs.filter(r => !r.ok).map(r => r.error)
   }
-}
-
-function goalLines (results) {
-  const lines = []
-  for (const [m, want] of Object.entries(GOALS)) {
-    const rows = results.filter(r => r.masters === Number(m) && r.processes === 1)
-    if (!rows.length) continue
-    const best = rows.reduce((a, b) => (b.rowsPerSec > a.rowsPerSec ? b : a))
-    let line = `${m} masters: best one-process row (${best.variant}) ${best.speedUp.toFixed(2)}x one server (goal ≥ ${want}x: ${best.speedUp >= want ? 'met' : 'missed'})`
-    if (best.ofProcesses !== null) line += `, ${(best.ofProcesses * 100).toFixed(0)} % of the best k-process row (goal ≥ ${SHARE_OF_PROCESSES * 100} %: ${best.ofProcesses >= SHARE_OF_PROCESSES ? 'met' : 'missed'})`
-    line += `, peak RSS ${Math.round(best.rssMB)} MB (goal ≤ 400 MB: ${best.rssMB <= 400 ? 'met' : 'missed'})`
-    lines.push(line)
-  }
-  return lines
-}
-
-function printTable (o, results) {
-  // main thread CPU s: of the busiest loader process; near the wall time, it is the limit.
-  const head = ['target', 'loader', 'wall (median)', 'rows/s', 'vs 1 server', 'of k procs', 'loader CPU s', 'main thread CPU s', 'peak RSS', 'ok']
-  const pct = v => (v === null ? '' : `${(v * 100).toFixed(0)} %`)
-  const lines = results.map(r => [r.target, r.variant, `${r.wall.toFixed(2)} s`, Math.round(r.rowsPerSec).toLocaleString('en-US'),
-    `${r.speedUp.toFixed(2)}x`, pct(r.ofProcesses), r.cpu.toFixed(2), Number.isFinite(r.mainCpu) ? r.mainCpu.toFixed(2) : '–', `${Math.round(r.rssMB)} MB`, r.ok ? 'yes' : 'NO'])
-  process.stdout.write(`\n${o.workload.name}, ${o.rows.toLocaleString('en-US')} rows, ${o.runs} run(s) each (median), ${os.availableParallelism()} CPUs, ${os.cpus()[0].model}\n\n`)
-  process.stdout.write(`| ${head.join(' | ')} |\n| ${head.map(() => '---').join(' | ')} |\n`)
-  for (const l of lines) process.stdout.write(`| ${l.join(' | ')} |\n`)
-  const goals = goalLines(results)
-  if (goals.length) process.stdout.write('\nGoals (issue 12):\n' + goals.map(g => `- ${g}`).join('\n') + '\n')
-  for (const r of results) for (const e of r.errors) process.stdout.write(`\n${r.target}, ${r.variant}: ${e}`)
-  process.stdout.write('\n')
 }
 
 async function main () {
@@ -233,9 +275,11 @@ async function main () {
   const log = line => process.stderr.write(line + '\n')
   const files = ensureDatasets(o.rows, log)
   const results = []
-  // The baseline: one server, one process, the code's default loader.
+  if (o.ioThreads.length) results.push(...await measureIoThreads(o, files, log))
+  // The baseline: one server, one process, the code's default loader (per --connections).
   const baseline = { ...o, workers: [null], processes: [] }
-  for (const [make, opts] of [[standalone, baseline], ...o.masters.map(m => [() => cluster(m), o])]) {
+  const targets = o.masters.length ? [[() => standalone(o), baseline], ...o.masters.map(m => [() => cluster(o, m), o])] : []
+  for (const [make, opts] of targets) {
     const target = await make()
     try {
       results.push(...await measureTarget(target, files, opts, log))
@@ -244,15 +288,46 @@ async function main () {
     }
   }
   addRatios(results)
+  const meta = { rows: o.rows, cpus: os.availableParallelism(), server: o.server.label, showServer: o.serverGiven || o.ioThreads.length > 0, sweep: sweepsConnections(o) }
   if (o.json) {
-    process.stdout.write(JSON.stringify({ rows: o.rows, workload: o.workload.name, cpus: os.availableParallelism(), results, goals: goalLines(results) }, null, 2) + '\n')
+    const goals = goalLines(results, meta)
+    process.stdout.write(JSON.stringify({ rows: o.rows, workload: o.workload.name, cpus: meta.cpus, server: meta.server, results, goals: goals[12], goals35: goals[35] }, null, 2) + '\n')
   } else {
-    printTable(o, results)
+    printTable(o, results, meta)
   }
   if (!results.every(r => r.ok)) process.exitCode = 1
 }
 
-main().catch(err => {
-  console.error(err)
-  process.exitCode = 1
-})
+/**
+ * --io-threads: per value one server with that many I/O threads, `redis-cli --pipe` on the
+ * commands pipeload's dry run prints, against one pipeload process per --workers and
+ * --connections value, runs interleaved.
+ */
+async function measureIoThreads (o, files, log) {
+  const resp = path.join(os.tmpdir(), `pipeload-bench-${process.pid}.resp`)
+  log(`writing the commands (pipeload --dry-run resp) to ${resp} …`)
+  await writeDryRunResp({ cli: CLI, args: [files[o.workload.file], ...o.workload.template, ...o.pipeloadArgs], out: resp })
+  const out = []
+  try {
+    for (const n of o.ioThreads) {
+      const target = await standalone(o, n)
+      try {
+        out.push(...await measureTarget(target, files, { ...o, processes: [] }, log, { resp, interleaved: true }))
+      } finally {
+        await target.stop()
+      }
+    }
+  } finally {
+    fs.rmSync(resp, { force: true })
+  }
+  return out
+}
+
+module.exports = { connectionArgs, listFlag }
+
+if (require.main === module) {
+  main().catch(err => {
+    console.error(err)
+    process.exitCode = 1
+  })
+}

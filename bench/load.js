@@ -13,6 +13,7 @@ const fs = require('node:fs')
 const { ensureDatasets } = require('./datasets')
 const { runTimed, procCpu, sampleServerMemory, positiveIntFlag, median, machineLine, printReport } = require('./measure')
 const { startRedis } = require('../test/helpers/redis-server.js')
+const { redisCliPipe: pipeCli } = require('./pipe-cli')
 
 const ROOT = path.join(__dirname, '..')
 const CLI = path.join(ROOT, 'bin', 'pipeload.js')
@@ -41,16 +42,7 @@ function options () {
 // ---- workloads and tools ----------------------------------------------------
 
 // Each tool: (files, url, opts) => { cmd, args, stdinFile?, check(stdout) -> error text | null }.
-const redisCliPipe = respOf => (f, url, o) => ({
-  cmd: 'redis-cli',
-  args: ['-p', String(new URL(url).port), '--pipe'],
-  stdinFile: f[respOf],
-  check: out => {
-    const m = /errors: (\d+), replies: (\d+)/.exec(out)
-    if (!m) return 'no "errors: N, replies: N" line'
-    return m[1] === '0' && Number(m[2]) === o.rows ? null : `redis-cli: ${m[0]}`
-  }
-})
+const redisCliPipe = respOf => (f, url, o) => pipeCli({ port: new URL(url).port, file: f[respOf], rows: o.rows })
 
 const pipeload = (input, template) => (f, url, o) => ({
   cmd: NODE,
