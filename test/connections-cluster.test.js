@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect, beforeAll, afterAll */
+/* global it, expect, beforeAll, afterAll */
 
 // Issue 35 item 1: several connections per master of a cluster (--connections n), each a
 // "lane" owning the master's slots s with s % n = i. Per-key order: RPUSH of each record's
@@ -12,6 +12,7 @@ const Redis = require('ioredis')
 const keySlot = require('cluster-key-slot')
 const { Readable } = require('node:stream')
 const { startCluster, sleep } = require('./helpers/cluster')
+const { describeEachServer } = require('./helpers/redis-server')
 const { scaledMs } = require('./helpers/wait')
 const { load } = require('..')
 
@@ -74,9 +75,9 @@ async function expectLists (cluster, want, { sorted = false } = {}) {
   }
 }
 
-describe('--connections n per master of a 3-master cluster', () => {
+describeEachServer('--connections n per master of a 3-master cluster', server => {
   let cluster
-  beforeAll(async () => { cluster = await startCluster({ masters: 3 }) })
+  beforeAll(async () => { cluster = await startCluster({ masters: 3, server }) })
   afterAll(async () => { await cluster?.stop() })
 
   for (const workers of [0, 2]) {
@@ -94,7 +95,7 @@ describe('--connections n per master of a 3-master cluster', () => {
     }, scaledMs(180_000))
   }
 
-  it('slots moved during the load (redis-cli --cluster reshard), 3 connections per master: MOVED and ASK followed, nothing lost or run twice', async () => {
+  it(`slots moved during the load (${server.name}-cli --cluster reshard), 3 connections per master: MOVED and ASK followed, nothing lost or run twice`, async () => {
     await cluster.flushall()
     const n = 100_000
     const [from, to] = await cluster.masterPorts()

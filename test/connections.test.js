@@ -1,5 +1,5 @@
 'use strict'
-/* global describe, it, expect, beforeEach */
+/* global describe, it, expect, beforeEach, beforeAll, afterAll */
 
 // Issue 35 item 1: several connections to one server (--connections n). Each connection
 // owns the hash slots s with s % n = i, so every command on one key goes through one
@@ -15,7 +15,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const keySlot = require('cluster-key-slot')
-const { useServer, startRedis } = require('./helpers/redis-server')
+const { useServer, startRedis, describeEachServer } = require('./helpers/redis-server')
 const { runCli, BIN, BASE_ENV } = require('./helpers/run-cli')
 const { scaledMs } = require('./helpers/wait')
 const { load } = require('..')
@@ -57,10 +57,10 @@ function expectedLists (file) {
 const COMMANDS = ['-c', 'RPUSH a:{k} {id}', '-c', 'RPUSH b:{j} {id}']
 
 /** Every list exactly as the file orders its ids; `dedupe`: a re-sent command's second run dropped (its first place kept). */
-async function expectLists (want, { dedupe = false } = {}) {
+async function expectLists (want, { dedupe = false, client = redis } = {}) {
   let extra = 0
   for (const [key, ids] of want) {
-    let got = await redis.lrange(key, 0, -1)
+    let got = await client.lrange(key, 0, -1)
     if (dedupe) {
       const seen = new Set()
       const firsts = got.filter(id => !seen.has(id) && seen.add(id))
@@ -69,25 +69,29 @@ async function expectLists (want, { dedupe = false } = {}) {
     }
     expect(got, key).toEqual(ids)
   }
-  expect(await redis.dbsize()).toBe(want.size)
+  expect(await client.dbsize()).toBe(want.size)
   return extra
+}
+
+/** Load the file with connections 1, 2, 3 and 4 into `server` ({ url, client }): each key its ids in file order. */
+async function differential (server, file, workers) {
+  const want = expectedLists(file)
+  for (const n of [1, 2, 3, 4]) {
+    await server.client.flushall()
+    const res = await runCli(['import', file, '-u', server.url, ...COMMANDS, '--connections', String(n), '-b', '300', '--workers', String(workers), '--chunk-size', '64KiB', '--json'])
+    expect(res.stderr, `connections ${n}`).toBe('')
+    const s = JSON.parse(res.stdout)
+    expect(s).toMatchObject({ records: ROWS, loaded: ROWS, commands: 2 * ROWS, acknowledged: 2 * ROWS, errors: 0, workers })
+    expect(s.connections).toEqual(n === 1 ? undefined : { count: n, auto: null })
+    expect(s.batches).toBeGreaterThanOrEqual(2 * ROWS / 300) // many batches, each split over the connections
+    await expectLists(want, { client: server.client })
+  }
 }
 
 describe('--connections n into one server: per-key order, as the input orders it', () => {
   for (const workers of [0, 2]) {
     it(`--workers ${workers}: connections 1, 2, 3 and 4 give each key its ids in file order`, async () => {
-      const file = writeInput(`in-w${workers}.csv`)
-      const want = expectedLists(file)
-      for (const n of [1, 2, 3, 4]) {
-        await redis.flushall()
-        const res = await runCli(['import', file, '-u', srv.url, ...COMMANDS, '--connections', String(n), '-b', '300', '--workers', String(workers), '--chunk-size', '64KiB', '--json'])
-        expect(res.stderr, `connections ${n}`).toBe('')
-        const s = JSON.parse(res.stdout)
-        expect(s).toMatchObject({ records: ROWS, loaded: ROWS, commands: 2 * ROWS, acknowledged: 2 * ROWS, errors: 0, workers })
-        expect(s.connections).toEqual(n === 1 ? undefined : { count: n, auto: null })
-        expect(s.batches).toBeGreaterThanOrEqual(2 * ROWS / 300) // many batches, each split over the connections
-        await expectLists(want)
-      }
+      await differential({ url: srv.url, client: redis }, writeInput(`in-w${workers}.csv`), workers)
     }, scaledMs(120_000))
   }
 
@@ -129,42 +133,64 @@ describe('--connections n into one server: per-key order, as the input orders it
   }, scaledMs(60_000))
 })
 
+/** CLIENT KILL of one of four data connections mid-load into `server` ({ url, client, srv }). */
+async function killOne (server, file) {
+  const want = expectedLists(file)
+  const admin = server.srv.client()
+  let killed = null
+  // The input as a stream of 8 KiB pieces; CLIENT KILL of one of the four data connections (the test's own client).
+  const text = fs.readFileSync(file)
+  const half = text.indexOf('\n', text.length >> 1) + 1
+  const kill = async () => {
+    const ids = [...String(await admin.call('CLIENT', 'LIST')).matchAll(/id=(\d+) .*name=pipeload-data/g)].map(m => m[1])
+    killed = ids.length === 4 ? ids[1] : `${ids.length} data connections`
+    await admin.call('CLIENT', 'KILL', 'ID', ids[1])
+  }
+  // The kill goes while the load runs: issued halfway through the input, awaited a quarter later.
+  async function * bytes () {
+    let killing = null
+    for (let at = 0; at < text.length; at += 8192) {
+      if (at >= half && !killing) killing = kill()
+      if (at >= half + (half >> 1)) await killing
+      yield text.subarray(at, Math.min(text.length, at + 8192))
+    }
+    await killing
+  }
+  const reconnects = []
+  const { Readable } = require('node:stream')
+  const s = await load({ url: server.url, input: Readable.from(bytes()), format: 'csv', commands: ['RPUSH a:{k} {id}', 'RPUSH b:{j} {id}'], connections: 4, batchSize: 200, onReconnect: e => reconnects.push(e) })
+  admin.disconnect()
+  expect(killed).toMatch(/^\d+$/)
+  expect(s).toMatchObject({ records: 60_000, loaded: 60_000, errors: 0, reconnects: 1 })
+  expect(reconnects).toHaveLength(1)
+  expect(s.resentCommands).toBe(reconnects[0].resentCommands)
+  // RPUSH re-sent after the kill may have run twice: at most the count said, never lost, in order.
+  const twice = await expectLists(want, { dedupe: true, client: server.client })
+  expect(twice).toBeLessThanOrEqual(s.resentCommands)
+}
+
 describe('--connections n: one connection dies while the others go on', () => {
   it('CLIENT KILL of one data connection mid-load: the load completes, nothing lost, what was re-sent is counted', async () => {
-    const file = writeInput('in-kill.csv', 60_000)
-    const want = expectedLists(file)
-    const admin = srv.client()
-    let killed = null
-    // The input as a stream of 8 KiB pieces; CLIENT KILL of one of the four data connections (the test's own client).
-    const text = fs.readFileSync(file)
-    const half = text.indexOf('\n', text.length >> 1) + 1
-    const kill = async () => {
-      const ids = [...String(await admin.call('CLIENT', 'LIST')).matchAll(/id=(\d+) .*name=pipeload-data/g)].map(m => m[1])
-      killed = ids.length === 4 ? ids[1] : `${ids.length} data connections`
-      await admin.call('CLIENT', 'KILL', 'ID', ids[1])
-    }
-    // The kill goes while the load runs: issued halfway through the input, awaited a quarter later.
-    async function * bytes () {
-      let killing = null
-      for (let at = 0; at < text.length; at += 8192) {
-        if (at >= half && !killing) killing = kill()
-        if (at >= half + (half >> 1)) await killing
-        yield text.subarray(at, Math.min(text.length, at + 8192))
-      }
-      await killing
-    }
-    const reconnects = []
-    const { Readable } = require('node:stream')
-    const s = await load({ url: srv.url, input: Readable.from(bytes()), format: 'csv', commands: ['RPUSH a:{k} {id}', 'RPUSH b:{j} {id}'], connections: 4, batchSize: 200, onReconnect: e => reconnects.push(e) })
-    admin.disconnect()
-    expect(killed).toMatch(/^\d+$/)
-    expect(s).toMatchObject({ records: 60_000, loaded: 60_000, errors: 0, reconnects: 1 })
-    expect(reconnects).toHaveLength(1)
-    expect(s.resentCommands).toBe(reconnects[0].resentCommands)
-    // RPUSH re-sent after the kill may have run twice: at most the count said, never lost, in order.
-    const twice = await expectLists(want, { dedupe: true })
-    expect(twice).toBeLessThanOrEqual(s.resentCommands)
+    await redis.flushall()
+    await killOne({ url: srv.url, client: redis, srv }, writeInput('in-kill.csv', 60_000))
   }, scaledMs(60_000))
+})
+
+// The same against every server kind found (Redis 7.0 and 8.0, Valkey 8.0 and 9.1).
+describeEachServer('--connections n', kind => {
+  const server = {}
+  beforeAll(async () => {
+    server.srv = await startRedis({ server: kind })
+    server.url = server.srv.url
+    server.client = server.srv.client()
+  })
+  afterAll(async () => { server.client?.disconnect(); await server.srv?.stop() })
+
+  it('connections 1 to 4: each key its ids in file order; one connection killed mid-load: nothing lost', async () => {
+    await differential(server, writeInput(`in-${kind.id}.csv`), 0)
+    await server.client.flushall()
+    await killOne(server, writeInput(`in-kill-${kind.id}.csv`, 60_000))
+  }, scaledMs(120_000))
 })
 
 describe('--connections n: SIGKILL, then --resume', () => {
