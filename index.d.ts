@@ -194,6 +194,14 @@ export interface LoadOptions extends ConnectionOptions {
   batchSize?: number | string
   /** Batches awaiting replies at most. Default 4. */
   window?: number | string
+  /**
+   * Connections per server (per master of a cluster), from 1 to 64, each with its own
+   * `window`: connection i owns the hash slots s with s % n = i, so commands on one key keep
+   * their order; batches are acknowledged in input order across them. 'auto': 1 where the
+   * server has no I/O threads (or CONFIG GET io-threads is refused), else one per I/O thread,
+   * at most 4; with Sentinel 1 (a number > 1 is refused there). Default 1.
+   */
+  connections?: number | string | 'auto'
   /** Close a batch early once it holds this many bytes (or a size such as "8MiB"). Default 8 MiB. */
   maxBatchBytes?: number | string
   /** Refuse records larger than this many bytes (or a size such as "64MiB", "512KiB"). Default 64 MiB. */
@@ -350,6 +358,8 @@ export interface Summary {
   rttMs: { p50: number | null, p99: number | null, max: number | null }
   /** Cluster mode only: masters written to, redirections followed, slot-map refreshes. */
   cluster?: { masters: number, moved: number, asked: number, retried: number, rerouted: number, refreshes: number }
+  /** Only when `connections` was not 1: the connections per server (master), and with 'auto' what decided it ("io-threads 4", or what was assumed). */
+  connections?: { count: number, auto: string | null }
   bytesRead: number
   /** Peak resident memory of this process so far (the whole process, in library use). */
   peakRssBytes: number
@@ -600,7 +610,7 @@ export const EXIT: Readonly<{
 }>
 export const CODES: Readonly<Record<ErrorCode, number>>
 export const DEFAULTS: Readonly<{
-  header: boolean, batchSize: number, window: number, maxBatchBytes: number, maxRecordSize: number,
+  header: boolean, batchSize: number, window: number, connections: number, maxBatchBytes: number, maxRecordSize: number,
   onError: 'abort', timeout: number, retryTimeout: number, connectTimeout: number, progressInterval: number, maxFailures: number,
   workers: 'auto', chunkSize: number
 }>

@@ -17,8 +17,9 @@ const { BIN, BASE_ENV, ROOT } = require('./helpers/run-cli')
 const PRELOAD = path.join(__dirname, 'helpers', 'loaded-modules.js')
 // Code only another format, target or mode needs, by its path under lib/ (encode/slots.js and
 // encode/group.js: a cluster's hash slots and the grouping of commands by master;
-// threads/row-groups.js and threads/group-worker.js: Parquet row groups over n workers).
-const OTHERS = /parquet|cluster|bench|encode\/slots\.js|encode\/group\.js|threads\/row-groups\.js|threads\/group-worker\.js/
+// threads/row-groups.js and threads/group-worker.js: Parquet row groups over n workers;
+// send/lanes.js and send/io-threads.js: --connections other than 1, issue 35).
+const OTHERS = /parquet|cluster|bench|encode\/slots\.js|encode\/group\.js|threads\/row-groups\.js|threads\/group-worker\.js|send\/lanes\.js|send\/io-threads\.js/
 // The modules of a format's folder (lib/read/csv/, json/, parquet/) other than `own`'s: a run
 // loads its own format's code only (lib/read/formats.js loads a format's rows on first use).
 const otherFormats = (loaded, own) => loaded.filter(m => /^read\/[^/]+\//.test(m) && !m.startsWith(`read/${own}/`))

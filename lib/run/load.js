@@ -87,9 +87,12 @@ async function openSink (plan, run) {
   let replicated = null
   try {
     await checkReplaceRight(control, o)
+    const cluster = await clusterMode(plan, control)
+    const connections = run.connections = await connectionsFor(control, o)
     // The cluster sink is loaded for a cluster only: a run into one server loads none of it.
-    if (await clusterMode(plan, control)) return require('../send/cluster').openClusterSink(o, input, run, { control, owned })
+    if (cluster) return require('../send/cluster').openClusterSink(o, input, run, { control, owned, connections: connections.count })
     endpoint = dataEndpoint(control)
+    if (connections.count > 1) return await openLanes(o, { control, owned, endpoint, count: connections.count, input, run })
     conn = await connectData(endpoint, o.connectTimeout, o.signal, o.said.connectTimeout)
     // With Sentinel, batches are kept until the master's replicas have them: where its
     // replication stands before the first (lib/send/replication.js).
@@ -119,6 +122,45 @@ async function openSink (plan, run) {
     sink,
     close: async () => {
       sink.conn.end() // the Pipe's current connection: after a reconnect, not the first one
+      if (owned) control.disconnect()
+    }
+  }
+}
+
+/** How many connections per server: { count, auto } (lib/send/io-threads.js unless 1). */
+async function connectionsFor (control, o) {
+  if (o.connections === 1) return { count: 1, auto: null }
+  return require('../send/io-threads').connectionCount(control, { ...o, said: o.said.connectTimeout })
+}
+
+/** One server over `count` connections (lib/send/lanes.js), as { sink, close }. */
+async function openLanes (o, { control, owned, endpoint, count, input, run }) {
+  const opened = await Promise.allSettled(Array.from({ length: count }, () => connectData(endpoint, o.connectTimeout, o.signal, o.said.connectTimeout)))
+  const bad = opened.find(r => r.status === 'rejected')
+  if (bad) {
+    for (const r of opened) if (r.status === 'fulfilled') r.value.close()
+    throw bad.reason
+  }
+  const { Lanes } = require('../send/lanes')
+  const sink = new Lanes({
+    conns: opened.map(r => r.value),
+    reconnect: dataReconnector(control, endpoint, o.connectTimeout, o.signal),
+    window: o.window,
+    timeout: o.timeout,
+    retryTimeout: o.retryTimeout,
+    said: o.said,
+    signal: o.signal,
+    file: input.name,
+    onFailure: (f, batch) => run.fail(f, batch),
+    onAck: b => run.acked(b),
+    onReconnect: e => run.reconnected(e),
+    connectTimeout: o.connectTimeout
+  })
+  run.target = endpoint.target
+  return {
+    sink,
+    close: async () => {
+      sink.end()
       if (owned) control.disconnect()
     }
   }

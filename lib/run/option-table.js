@@ -118,6 +118,19 @@ function workersOf (o) {
   return n
 }
 
+// Connections per server (per master of a cluster): at most this many, each one a window of
+// its own; `auto` asks the server (lib/send/io-threads.js).
+const MAX_CONNECTIONS = 64
+
+function connectionsOf (o) {
+  const v = o.connections
+  if (v === undefined || v === null) return DEFAULTS.connections
+  if (v === 'auto') return 'auto'
+  const n = parseCount(v)
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_CONNECTIONS) throw invalid('connections', `a number of connections from 1 to ${MAX_CONNECTIONS}, or "auto"`, v)
+  return n
+}
+
 const OPTIONS = Object.freeze([
   { name: 'input', bench: true }, // the command's <input...> arguments
   { name: 'format', flag: '-f, --format <format>', help: 'input format (default: from the file extension; for a URL, its path or Content-Type)', choices: FORMATS, check: o => oneOf(o, 'format', FORMATS), bench: true },
@@ -141,6 +154,8 @@ const OPTIONS = Object.freeze([
   // Defaults: see docs/performance.md "Choosing --batch-size and --window" for why these.
   { name: 'batchSize', flag: '-b, --batch-size <n>', help: 'commands per pipelined batch (counts take k = 1000, m = 1000000: 5k)', default: 5000, flagDefault: true, check: count('batchSize'), worker: true },
   { name: 'window', flag: '-w, --window <n>', help: 'batches awaiting replies at most', default: 4, flagDefault: true, check: count('window', WINDOW_EXAMPLE), bench: true },
+  // Default 1: on a server without I/O threads one connection is as fast (docs/performance.md "Several connections").
+  { name: 'connections', flag: '--connections <n|auto>', help: 'connections per server (per master of a cluster), each owning a share of the hash slots, so commands on one key keep their order; auto = 1, or up to 4 where the server has I/O threads (CONFIG GET io-threads)', default: 1, flagDefault: true, check: connectionsOf },
   { name: 'maxBatchBytes', default: 8 * MiB, check: size('maxBatchBytes'), worker: true },
   { name: 'maxRecordSize', flag: '--max-record-size <size>', help: 'refuse records larger than this: bytes, or with a unit (KiB/KB, MiB/MB, GiB/GB: all 1024-based, as in redis.conf)', default: 64 * MiB, flagDefault: true, defaultText: '64 MiB', check: size('maxRecordSize'), worker: true, bench: true },
   // The first failed record stops the run; 'skip': report it and go on.

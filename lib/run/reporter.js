@@ -99,6 +99,8 @@ function formatSummary (s) {
     lines.push(`cluster: ${count(c.masters, 'master')} · ${int(c.moved)} MOVED · ${int(c.asked)} ASK · ` +
       `${int(c.retried)} retried · ${int(c.rerouted)} re-routed · ${int(c.refreshes)} slot map refreshes`)
   }
+  const n = s.connections
+  if (n) lines.push(`connections: ${n.count} per ${c ? 'master' : 'server'}${n.auto ? ` (auto: ${n.auto})` : ''}`)
   if (s.possibleDuplicates) lines.push(...duplicatesLines(s))
   return lines.join('\n')
 }

@@ -64,6 +64,7 @@ class Run {
     this.target = null
     this.stoppedAt = null // where the first record not sent starts (null when everything read was sent)
     this.sink = null
+    this.connections = null // per server (master): { count, auto } once connected (load.js)
     // A checkpoint or rejects file that could not be written: the run stops at the next batch.
     this.outputError = null
   }
@@ -387,6 +388,7 @@ class Run {
       ...resent(s.resentCommands || 0, this.o.templates, this.uncleanStop === true),
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
       ...(sink.cluster ? { cluster: sink.cluster() } : {}),
+      ...(this.connections && this.o.connections !== 1 ? { connections: { ...this.connections } } : {}),
       bytesRead,
       peakRssBytes: process.resourceUsage().maxRSS * 1024,
       onError: this.o.onError,

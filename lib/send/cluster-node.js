@@ -134,10 +134,11 @@ class ClusterNode {
    * @param {object} o.endpoint data endpoint of this node (connection.js)
    * @param {(endpoint: object) => Promise<import('./connection').DataConnection>} o.connect
    */
-  constructor ({ sink, endpoint, connect, window, timeout, retryTimeout, said }) {
+  constructor ({ sink, key, endpoint, connect, window, timeout, retryTimeout, said }) {
     this.sink = sink
     this.endpoint = endpoint
     this.addr = `${endpoint.host}:${endpoint.port}`
+    this.key = key ?? this.addr // with several connections per master: "host:port#i"
     this.target = endpoint.target
     this.link = new Connection({ owner: this, connect: () => connect(endpoint), target: endpoint.target, window, timeout, retryTimeout, said })
   }

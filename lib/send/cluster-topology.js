@@ -1,7 +1,8 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { ask, bounded, ioredis } = require('./connection')
+const { ask, bounded, ioredis, dataEndpoint } = require('./connection')
+const { tlsConnectOptions } = require('./tls')
 const { isCluster } = require('./target-kind')
 
 // A cluster's nodes as the control plane sees them: whether a server is a cluster node,
@@ -158,4 +159,12 @@ async function deletePrefixCluster (client, prefix, count = 1000) {
   return removed
 }
 
-module.exports = { Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster }
+/** The data endpoint template (credentials, TLS) for a control client or an ioredis Cluster. */
+function endpointTemplate (control) {
+  if (!control.isCluster) return dataEndpoint(control)
+  const o = control.options.redisOptions || {}
+  const tls = o.tls ? tlsConnectOptions(o.tls === true ? {} : o.tls) : undefined
+  return Object.freeze({ tls, username: o.username, password: o.password, db: 0 })
+}
+
+module.exports = { endpointTemplate, Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster }

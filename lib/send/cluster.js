@@ -7,8 +7,7 @@ const { Activity } = require('./activity')
 const { SentBatch } = require('./sent-batch')
 const { positionAt } = require('../read/row')
 const { connectData, dataEndpoint, scrub } = require('./connection')
-const { Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster } = require('./cluster-topology')
-const { tlsConnectOptions } = require('./tls')
+const { Topology, clusterReady, isCluster, openClusterClient, deletePrefixCluster, endpointTemplate } = require('./cluster-topology')
 const { SlotScanner, commandSlots, SLOTS, NO_KEY, CROSS_SLOT } = require('../encode/slots')
 const { ClusterNode, NodeBatch } = require('./cluster-node')
 const { OTHER } = require('../encode/group')
@@ -34,6 +33,8 @@ const { Parking } = require('./cluster-parking')
 //             its slots, then every command it had not answered is re-routed.
 // Parents are acknowledged (onAck) in input order once all their commands are, so
 // checkpoints and record counts mean the same as with one server.
+// --connections n: n ClusterNodes per master ("lanes", keyed "host:port#i"), lane i owning
+// the master's slots s with s % n = i: a key's commands keep one connection, and their order.
 
 // A hash tag is written with braces, which a template reads as a field unless doubled.
 const HASH_TAG_HINT = 'give them a common hash tag (the part of a key between { and }); in a template a literal brace is written twice: user:{{{id}}}:name and user:{{{id}}}:tags both hash by the id'
@@ -69,12 +70,13 @@ class ClusterSink {
    * @param {Topology} o.topology where CLUSTER SLOTS comes from
    * @param {object} o.endpoint data endpoint template (credentials, TLS); host/port per node
    */
-  constructor ({ topology, endpoint, connect = connectData, connectTimeout, signal, window, timeout = 0, retryTimeout = 0, said = {}, file, onFailure, onAck, onReconnect }) {
+  constructor ({ topology, endpoint, connect = connectData, connectTimeout, signal, window, connections = 1, timeout = 0, retryTimeout = 0, said = {}, file, onFailure, onAck, onReconnect }) {
     this.topology = topology
     this.endpoint = endpoint
     this.signal = signal
     this.connectNode = ep => connect(ep, Math.min(connectTimeout || 10000, 2000), signal)
     this.window = window
+    this.connections = connections // per master: the lanes of each (see above)
     this.timeout = timeout
     this.retryTimeout = retryTimeout
     this.said = said // timeout and retryTimeout as given, for messages
@@ -82,7 +84,7 @@ class ClusterSink {
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
     this.onReconnect = onReconnect || (() => {})
-    this.nodes = new Map() // "host:port" -> ClusterNode
+    this.nodes = new Map() // "host:port" (with several connections: "host:port#i") -> ClusterNode
     this.slotNode = new Array(SLOTS).fill(null)
     this.numbers = new Map() // ClusterNode -> its number in owners()
     this.onSlotMap = null // called after each refresh of the slot map
@@ -133,20 +135,27 @@ class ClusterSink {
     return owners
   }
 
+  /** One ClusterNode per master serving slots (its first lane found, with several connections). */
   masters () {
-    return [...new Set(this.slotNode.filter(Boolean))]
+    return [...new Map(this.slotNode.filter(Boolean).map(n => [n.addr, n])).values()]
   }
 
-  /** The ClusterNode for "host:port", connecting it on first use. */
-  nodeAt (addr) {
-    let node = this.nodes.get(addr)
+  /** The ClusterNode (lane) that sends slot `slot` to the master at "host:port". */
+  nodeFor (addr, slot) {
+    return this.nodeAt(this.connections === 1 ? addr : `${addr}#${slot % this.connections}`)
+  }
+
+  /** The ClusterNode for "host:port" (or "host:port#i", a lane), connecting it on first use. */
+  nodeAt (key) {
+    let node = this.nodes.get(key)
     if (!node) {
+      const [addr] = key.split('#')
       const i = addr.lastIndexOf(':')
       const host = addr.slice(0, i)
       const port = Number(addr.slice(i + 1))
       const endpoint = Object.freeze({ ...this.endpoint, host, port, target: `${host}:${port}` })
-      node = new ClusterNode({ sink: this, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout, said: this.said })
-      this.nodes.set(addr, node)
+      node = new ClusterNode({ sink: this, key, endpoint, connect: this.connectNode, window: this.window, timeout: this.timeout, retryTimeout: this.retryTimeout, said: this.said })
+      this.nodes.set(key, node)
     }
     return node
   }
@@ -157,8 +166,9 @@ class ClusterSink {
       this.refreshing = this.topology.slots().then(ranges => {
         this.stats.refreshes++
         for (const [start, end, master] of ranges) {
-          const node = this.nodeAt(`${master[0]}:${master[1]}`)
-          for (let s = start; s <= end; s++) this.slotNode[s] = node
+          const addr = `${master[0]}:${master[1]}`
+          const lanes = new Array(this.connections).fill(null) // created for the slots they get
+          for (let s = start; s <= end; s++) this.slotNode[s] = lanes[s % this.connections] ??= this.nodeFor(addr, s)
         }
         if (this.onSlotMap) this.onSlotMap()
         return true
@@ -181,7 +191,7 @@ class ClusterSink {
   }
 
   forget (node) {
-    if (this.nodes.get(node.addr) === node) this.nodes.delete(node.addr)
+    if (this.nodes.get(node.key) === node) this.nodes.delete(node.key)
   }
 
   /** Route one encoded batch; resolves once every master's part is written. */
@@ -307,7 +317,7 @@ class ClusterSink {
     if (++parent.redirects[i] > MAX_REDIRECTIONS) throw this.redirectLoop(node, parent, i, m)
     if (m.startsWith('MOVED ')) {
       this.stats.moved++
-      this.slotNode[slot] = this.nodeAt(addr)
+      this.slotNode[slot] = this.nodeFor(addr, slot)
       this.refreshSoon()
       return this.reroute(parent, i)
     }
@@ -315,7 +325,7 @@ class ClusterSink {
     const nb = new NodeBatch()
     nb.asking()
     nb.add(parent, i)
-    this.nodeAt(addr).push(nb.seal())
+    this.nodeFor(addr, slot).push(nb.seal())
   }
 
   /** The error of a command redirected more than MAX_REDIRECTIONS times: where, and by whom. */
@@ -427,19 +437,11 @@ class ClusterSink {
   }
 }
 
-/** The data endpoint template (credentials, TLS) for a control client or an ioredis Cluster. */
-function endpointTemplate (control) {
-  if (!control.isCluster) return dataEndpoint(control)
-  const o = control.options.redisOptions || {}
-  const tls = o.tls ? tlsConnectOptions(o.tls === true ? {} : o.tls) : undefined
-  return Object.freeze({ tls, username: o.username, password: o.password, db: 0 })
-}
-
 /**
  * The sink for load() against a cluster: { sink, close }. `control`: a client of any node (or
  * an ioredis Cluster), disconnected on close when `owned` (load() opened it).
  */
-async function openClusterSink (o, input, run, { control, owned }) {
+async function openClusterSink (o, input, run, { control, owned, connections = 1 }) {
   const topology = new Topology(control, o.connectTimeout, o.signal, o.said.connectTimeout)
   const sink = new ClusterSink({
     topology,
@@ -447,6 +449,7 @@ async function openClusterSink (o, input, run, { control, owned }) {
     connectTimeout: o.connectTimeout,
     signal: o.signal,
     window: o.window,
+    connections,
     timeout: o.timeout,
     retryTimeout: o.retryTimeout,
     said: o.said,

@@ -93,7 +93,7 @@ class Pipe {
    * @param {number} [o.timeout] ms without a reply, while replies are due, before the connection counts as lost
    * @param {number} [o.retryTimeout] ms to keep trying to reconnect
    * @param {string} o.file input name for failures
-   * @param {(failure: object, batch: Batch) => void} o.onFailure called once per failed record, with its batch
+   * @param {(failure: object, batch: Batch, record: number) => void} o.onFailure called once per failed record, with its batch and its index there
    * @param {(batch: Batch) => void} [o.onAck] called for each fully acknowledged batch, in order
    * @param {(event: object) => void} [o.onReconnect] called when a lost connection is back
    * @param {AbortSignal} [o.signal] once aborted: no reconnect, replies awaited ABORT_GRACE ms at most
@@ -168,10 +168,15 @@ class Pipe {
   async send (encoded) {
     if (encoded.cmds === 0) return this.sendEmpty(encoded)
     await this.room()
-    const b = new Batch(encoded)
+    const b = this.batchOf(encoded)
     this.stats.batches++
     this.stats.commands += b.cmds
     this.link.push(b)
+  }
+
+  /** What the window keeps of an encoded batch (lanes.js adds the batch it is a part of). */
+  batchOf (encoded) {
+    return new Batch(encoded)
   }
 
   /**
@@ -237,7 +242,7 @@ class Pipe {
         b.failed++
         this.stats.failedRecords++
         const message = String(err.message)
-        this.onFailure({ ...positionAt(b, rec, b.file ?? this.file), code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b)
+        this.onFailure({ ...positionAt(b, rec, b.file ?? this.file), code: message.split(' ')[0], message, source: 'reply', raw: b.raws?.[rec] }, b, rec)
       }
     }
     if (++b.replies === b.due) this.ack(b)
