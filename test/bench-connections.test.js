@@ -6,6 +6,7 @@
 // the test's client: the writes of each row (its keys carry the row number) and the client
 // address each came from, so "2 connections" is what the server saw, not what bench says.
 
+const fs = require('node:fs')
 const path = require('node:path')
 const { startRedis } = require('./helpers/redis-server')
 const { runCli: pipeload } = require('./helpers/run-cli')
@@ -54,7 +55,7 @@ async function watchWrites () {
   }
 }
 
-/** The HSETs the hset workload writes: key i, fields f1..f3 (as the bench's own workload names them, checked against row 1's writes). */
+/** Writes compared as sets: several connections interleave them. */
 function sortedWrites (writes) {
   return writes.map(w => JSON.stringify(w)).sort()
 }
@@ -114,6 +115,20 @@ describe('bench --connections', () => {
       expect(row.writes).toHaveLength(200)
       expect(row.sources.size).toBe(2)
     }
+    expect(await redis.dbsize()).toBe(before)
+  })
+
+  it('a file: the import itself over two connections (load() connections 2), every record written, keys deleted', async () => {
+    const before = await redis.dbsize()
+    const watch = await watchWrites()
+    const res = await bench({ url: srv.url, input: CITIES, key: 'city:{id}', batchSizes: [10], baseline: false, connections: 2 })
+    await watch.stop()
+    // The file's ids, read here: every line that starts with one (no field of it spans lines).
+    const ids = fs.readFileSync(CITIES, 'utf8').split('\n').map(l => /^(\d+),/.exec(l)?.[1]).filter(Boolean)
+    expect(res.rows.map(x => [x.batchSize, x.connections, x.records, x.correct])).toEqual([[10, 2, ids.length, true]])
+    const row = watch.rows.get(1)
+    expect(row.writes.map(w => w[1]).sort()).toEqual(ids.map(id => `city:${id}`).sort())
+    expect(row.sources.size).toBe(2)
     expect(await redis.dbsize()).toBe(before)
   })
 
