@@ -11,6 +11,7 @@ const path = require('node:path')
 const { startRedis } = require('./helpers/redis-server')
 const { runCli: pipeload } = require('./helpers/run-cli')
 const { bench } = require('../lib/bench')
+const { formatCsv, formatMarkdown, formatProgress } = require('../lib/bench/format')
 
 const ROW_KEY = /^pipeload:bench:[0-9a-f]{12}:(\d+):(.*)$/
 const CITIES = path.join(__dirname, '..', 'examples', 'data', 'cities.csv')
@@ -116,6 +117,22 @@ describe('bench --connections', () => {
       expect(row.sources.size).toBe(2)
     }
     expect(await redis.dbsize()).toBe(before)
+  })
+
+  it('--csv gets a connections column and the sweep\'s rows; --markdown the second table; progress names the connections', async () => {
+    const seen = []
+    const res = await bench({ url: srv.url, workload: 'set', count: 400, batchSizes: [10], baseline: false, connections: '1,2', onProgress: p => seen.push(p) })
+    const lines = formatCsv(res).trim().split('\n')
+    expect(lines[0]).toMatch(/^mode,batchSize,window,.*,connections$/)
+    expect(lines.slice(1).map(l => l.split(',')).map(f => [f[0], f[1], f[f.length - 1]])).toEqual([
+      ['pipeline', '10', '1'], ['pipeline', '10', '1'], ['pipeline', '10', '2']
+    ])
+    const md = formatMarkdown(res)
+    expect(md).toMatch(/^\| connections \| commands \| time \| ops\/s \| vs 1 \|/m)
+    expect(md.match(/^\| [12] \| 400 \|/gm)).toHaveLength(2)
+    expect(seen.filter(p => p.elapsedMs === 0).map(p => [p.row, p.rows, p.connections])).toEqual([[1, 3, 1], [2, 3, 1], [3, 3, 2]])
+    expect(formatProgress({ row: 3, rows: 3, run: 1, runs: 1, mode: 'pipeline', batchSize: 10, connections: 2, ops: 0, count: 400, elapsedMs: 0 }))
+      .toBe('row 3/3: batch size 10 · 2 connections · 0 of 400 commands · 0.0 s')
   })
 
   it('a file: the import itself over two connections (load() connections 2), every record written, keys deleted', async () => {
