@@ -453,6 +453,13 @@ export interface BenchOptions extends ConnectionOptions {
    * also "1,10,100". Sizes above the count are skipped but the smallest of them.
    */
   batchSizes?: number[] | string
+  /**
+   * Connections per server (per master of a cluster), as load()'s `connections`: a count,
+   * 'auto' or a list of them ([1, 2, 4] or "1,2,4"). The batch-size rows run over the fewest;
+   * with two counts or more, `connectionSweep` times each at the picked batch size.
+   * Left out: one connection, and none of the connection fields in the result.
+   */
+  connections?: number | 'auto' | Array<number | 'auto'> | string
   /** Batches in flight for the pipeline rows (in a row always uses 1). Default 4. */
   window?: number
   /** Runs per row; the row shows the median run and the spread. Default 1. */
@@ -510,10 +517,14 @@ export interface BenchProgress {
   count: number | null
   /** The row stops sending after this long; null: never. */
   maxRowTimeMs: number | null
+  /** With `connections`: the row's data connections. */
+  connections?: number
 }
 
 export interface BenchRow {
   mode: 'in-a-row' | 'pipeline'
+  /** With `connections`: the data connections the row sent over (the in-a-row row: 1). */
+  connections?: number
   /** 1 for the in-a-row row. */
   batchSize: number
   window: number
@@ -600,6 +611,24 @@ export interface BenchResult {
   /** The smallest batch size within 10% of the fastest, among rows that measured a rate; null when fewer than two batch sizes did. */
   recommendedBatchSize: number | null
   rows: BenchRow[]
+  /** With `connections`: the counts, resolved ('auto' asked of the server), ascending; the batch-size rows ran over the first. */
+  connections?: number[]
+  /** With 'auto' among `connections`: what it came to and why; else null. */
+  connectionsAuto?: string | null
+  /** With two connection counts or more: one row per count at one batch size. */
+  connectionSweep?: BenchConnectionSweep
+}
+
+export interface BenchConnectionSweep {
+  /** The batch size every row ran at: the recommended one, else the fastest ranked, else the largest run. */
+  batchSize: number
+  basis: 'recommended' | 'fastest' | 'largest'
+  /** The count of the fastest ranked row; null when none was ranked. */
+  fastestConnections: number | null
+  /** The fewest connections within 10% of the fastest, among ranked rows; null when fewer than two were. */
+  recommendedConnections: number | null
+  /** Each a BenchRow with `connections` and `vsOne` (ops/s against the one-connection row; null without one). */
+  rows: Array<BenchRow & { connections: number, vsOne: number | null }>
 }
 
 /** Time the workload in a row and at each batch size; touches only its own keys. */

@@ -57,6 +57,38 @@ describe('bench against a cluster', () => {
     expect(keys).toEqual(Array.from({ length: 300 }, (_, i) => `other:${i}`).sort())
   })
 
+  it('connections 2: every master takes each row\'s writes on two connections of its own (MONITOR); keys deleted', async () => {
+    const watches = []
+    for (const port of await cluster.masterPorts()) {
+      const c = new Redis({ port, protocol: 2 })
+      const m = await c.monitor()
+      const w = { c, m, sources: new Map(), sets: 0 }
+      m.on('monitor', (time, args, source) => {
+        const row = /^pipeload:bench:[0-9a-f]{12}:(\d+):/.exec(String(args[1] ?? ''))
+        if (String(args[0]).toLowerCase() !== 'set' || !row) return
+        w.sets++
+        if (!w.sources.has(row[1])) w.sources.set(row[1], new Set())
+        w.sources.get(row[1]).add(source)
+      })
+      watches.push(w)
+    }
+    const res = await bench({ url: cluster.url, workload: 'set', count: 3000, batchSizes: [100, 1000], baseline: false, connections: 2 })
+    // A marker from another client, after the run: each feed has shown every earlier command once it shows the marker.
+    for (const [i, port] of (await cluster.masterPorts()).entries()) {
+      const seen = new Promise(resolve => watches[i].m.on('monitor', (t, args) => { if (args[0] === 'echo' && args[1] === 'bench-marker') resolve() }))
+      const c = new Redis({ port, protocol: 2 })
+      await c.echo('bench-marker')
+      await seen
+      c.disconnect()
+      watches[i].m.disconnect()
+      watches[i].c.disconnect()
+    }
+    expect(res.rows.map(r => [r.batchSize, r.connections, r.ops, r.correct])).toEqual([[100, 2, 3000, true], [1000, 2, 3000, true]])
+    expect(watches.reduce((n, w) => n + w.sets, 0)).toBe(6000)
+    for (const w of watches) expect([...w.sources.values()].map(s => s.size)).toEqual([2, 2])
+    expect((await onMasters(c => c.keys('pipeload:bench:*'))).flat()).toEqual([])
+  })
+
   it('CLIENT refused: the server columns stay n/a', async () => {
     await onMasters(c => c.call('ACL', 'SETUSER', 'noclient', 'on', '>pw', '~*', '+@all', '-client'))
     const res = await bench({ url: cluster.url.replace('redis://', 'redis://noclient:pw@'), workload: 'incr', count: 2000, batchSizes: [100] })

@@ -42,6 +42,13 @@ function batchLabel (r) {
   return r.mode === 'in-a-row' ? 'in a row' : int(r.batchSize)
 }
 
+/** " · 2 connections": what the batch-size rows ran over, with --connections (else ''). */
+function overText (res) {
+  if (!res.connections) return ''
+  const n = res.connections[0]
+  return ` · ${n} connection${n === 1 ? '' : 's'}${res.connectionsAuto ? ` (${res.connectionsAuto})` : ''}`
+}
+
 /** Lines above the table: what ran, where, and over what link. */
 function header (res) {
   const what = res.workload === 'file'
@@ -51,7 +58,7 @@ function header (res) {
     ? `RTT ${ms(res.rttMs)} SIMULATED by a delay proxy on loopback${res.jitterMs ? ` (jitter ±${ms(res.jitterMs / 2)} each way)` : ''}; PING through it ${ms(res.pingMs)}`
     : `RTT not simulated; PING ${ms(res.pingMs)}`
   return [
-    `pipeload bench · ${what} · ${res.target} · window ${res.window}${res.repeat > 1 ? ` · median of ${res.repeat} runs` : ''}`,
+    `pipeload bench · ${what} · ${res.target} · window ${res.window}${overText(res)}${res.repeat > 1 ? ` · median of ${res.repeat} runs` : ''}`,
     `link: ${link}`
   ]
 }
@@ -280,8 +287,14 @@ function notes (res) {
   return out
 }
 
-/** The aligned table with header and notes. */
+/** The aligned table with header and notes, and the connection sweep's after them. */
 function formatTable (res) {
+  const { connectionsTable } = require('./format-connections')
+  return batchTable(res) + (res.connectionSweep ? '\n' + connectionsTable(res) : '')
+}
+
+/** The batch-size table with header and notes. */
+function batchTable (res) {
   const cols = columns(res)
   const rows = displayRows(res).map(r => r.reason ? skippedCells(cols, r, res) : cols.map(c => c.cell(r)))
   const widths = cols.map((c, i) => Math.max(c.title.length, ...rows.map(r => r[i].length)))
@@ -329,8 +342,10 @@ const CSV_FIELDS = [
 
 /** One line per row; empty cells for n/a. Every value is a number, a boolean or a plain word. */
 function formatCsv (res) {
-  const lines = [CSV_FIELDS.map(f => f[0]).join(',')]
-  for (const r of res.rows) lines.push(CSV_FIELDS.map(f => { const v = f[1](r); return v == null ? '' : String(v) }).join(','))
+  // With --connections: a connections column, and the sweep's rows after the batch sizes'.
+  const fields = res.connections ? [...CSV_FIELDS, ['connections', r => r.connections]] : CSV_FIELDS
+  const lines = [fields.map(f => f[0]).join(',')]
+  for (const r of [...res.rows, ...(res.connectionSweep?.rows || [])]) lines.push(fields.map(f => { const v = f[1](r); return v == null ? '' : String(v) }).join(','))
   return lines.join('\n') + '\n'
 }
 
@@ -353,6 +368,7 @@ function formatMarkdown (res) {
   }
   lines.push('')
   for (const n of notes(res)) lines.push(esc(n) + '  ')
+  if (res.connectionSweep) lines.push('', ...require('./format-connections').connectionsMarkdown(res, esc))
   return lines.join('\n') + '\n'
 }
 
@@ -362,6 +378,7 @@ function formatMarkdown (res) {
  */
 function formatProgress (p) {
   let s = `row ${p.row}/${p.rows}: ${p.mode === 'in-a-row' ? 'in a row' : `batch size ${int(p.batchSize)}`}` +
+    (p.connections > 1 ? ` · ${p.connections} connections` : '') +
     (p.runs > 1 ? ` (run ${p.run}/${p.runs})` : '')
   if (p.records != null) s += ` · ${int(p.records)} records`
   s += ` · ${int(p.ops ?? 0)}${p.count != null ? ` of ${int(p.count)}` : ''} commands`
@@ -370,4 +387,4 @@ function formatProgress (p) {
   return s
 }
 
-module.exports = { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress, SHORT_ROW_MS }
+module.exports = { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress, SHORT_ROW_MS, int, ms, mem, spread, margin, WITHIN, fewTrips }

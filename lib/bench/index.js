@@ -20,6 +20,7 @@ const { combineRuns, result, rate, round } = require('./result')
 const { deletePrefix, deletePending, safetyTtlMs, addCleanupHint, cleanUp } = require('./cleanup')
 const { checkRights } = require('./rights')
 const { isCluster, openClusterPipe, openClusterClient } = require('../send/cluster')
+const { resolveConnections, openLanes, sweepConnections } = require('./connections')
 
 // Timing mode: the same work at each batch size, plus a baseline that sends one command
 // and awaits its reply before the next ("in a row"). Every row runs over the same kind of
@@ -58,8 +59,12 @@ async function bench (options) {
     const ping = await measurePing(ctx.via, bound)
     ctx.minPingMs = ping.min
     await checkRights(ctx, ctx.ttlMs, bound)
-    let plan = o.baseline ? [{ mode: 'in-a-row', batchSize: 1, window: 1 }] : []
-    for (const b of o.batchSizes) plan.push({ mode: 'pipeline', batchSize: b, window: o.window })
+    // --connections: the batch-size rows over the fewest given, then a sweep of the counts (connections.js).
+    ctx.connections = await resolveConnections(ctx)
+    const over = ctx.connections ? { connections: ctx.connections.counts[0] } : {}
+    let plan = o.baseline ? [{ mode: 'in-a-row', batchSize: 1, window: 1, ...(ctx.connections ? { connections: 1 } : {}) }] : []
+    for (const b of o.batchSizes) plan.push({ mode: 'pipeline', batchSize: b, window: o.window, ...over })
+    const sweepRows = ctx.connections && ctx.connections.counts.length > 1 ? ctx.connections.counts.length : 0
     // Batch sizes above a row's command count all send the same single batch: only the
     // smallest of them runs. A file's count is known once a row has read all of it.
     const skipped = []
@@ -75,17 +80,23 @@ async function bench (options) {
     let trimmed = o.workload !== 'file'
     for (let i = 0; i < plan.length; i++) {
       if (cannotFinish(plan[i], rowCount(ctx), ctx.minPingMs, o.maxRowTimeMs)) { deferred.push(plan[i]); continue }
-      done.set(plan[i], await repeatRow(ctx, plan[i], done.size + 1, plan.length))
+      done.set(plan[i], await repeatRow(ctx, plan[i], done.size + 1, plan.length + sweepRows))
       if (!trimmed && ctx.fileCommands !== null) { trim(ctx.fileCommands, i + 1); trimmed = true }
     }
     const proof = [...done.values()].some(finishedRanked)
     const cantFinish = []
     for (const step of deferred) {
       if (proof) cantFinish.push(skippedRow(ctx, step))
-      else done.set(step, await repeatRow(ctx, step, done.size + 1, plan.length))
+      else done.set(step, await repeatRow(ctx, step, done.size + 1, plan.length + sweepRows))
     }
     const rows = plan.filter(step => done.has(step)).map(step => done.get(step))
-    return result(ctx, rows, ping.median, { skipped, cantFinish })
+    const res = result(ctx, rows, ping.median, { skipped, cantFinish })
+    if (ctx.connections) {
+      Object.assign(res, { connections: ctx.connections.counts, connectionsAuto: ctx.connections.auto })
+      let next = done.size
+      await sweepConnections(ctx, res, step => repeatRow(ctx, step, ++next, plan.length + sweepRows))
+    }
+    return res
   } catch (err) {
     failed = asPipeloadError(err, control, o.said.connectTimeout ?? `${o.connectTimeout} ms`)
     throw failed
@@ -209,6 +220,7 @@ async function syntheticRow (ctx, row) {
   ctx.pending = { wl }
   if (wl.prepare) await wl.prepare(ctx.cluster || control)
   if (ctx.cluster) return clusterSyntheticRow(ctx, row, wl)
+  if (step.connections > 1) return lanesSyntheticRow(ctx, row, wl)
   const conn = await openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal, said: o.said.connectTimeout })
   let sent = 0
   let capped = false
@@ -239,6 +251,7 @@ async function syntheticRow (ctx, row) {
     mode: step.mode,
     batchSize: step.batchSize,
     window: step.window,
+    ...overConnections(step),
     ops: sent,
     batches: pipe.stats.batches,
     durationMs: round(durationMs),
@@ -253,6 +266,29 @@ async function syntheticRow (ctx, row) {
   }
 }
 
+/** A row's `connections` (--connections given), as the row and load() take it. */
+function overConnections (step) {
+  return step.connections === undefined ? {} : { connections: step.connections }
+}
+
+/** One row of a synthetic workload over several connections to one server: the import's Lanes. */
+async function lanesSyntheticRow (ctx, row, wl) {
+  const { o, control } = ctx
+  const { step } = row
+  // The row's connections are newer than every client there now.
+  const sampler = await sampleNewDataConnections(control, o.sampleIntervalMs)
+  const lanes = await openLanes(ctx, step.connections, step.window).catch(async err => { await sampler.stop(); throw err })
+  let mem
+  let sent, capped, durationMs, timeline
+  try {
+    ({ sent, capped, durationMs, timeline } = await sendRow(ctx, row, lanes, wl))
+  } finally {
+    mem = await sampler.stop()
+    lanes.end()
+  }
+  return checkedRow(ctx, { step, wl, sink: lanes, mem }, { sent, capped, durationMs, timeline })
+}
+
 /** One row of a synthetic workload against a cluster: the import's cluster sink. */
 async function clusterSyntheticRow (ctx, row, wl) {
   const { o } = ctx
@@ -260,7 +296,7 @@ async function clusterSyntheticRow (ctx, row, wl) {
   // The sink's connections (one per master) are newer than every client there now.
   const sampler = await sampleCluster(ctx.cluster, o.sampleIntervalMs)
   let mem
-  const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connectTimeout: o.connectTimeout, signal: o.signal, file: o.workload })
+  const { sink, close } = await openClusterPipe(ctx.control, { window: step.window, connections: step.connections, connectTimeout: o.connectTimeout, signal: o.signal, file: o.workload })
     .catch(async err => { await sampler.stop(); throw err })
   let sent = 0
   let capped = false
@@ -272,12 +308,18 @@ async function clusterSyntheticRow (ctx, row, wl) {
     mem = await sampler.stop()
     close()
   }
-  const checked = await wl.verify(ctx.cluster, sent, sink.stats)
+  return checkedRow(ctx, { step, wl, sink, mem }, { sent, capped, durationMs, timeline })
+}
+
+/** A row sent through a sink of several connections (the cluster sink, Lanes): checked, its keys deleted, as a result row. */
+async function checkedRow (ctx, { step, wl, sink, mem }, { sent, capped, durationMs, timeline }) {
+  const checked = await wl.verify(ctx.cluster || ctx.control, sent, sink.stats)
   const removed = await deletePending(ctx)
   return {
     mode: step.mode,
     batchSize: step.batchSize,
     window: step.window,
+    ...overConnections(step),
     ops: sent,
     batches: sink.stats.batches,
     durationMs: round(durationMs),
@@ -373,6 +415,7 @@ async function fileRow (ctx, row) {
       ttl: o.ttl,
       batchSize: step.batchSize,
       window: step.window,
+      ...overConnections(step),
       onError: 'skip', // a row times the whole file: failed records make it incorrect, not stop it
       signal: stop.signal,
       // Every few ms: the commands sent over time give the row's margin of error.
@@ -405,6 +448,7 @@ async function fileRow (ctx, row) {
     mode: step.mode,
     batchSize: step.batchSize,
     window: step.window,
+    ...overConnections(step),
     ops: summary.acknowledged,
     records: summary.loaded,
     batches: summary.batches,

@@ -39,7 +39,7 @@ const GOOD_ENOUGH = 0.9
  * load() it shares (a file's, the window) are marked in lib/run/option-table.js.
  */
 const BENCH_OPTIONS = Object.freeze([...CONNECTION_OPTIONS, ...BENCH_SHARED, 'workload', 'count', 'batchSizes', 'repeat', 'baseline', 'rtt', 'rttMs',
-  'jitter', 'jitterMs', 'maxRowTime', 'maxRowTimeMs', 'sampleIntervalMs', 'signal', 'onProgress'])
+  'jitter', 'jitterMs', 'maxRowTime', 'maxRowTimeMs', 'sampleIntervalMs', 'signal', 'onProgress', 'connections'])
 // load() options bench refuses with a reason of its own, below.
 const REFUSED = ['map', 'dryRun']
 
@@ -56,6 +56,20 @@ function batchSizesOf (value) {
   if (!Array.isArray(list) || list.length === 0) throw invalid('batchSizes', 'a list of positive whole numbers such as "1,10,100"', value)
   const sizes = list.map(v => positiveInt(v, 'batchSizes', undefined))
   return Object.freeze([...new Set(sizes)].sort((a, b) => a - b))
+}
+
+/**
+ * connections: a count, "auto" or a list of them ("1,2,4", [1, 2, 4]); null when not given
+ * (rows as before, one connection). Each value is checked as load() checks its own (the same
+ * message); the numbers sorted, each once, "auto" (resolved once connected) last.
+ */
+function connectionsListOf (value) {
+  if (value === undefined || value === null) return null
+  const list = typeof value === 'string' ? value.split(',').map(s => s.trim()).filter(Boolean) : (Array.isArray(value) ? value : [value])
+  if (list.length === 0) throw invalid('connections', 'a list of connection counts such as "1,2,4" (or "auto")', value)
+  const counts = list.map(v => optionEntry('connections').check({ connections: v }))
+  const numbers = [...new Set(counts.filter(c => c !== 'auto'))].sort((a, b) => a - b)
+  return Object.freeze(counts.includes('auto') ? [...numbers, 'auto'] : numbers)
 }
 
 /** Validate bench() options once; everything downstream trusts the result. */
@@ -101,6 +115,7 @@ function normalizeBenchOptions (o = {}) {
     countGiven,
     batchSizes,
     window,
+    connections: connectionsListOf(o.connections),
     repeat: positiveInt(o.repeat, 'repeat', BENCH_DEFAULTS.repeat),
     baseline: o.baseline ?? BENCH_DEFAULTS.baseline,
     rttMs,

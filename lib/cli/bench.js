@@ -18,6 +18,7 @@ function benchCommand (io) {
     .addOption(new Option('--workload <name>', 'synthetic workload').choices(WORKLOADS).default(BENCH_DEFAULTS.workload))
     .option('--count <n>', `commands per row (synthetic workloads; default ${BENCH_DEFAULTS.count}, grown to 10 x window x the largest batch size, at most 1000000)`)
     .option('--batch-sizes <list>', 'comma-separated batch sizes', BENCH_DEFAULTS.batchSizes.join(','))
+    .option('--connections <list>', 'connections per server (per master), comma-separated counts or auto, e.g. 1,2,4: the batch sizes run over the first; with two or more, a second table times each at the picked batch size')
   addFlags(cmd, ['window'])
   cmd
     .option('--repeat <n>', 'run every row n times; report the median and the spread', String(BENCH_DEFAULTS.repeat))
@@ -48,7 +49,8 @@ trip, not a rate: it is marked †; one of fewer than 10 round trips is marked �
 ranked ("fastest", the pick); use a larger --count. A row that cannot finish under
 --max-row-time even at the PING round trip is run last, and skipped (§) once a row has
 finished: it would be slower. A batch size is recommended only when two or more were
-ranked. "how sure" gives each row's 95% margin; one run names no winner: --repeat 3 to
+ranked. --connections 1,2,4: the batch-size rows run over the fewest, then one row per
+count at the recommended batch size (else the fastest) recommends a --connections. "how sure" gives each row's 95% margin; one run names no winner: --repeat 3 to
 know. Rows under 100 ms are noisy: --repeat 5 shows the spread. A file row shows records
 (rows/s, as import counts them) next to commands (ops/s). Server reply memory comes from
 CLIENT LIST (on a cluster, of every master; n/a when the user may not run it). On a
@@ -59,6 +61,7 @@ Examples:
   pipeload bench --workload set --count 1000000 --batch-sizes 100,1000,10000
   pipeload bench users.csv --key 'user:{id}'
   pipeload bench --rtt 250ms --count 2000
+  pipeload bench --workload hset --connections 1,2,4
   pipeload bench --rtt 50ms --count 1000000 --no-baseline --repeat 3
   pipeload bench --json > timing.json`)
   cmd.action(async (file, flags) => {
@@ -77,6 +80,7 @@ async function runBench (file, flags, io, fromCli) {
   const options = {
     ...connectionOptions(flags, io.env, warn),
     batchSizes: flags.batchSizes,
+    connections: flags.connections,
     window: flags.window,
     repeat: flags.repeat,
     baseline: flags.baseline,

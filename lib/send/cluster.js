@@ -475,12 +475,12 @@ async function openClusterSink (o, input, run, { control, owned, connections = 1
 }
 
 /**
- * A ClusterSink on its own (timing mode): { sink, close }. `control` is a client of any
- * node (or an ioredis Cluster); it is not closed.
+ * A ClusterSink on its own (timing mode): { sink, close }, `connections` per master. `control`
+ * is a client of any node (or an ioredis Cluster); it is not closed.
  */
-async function openClusterPipe (control, { window, timeout = 0, retryTimeout = 0, connectTimeout, signal, file = 'bench', onFailure = () => {} }) {
+async function openClusterPipe (control, { window, connections = 1, timeout = 0, retryTimeout = 0, connectTimeout, signal, file = 'bench', onFailure = () => {} }) {
   const topology = new Topology(control, connectTimeout, signal)
-  const sink = new ClusterSink({ topology, endpoint: endpointTemplate(control), connectTimeout, signal, window, timeout, retryTimeout, file, onFailure })
+  const sink = new ClusterSink({ topology, endpoint: endpointTemplate(control), connectTimeout, signal, window, connections, timeout, retryTimeout, file, onFailure })
   const close = () => { sink.close(); topology.close() }
   try {
     await sink.start()

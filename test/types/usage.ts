@@ -68,6 +68,11 @@ async function main (): Promise<void> {
   const best: number | null = timing.rows[0].serverReplyPeakBytes
   const margin: number | null = timing.rows[0].ranked ? timing.rows[0].marginOpsPerSec : timing.skippedRows[0].minDurationMs
   void margin
+  const swept: BenchResult = await bench({ url: 'redis://127.0.0.1:6379', workload: 'hset', connections: [1, 2, 'auto'] })
+  const pick: number | null | undefined = swept.connectionSweep?.recommendedConnections
+  const over: number | undefined = swept.connectionSweep?.rows[0].connections
+  void pick; void over
+  await bench({ connections: '1,2,4' })
   await pipeload.bench({ input: 'users.csv', key: 'user:{id}', repeat: 3, baseline: false, onProgress: p => { const b: number = p.batchSize; const n: number = p.ops; void b; void n } })
   void best
   const usage: number = EXIT.USAGE
@@ -78,6 +83,8 @@ async function main (): Promise<void> {
 load({ key: 'k:{id}' })
 // @ts-expect-error: no such workload
 bench({ workload: 'del' })
+// @ts-expect-error: connections are counts or 'auto'
+bench({ connections: [true] })
 // @ts-expect-error: dryRun takes 'resp' or 'text'
 load({ input: 'a.csv', key: 'k', dryRun: 'yes' })
 // workers: a number of threads or 'auto', nothing else
