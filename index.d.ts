@@ -225,7 +225,7 @@ export interface LoadOptions extends ConnectionOptions {
    * or 'auto'.
    */
   workers?: number | 'auto'
-  /** With workers ≥ 2: bytes per chunk, or a size such as "1MiB" (a tuning knob). Default 1 MiB. */
+  /** With workers ≥ 2: bytes per chunk, or a size such as "1MiB" (a tuning knob). Default 256 KiB. */
   chunkSize?: number | string
   /**
    * Redis Cluster mode: each command goes to the master owning its hash slot. `true`: the

@@ -230,6 +230,52 @@ describe('bounded memory with parse workers', () => {
   }, scaledMs(180_000))
 })
 
+// What each parse worker costs (issue 35 item 3): a --workers 4 load of the 3M-row CSV into a
+// 3-master cluster peaked at 343 MB, 8 workers at 486 MB, against ~110 MB for one thread. A
+// worker held, for the rest of the run, output buffers for the batches of the chunks it had
+// in flight (1 MiB chunks, ~3.6 MB of RESP each, 2n + 2 in flight; and when the server was
+// the limit the first worker was given nearly every chunk), a young generation of 16 MB, and
+// a whole chunk's parsed records before encoding any. One dry run per count of the 1M-row
+// file, as the CLI runs it (its young-generation cap), the peak RSS against --workers 0's.
+// What runs show on Node 20.20 (peak RSS, MB; per worker over --workers 0 in brackets):
+//   --workers 0: 83-85 · 4: 156-165 (18-20) · 8: 252-254 (21)
+// and before: 4: 256-267 (43-46) · 8: 425-433 (43).
+describe('bounded memory: what a parse worker costs', () => {
+  it('--workers 4 and 8 add under 30 MB a worker to the peak RSS of --workers 0 (1M rows, dry run)', async () => {
+    const file = path.join(dir, 'w-1m.csv')
+    writeCsv(file, 1_000_000)
+    try {
+      const peak = {}
+      for (const workers of [0, 4, 8]) {
+        const run = await cliDryRunPeakRss(file, workers)
+        expect(run.records).toBe(1_000_000)
+        peak[workers] = run.peakRssBytes
+      }
+      const mb = n => (n / 1048576).toFixed(1)
+      console.log(`1M rows, dry run, peak RSS: --workers 0 ${mb(peak[0])} MB, 4 ${mb(peak[4])} MB, 8 ${mb(peak[8])} MB`)
+      for (const workers of [4, 8]) {
+        expect((peak[workers] - peak[0]) / workers, `MB a worker at --workers ${workers}`).toBeLessThan(30 * 1048576)
+      }
+    } finally {
+      fs.rmSync(file, { force: true })
+    }
+  }, scaledMs(120_000))
+})
+
+/**
+ * dryRunPeakRss's run as the CLI makes it: the young generation capped (lib/cli/young-generation.js),
+ * `workers` given; its records and peak RSS.
+ */
+async function cliDryRunPeakRss (file, workers) {
+  const lib = path.join(__dirname, '..', 'lib')
+  const script = `require(${JSON.stringify(path.join(lib, 'cli', 'young-generation.js'))}).capYoungGeneration()
+  require(${JSON.stringify(lib)}).load({
+    input: process.argv[1], commands: ['HSET m:{id} *'], dryRun: 'resp', workers: ${workers},
+    output: require('node:fs').createWriteStream('/dev/null')
+  }).then(s => console.log(JSON.stringify({ records: s.records, peakRssBytes: s.peakRssBytes })))`
+  return nodeScript(script, file)
+}
+
 // Many small inputs (issue 37 item 6): each input cut into chunks had chunk memory of its own
 // (SharedArrayBuffers of 1.25 MiB), dropped with it and freed only when the main thread's
 // garbage collector got round to them, which it seldom does: RSS grew with the number of

@@ -47,8 +47,8 @@ describe('load options: workers, chunkSize', () => {
     }
   })
 
-  it('chunkSize: 1 MiB by default, a size with units', () => {
-    expect(normalizeLoadOptions(base).chunkSize).toBe(1024 * 1024)
+  it('chunkSize: 256 KiB by default (issue 35 item 3: 1 MiB chunks cost each worker ~25 MB more), a size with units', () => {
+    expect(normalizeLoadOptions(base).chunkSize).toBe(256 * 1024)
     expect(normalizeLoadOptions({ ...base, chunkSize: '64KiB' }).chunkSize).toBe(65536)
     expect(() => normalizeLoadOptions({ ...base, chunkSize: 0 })).toThrow(/chunkSize/)
   })

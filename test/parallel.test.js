@@ -331,7 +331,7 @@ describe('workers: rejected records do not stop the parallel parse', () => {
 })
 
 describe('workers: memory', () => {
-  it(`reads at most about (2n + 2) chunks ahead of what is sent`, async () => {
+  it(`reads at most about (n + 4) chunks ahead of what is sent`, async () => {
     const line = Buffer.from('{"id":1,"v":"' + 'x'.repeat(80) + '"}\n')
     let pulled = 0
     const total = 20 * 1024 * 1024

@@ -23,7 +23,16 @@ const { copyBytes } = require('./copy')
 const LF = 0x0a
 const CR = 0x0d
 const QUOTE = 0x22
+// Chunks of a --shard share by chunk number (stdin, gzip, a URL): every process reading the
+// same stream must cut it the same way, so this size is fixed.
 const CHUNK_SIZE = 1024 * 1024
+// Chunks of the parallel parse (--chunk-size's default, lib/threads/chunks.js): a chunk in
+// flight costs the chunk and its encoded batches (~4x the chunk for a 5-column HSET), kept as
+// its worker's output buffers for the rest of the run. With 1 MiB chunks each parse worker
+// cost ~40 MB of RSS, with 256 KiB ~15 MB, at the same speed (docs/performance.md "Memory
+// with parse workers"). A batch never spans two chunks: a chunk's batches hold its records
+// at most (~3,900 of a 5-column CSV of 67-byte rows).
+const PARALLEL_CHUNK_SIZE = 256 * 1024
 // Where the CSV scan is: outside quotes, inside a quoted field, or past a fault (quotes mean
 // nothing until the next line break).
 const OUT = 0
@@ -283,4 +292,4 @@ async function * cutChunks (bytes, { format, delimiter, relaxQuotes, size = CHUN
   if (last) yield last
 }
 
-module.exports = { Cutter, CsvScan, cutChunks, countLines, isQuoted, CHUNK_SIZE }
+module.exports = { Cutter, CsvScan, cutChunks, countLines, isQuoted, CHUNK_SIZE, PARALLEL_CHUNK_SIZE }

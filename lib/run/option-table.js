@@ -3,6 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { altReading } = require('../encode/template')
 const { FORMAT_NAMES } = require('../read/formats')
+const { PARALLEL_CHUNK_SIZE } = require('../read/cut')
 const { invalid, parseDuration, positiveDuration, parseCount, positiveCount, parseSize, parseTtl, parseShard } = require('./option-values')
 
 // Every option of load() and of the import command, declared once. An entry:
@@ -179,8 +180,9 @@ const OPTIONS = Object.freeze([
   // feed at their speed.
   { name: 'workers', flag: '--workers <n|auto>', help: 'threads that parse and encode: 0 = the main thread, 1 = one worker thread, n ≥ 2 = chunks of the input parsed by n threads, sent in input order; auto (default) = up to 4 for a cluster of several masters or --dry-run on more than 2 cores, else 0', default: 'auto', check: workersOf },
   // Bytes per chunk of the parallel parse (workers ≥ 2): big enough that a chunk's messages
-  // cost nothing next to parsing it, small enough that 2n + 2 of them stay small.
-  { name: 'chunkSize', flag: '--chunk-size <size>', help: 'with --workers ≥ 2: bytes per chunk, cut at record boundaries (a tuning knob)', default: MiB, flagDefault: true, defaultText: '1 MiB', check: size('chunkSize') },
+  // cost nothing next to parsing it, small enough that the n + 4 in flight stay small
+  // (lib/read/cut.js PARALLEL_CHUNK_SIZE says what they cost).
+  { name: 'chunkSize', flag: '--chunk-size <size>', help: 'with --workers ≥ 2: bytes per chunk, cut at record boundaries (a tuning knob)', default: PARALLEL_CHUNK_SIZE, flagDefault: true, defaultText: '256 KiB', check: size('chunkSize') },
   // `worker: true/false/'auto'` was a second switch for what `workers` says (0.x: removed).
   { name: 'worker', removed: { library: 'workers: 1 (one worker thread) or workers: 0 (the main thread)', '--worker': '--workers 1 (one worker thread) or --workers 0 (the main thread)', '--no-worker': '--workers 0 (the main thread)' }, more: [{ flag: '--worker', hidden: true }, { flag: '--no-worker', hidden: true }] },
   // true = the server must be a cluster, false = never treat it as one, undefined = ask it.

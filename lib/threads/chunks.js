@@ -1,7 +1,7 @@
 'use strict'
 
 const { openBytes } = require('../read/source')
-const { Cutter, CHUNK_SIZE } = require('../read/cut')
+const { Cutter, PARALLEL_CHUNK_SIZE } = require('../read/cut')
 const { readerFields, tableColumns } = require('../read/input')
 const { formatOf } = require('../read/formats')
 const { tooFew } = require('../read/skip')
@@ -36,11 +36,15 @@ const FALLBACK_PIECE = 256 * 1024
 
 /**
  * Chunks cut and not yet fully yielded, at most (plus those cut from one read of the
- * input, 256 KiB, when chunks are smaller than that): one being parsed and one waiting or
- * encoding per worker, and two more so the cutter runs ahead of the head chunk.
+ * input, 256 KiB, when chunks are smaller than that): one being parsed per worker, and four
+ * more so the cutter runs ahead of the head chunk and a worker that is done finds another.
+ * Each costs the chunk and its encoded batches (~4x the chunk for a 5-column HSET), held as
+ * its worker's output buffers for the rest of the run; 2n + 2 of them (one waiting per
+ * worker as well) cost ~30 MB more at 8 workers into a 3-master cluster, at no speed we
+ * could measure (2 cores: dry runs at 4 workers as fast either way). For n = 2 both are 6.
  */
 function maxChunks (n) {
-  return 2 * n + 2
+  return n + 4
 }
 
 /**
@@ -89,7 +93,7 @@ class Parallel extends PoolInput {
     this.skip = skip
     this.runBase = before - skip // records of the run before this input's first ({$n} of several inputs)
     this.tabular = formatOf(desc.format).tabular
-    this.chunkSize = o.chunkSize || CHUNK_SIZE
+    this.chunkSize = o.chunkSize || PARALLEL_CHUNK_SIZE
     this.max = maxChunks(n)
     this.state = { bytesRead: 0, bomLength: 0, decompressed: 0 }
     this.start = startOf(desc)
@@ -414,4 +418,4 @@ class Parallel extends PoolInput {
   }
 }
 
-module.exports = { openParallelBatches, parallelEligible, maxChunks, CHUNK_SIZE }
+module.exports = { openParallelBatches, parallelEligible, maxChunks, PARALLEL_CHUNK_SIZE }

@@ -13,10 +13,13 @@ const { readerFields } = require('../read/input')
 // input read whole by one worker). Nothing is kept between pools: a pool's workers end with it.
 
 const WORKER = path.join(__dirname, 'worker.js')
-// Each worker's young generation, at most. V8's default (48 MB) grows into after a couple of
-// seconds and costs each worker ~30 MB of RSS more for no measurable speed (1M-row CSV,
-// --workers 2: 233 MB peak RSS with the default, 205 MB with 16; the same times).
-const YOUNG_GENERATION_MB = 16
+// Each worker's young generation, at most. V8 makes each of its two semi-spaces a third of it,
+// rounded up to a power of two: 8 gives semi-spaces of 4 MB (8 MB of RSS at most), where 16
+// gave 8 MB ones (16 MB), which each busy worker filled. V8's default (48 MB) costs each worker
+// ~30 MB more. Measured on the 3M-row CSV, dry run, --workers 2: 16 MB -> 8 MB cut the peak RSS
+// by ~20 MB at the same speed and CPU; 6 (semi-spaces of 2 MB) by ~5 MB more, at ~2% more CPU;
+// 3 (1 MB) was slower and no smaller (more survivors promoted to the old generation).
+const YOUNG_GENERATION_MB = 8
 
 // Every parse worker started in this process and not yet exited, whatever its pool: what
 // liveWorkers() tells (a run must leave none behind: it would keep a process from exiting).
@@ -127,6 +130,7 @@ class PoolInput {
     this.failed = null // a worker's unexpected error
     this.closed = false
     this.waiters = []
+    this.turn = 0 // the worker leastBusy() looks at first
   }
 
   /** n workers of `pool` (null: a pool of this input's own) for the run of options `o`, told about this input first. */
@@ -155,10 +159,23 @@ class PoolInput {
     this.notify()
   }
 
-  /** The least busy of this input's workers, given one more item. */
+  /**
+   * The least busy of this input's workers, given one more item; of those as busy, the next
+   * after the one given the last item. Its batches come back to this thread and wait for
+   * their turn, so a worker given every item while the sink is the limit (the first one:
+   * each had parsed and encoded all it was given) had all of them out at once, and kept as
+   * many output buffers for ever after (--workers 8 into one server: one worker held 12, the
+   * others 2 to 4).
+   */
   leastBusy () {
-    let w = this.workers[0]
-    for (const x of this.workers) if (x.load < w.load) w = x
+    const n = this.workers.length
+    const from = this.turn
+    let w = this.workers[from % n]
+    for (let i = 1; i < n; i++) {
+      const x = this.workers[(from + i) % n]
+      if (x.load < w.load) w = x
+    }
+    this.turn = this.workers.indexOf(w) + 1
     w.load++
     return w
   }

@@ -146,8 +146,11 @@ function usesNumbers (templates) {
 }
 
 /**
- * Phase 1: the chunk's records, kept (or encoded already, when `shape` is given and the
- * numbers do not matter); its counts, and whether it parsed cleanly.
+ * Phase 1: the chunk's records, kept (or encoded as they are read, when `shape` is given and
+ * the numbers do not matter); its counts, and whether it parsed cleanly. Encoded as read, a
+ * chunk's records live one reader batch (256 KiB of input) at a time: kept whole until the
+ * chunk's end (1 MiB, ~15,000 records), they outlived the young generation and were
+ * promoted, and each worker's old generation grew to hold them.
  */
 async function parse ({ index, buf, offset, columns, fields, shape }) {
   const at = gen
@@ -164,6 +167,7 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
     rows: true,
     start: { offset, line: 1, columns, fields }
   })
+  const out = shape && !numbered ? new ChunkEncoder(shape) : null
   const batches = []
   let records = 0
   let expected = null
@@ -174,17 +178,62 @@ async function parse ({ index, buf, offset, columns, fields, shape }) {
         if (expected === null && formatOf(format).tabular && !(r instanceof Rejected)) expected = r.n ?? r.length
       }
       records += b.records.length
-      if (b.records.length) batches.push(b)
+      if (!b.records.length) continue
+      if (out !== null) out.add(b)
+      else batches.push(b)
     }
     if (index === PLANTED_TYPE_ERROR) throw new TypeError(`planted in chunk ${index} by PIPELOAD_TEST_CHUNK_TYPE_ERROR`)
   } catch (err) {
     if (!(err instanceof PipeloadError)) throw err // a bug, not bad input: work() posts it, the run fails
     bad = err
   }
-  if (at !== gen) return // the loader went on to another input meanwhile
+  if (bad !== null || at !== gen) out?.drop() // a chunk read again sequentially, or the loader went on to another input
+  if (at !== gen) return
   const ok = bad === null
-  if (ok) parsed.set(index, shape && !numbered ? { encoded: encodeChunk(batches, shape, 0, 0) } : { batches })
+  if (ok) parsed.set(index, out !== null ? { encoded: out.end() } : { batches })
   parentPort.postMessage({ type: MSG.PARSED, gen, index, records, lines: countLines(chunk), expected, columns: reader.columns, ok, reason: ok ? null : bad.message })
+}
+
+/**
+ * A chunk's records encoded as they are parsed, as encodeChunk() encodes them once parsed
+ * (lines counted from the chunk's start, records from 0). An error of the encoding is
+ * thrown at the end, and only for a chunk that parsed cleanly: as before, a chunk the loader
+ * reads again sequentially is not encoded.
+ */
+class ChunkEncoder {
+  constructor (shape) {
+    this.shape = shape
+    this.chain = null
+    this.out = []
+    this.error = null
+  }
+
+  add (b) {
+    if (this.error !== null || this.chain?.stopped) return
+    try {
+      if (this.chain === null) {
+        this.chain = new Chain(o, { mapper, shape: this.shape, skip: 0, before: runBase, free })
+        mapper = this.chain.mapper
+      }
+      this.out.push(...this.chain.add(b, 0))
+    } catch (err) {
+      this.error = err
+    }
+  }
+
+  /** The encoded batches, the last one taken (encodeChunk's for the same records). */
+  end () {
+    if (this.error !== null) throw this.error
+    if (this.chain === null) return encodeChunk([], this.shape, 0, 0)
+    if (!this.chain.stopped) this.out.push(this.chain.take(0))
+    return this.out
+  }
+
+  /** Not sent: their buffers are written into again. */
+  drop () {
+    for (const b of this.out) recycle(free, b.buf.buffer)
+    this.out = []
+  }
 }
 
 /**
