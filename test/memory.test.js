@@ -239,9 +239,11 @@ describe('bounded memory with parse workers', () => {
 // file, as the CLI runs it (its young-generation cap), the peak RSS against --workers 0's.
 // What runs show on Node 20.20 (peak RSS, MB; per worker over --workers 0 in brackets):
 //   --workers 0: 83-85 · 4: 156-165 (18-20) · 8: 252-254 (21)
-// and before: 4: 256-267 (43-46) · 8: 425-433 (43).
+// and before: 4: 256-267 (43-46) · 8: 425-433 (43). Node 24.22 costs more per thread:
+//   --workers 0: 94-112 · 4: 196-199 (25-26) · 8: 315-324 (25-29); hence a bound of 36 MB,
+// which the code before still fails by 7 MB or more.
 describe('bounded memory: what a parse worker costs', () => {
-  it('--workers 4 and 8 add under 30 MB a worker to the peak RSS of --workers 0 (1M rows, dry run)', async () => {
+  it('--workers 4 and 8 add under 36 MB a worker to the peak RSS of --workers 0 (1M rows, dry run)', async () => {
     const file = path.join(dir, 'w-1m.csv')
     writeCsv(file, 1_000_000)
     try {
@@ -254,7 +256,7 @@ describe('bounded memory: what a parse worker costs', () => {
       const mb = n => (n / 1048576).toFixed(1)
       console.log(`1M rows, dry run, peak RSS: --workers 0 ${mb(peak[0])} MB, 4 ${mb(peak[4])} MB, 8 ${mb(peak[8])} MB`)
       for (const workers of [4, 8]) {
-        expect((peak[workers] - peak[0]) / workers, `MB a worker at --workers ${workers}`).toBeLessThan(30 * 1048576)
+        expect((peak[workers] - peak[0]) / workers, `MB a worker at --workers ${workers}`).toBeLessThan(36 * 1048576)
       }
     } finally {
       fs.rmSync(file, { force: true })
