@@ -61,6 +61,9 @@ describe('bench against a cluster', () => {
     const watches = []
     for (const port of await cluster.masterPorts()) {
       const c = new Redis({ port, protocol: 2 })
+      // Ready first: its INFO (the ready check) landing as MONITOR's +OK arrives reaches ioredis
+      // before it is in monitor mode ("Command queue state error", seen once in CI).
+      await c.ping()
       const m = await c.monitor()
       const w = { c, m, sources: new Map(), sets: 0 }
       m.on('monitor', (time, args, source) => {

@@ -31,6 +31,7 @@ afterAll(async () => {
 /** MONITOR on a client of the test's own: per row number, its writes ([cmd, key without prefix, ...args]) and the client addresses they came from. */
 async function watchWrites () {
   const client = srv.client()
+  await client.ping() // ready first: see bench-cluster.test's MONITOR
   const monitor = await client.monitor()
   const rows = new Map()
   let marker = null
