@@ -170,10 +170,14 @@ describe('--resume refuses another target or other commands, naming both', () =>
 })
 
 describe('a resume after an unclean stop warns like a reconnect', () => {
+  const SLOW = ['--batch-size', '10', '--window', '1']
   /** A load of the CSV with `template`, SIGKILLed once its checkpoint counts past 3,000 records. */
   async function killed (name, template, ...more) {
     const cp = path.join(dir, `${name}.checkpoint`)
-    const args = [csv, '-u', a.url, '-c', template, ...more, '--checkpoint', cp, '--batch-size', '100']
+    // Batches of 10, one awaiting replies at a time: 20,000 round trips, so the load spans
+    // several checkpoint writes (500 ms apart) however fast the machine (Node 24 loaded all
+    // 200,000 rows in batches of 100 before its first).
+    const args = [csv, '-u', a.url, '-c', template, ...more, '--checkpoint', cp, ...SLOW]
     const first = await pipeload(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: '3000' })
     expect(first.signal, first.err).toBe('SIGKILL')
     expect(JSON.parse(fs.readFileSync(cp, 'utf8'))).toMatchObject({ complete: false, clean: false })
@@ -209,7 +213,7 @@ describe('a resume after an unclean stop warns like a reconnect', () => {
 
   it('a clean Ctrl-C stop, then --resume with RPUSH: no warning', async () => {
     const cp = path.join(dir, 'sigint.checkpoint')
-    const args = [csv, '-u', a.url, '-c', 'RPUSH sigint {id}', '--same-key', '--checkpoint', cp, '--batch-size', '100']
+    const args = [csv, '-u', a.url, '-c', 'RPUSH sigint {id}', '--same-key', '--checkpoint', cp, ...SLOW]
     // The kill hook never kills here (the count is past the input's): it only slows the load.
     const first = start(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(10 * ROWS) })
     await waitFor('a checkpoint past 3,000 records', () => { try { return JSON.parse(fs.readFileSync(cp, 'utf8')).records > 3000 } catch { return false } })
