@@ -36,15 +36,9 @@ async function resolveConnections (ctx) {
 /** A synthetic row's sink over `n` data connections to where ctx.via points: the import's Lanes (no reconnect in timing mode). */
 async function openLanes (ctx, n, window) {
   const { o } = ctx
-  const opened = await Promise.allSettled(Array.from({ length: n }, () =>
-    openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal, said: o.said.connectTimeout })))
-  const bad = opened.find(r => r.status === 'rejected')
-  if (bad) {
-    for (const r of opened) if (r.status === 'fulfilled') r.value.close()
-    throw bad.reason
-  }
-  const { Lanes } = require('../send/lanes')
-  return new Lanes({ conns: opened.map(r => r.value), window, timeout: LOAD_DEFAULTS.timeout, signal: o.signal, file: o.workload, onFailure: () => {} })
+  const { Lanes, openConnections } = require('../send/lanes')
+  const conns = await openConnections(n, () => openData(ctx.via, { timeout: o.connectTimeout, signal: o.signal, said: o.said.connectTimeout }))
+  return new Lanes({ conns, window, timeout: LOAD_DEFAULTS.timeout, signal: o.signal, file: o.workload, onFailure: () => {} })
 }
 
 /** The batch size the connection sweep runs at, and why that one. */

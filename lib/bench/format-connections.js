@@ -1,7 +1,7 @@
 'use strict'
 
 const { duration } = require('../run/reporter')
-const { int, ms, mem, spread, WITHIN, fewTrips } = require('./format')
+const { int, ms, mem, spread, WITHIN, fewTrips, alignedLines } = require('./format')
 
 // The connection sweep (bench --connections 1,2,4; connections.js) as text: a table after
 // the batch sizes', one row per connection count at one batch size, and what to pick. Pure.
@@ -64,17 +64,7 @@ function notes (res) {
 function connectionsTable (res) {
   const cols = columns(res)
   const rows = res.connectionSweep.rows.map(r => cols.map(c => c.cell(r)))
-  const widths = cols.map((c, i) => Math.max(c.title.length, ...rows.map(r => r[i].length)))
-  const line = vals => vals.map((v, i) => cols[i].right ? v.padStart(widths[i]) : v.padEnd(widths[i])).join('  ').trimEnd()
-  return [
-    title(res),
-    '',
-    line(cols.map(c => c.title)),
-    line(cols.map((c, i) => c.title ? '─'.repeat(widths[i]) : '')),
-    ...rows.map(line),
-    '',
-    ...notes(res)
-  ].join('\n') + '\n'
+  return [title(res), '', ...alignedLines(cols, rows), '', ...notes(res)].join('\n') + '\n'
 }
 
 /** The sweep as Markdown lines (`esc` escapes a cell). */

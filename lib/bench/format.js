@@ -297,18 +297,22 @@ function formatTable (res) {
 function batchTable (res) {
   const cols = columns(res)
   const rows = displayRows(res).map(r => r.reason ? skippedCells(cols, r, res) : cols.map(c => c.cell(r)))
+  return [...header(res), '', ...alignedLines(cols, rows), '', ...notes(res)].join('\n') + '\n'
+}
+
+/**
+ * The lines of an aligned table: the titles, their underlines and `rows` (cells as text),
+ * each column padded to its widest cell, right-aligned where `cols[i].right`.
+ */
+function alignedLines (cols, rows) {
   const widths = cols.map((c, i) => Math.max(c.title.length, ...rows.map(r => r[i].length)))
   const line = vals => vals.map((v, i) => cols[i].right ? v.padStart(widths[i]) : v.padEnd(widths[i])).join('  ').trimEnd()
   return [
-    ...header(res),
-    '',
     line(cols.map(c => c.title)),
     // An untitled column (the marks) gets no underline either.
     line(cols.map((c, i) => c.title ? '─'.repeat(widths[i]) : '')),
-    ...rows.map(line),
-    '',
-    ...notes(res)
-  ].join('\n') + '\n'
+    ...rows.map(line)
+  ]
 }
 
 const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉']
@@ -387,4 +391,4 @@ function formatProgress (p) {
   return s
 }
 
-module.exports = { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress, SHORT_ROW_MS, int, ms, mem, spread, margin, WITHIN, fewTrips }
+module.exports = { formatTable, formatChart, formatCsv, formatMarkdown, formatProgress, SHORT_ROW_MS, int, ms, mem, spread, margin, WITHIN, fewTrips, alignedLines }

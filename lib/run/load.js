@@ -74,7 +74,6 @@ async function execute (plan, outputs) {
 async function openSink (plan, run) {
   const o = plan.options
   const input = plan.inputs[0]
-  const onFailure = (f, batch) => run.fail(f, batch)
   if (plan.target === 'dry-run') {
     const output = o.output || process.stdout
     const sink = new DryRunSink({ output, name: output === process.stdout ? 'stdout' : 'the dry-run output', onAck: b => run.acked(b) })
@@ -102,21 +101,7 @@ async function openSink (plan, run) {
     if (owned) control.disconnect()
     throw err
   }
-  const sink = new Pipe({
-    conn,
-    reconnect: dataReconnector(control, endpoint, o.connectTimeout, o.signal), // with Sentinel: asks where the master is now
-    window: o.window,
-    timeout: o.timeout,
-    retryTimeout: o.retryTimeout,
-    said: o.said,
-    signal: o.signal,
-    file: input.name,
-    onFailure,
-    onAck: b => run.acked(b),
-    onReconnect: e => run.reconnected(e),
-    replicated,
-    connectTimeout: o.connectTimeout
-  })
+  const sink = new Pipe({ conn, replicated, ...pipeOptions(o, { control, endpoint, input, run }) })
   run.target = conn.target
   return {
     sink,
@@ -124,6 +109,23 @@ async function openSink (plan, run) {
       sink.conn.end() // the Pipe's current connection: after a reconnect, not the first one
       if (owned) control.disconnect()
     }
+  }
+}
+
+/** What a Pipe, or each Pipe of the lanes, is given besides its connection. */
+function pipeOptions (o, { control, endpoint, input, run }) {
+  return {
+    reconnect: dataReconnector(control, endpoint, o.connectTimeout, o.signal), // with Sentinel: asks where the master is now
+    window: o.window,
+    timeout: o.timeout,
+    retryTimeout: o.retryTimeout,
+    said: o.said,
+    signal: o.signal,
+    file: input.name,
+    onFailure: (f, batch) => run.fail(f, batch),
+    onAck: b => run.acked(b),
+    onReconnect: e => run.reconnected(e),
+    connectTimeout: o.connectTimeout
   }
 }
 
@@ -135,27 +137,9 @@ async function connectionsFor (control, o) {
 
 /** One server over `count` connections (lib/send/lanes.js), as { sink, close }. */
 async function openLanes (o, { control, owned, endpoint, count, input, run }) {
-  const opened = await Promise.allSettled(Array.from({ length: count }, () => connectData(endpoint, o.connectTimeout, o.signal, o.said.connectTimeout)))
-  const bad = opened.find(r => r.status === 'rejected')
-  if (bad) {
-    for (const r of opened) if (r.status === 'fulfilled') r.value.close()
-    throw bad.reason
-  }
-  const { Lanes } = require('../send/lanes')
-  const sink = new Lanes({
-    conns: opened.map(r => r.value),
-    reconnect: dataReconnector(control, endpoint, o.connectTimeout, o.signal),
-    window: o.window,
-    timeout: o.timeout,
-    retryTimeout: o.retryTimeout,
-    said: o.said,
-    signal: o.signal,
-    file: input.name,
-    onFailure: (f, batch) => run.fail(f, batch),
-    onAck: b => run.acked(b),
-    onReconnect: e => run.reconnected(e),
-    connectTimeout: o.connectTimeout
-  })
+  const { Lanes, openConnections } = require('../send/lanes')
+  const conns = await openConnections(count, () => connectData(endpoint, o.connectTimeout, o.signal, o.said.connectTimeout))
+  const sink = new Lanes({ conns, ...pipeOptions(o, { control, endpoint, input, run }) })
   run.target = endpoint.target
   return {
     sink,

@@ -263,4 +263,18 @@ class Lanes {
   }
 }
 
-module.exports = { Lanes }
+/**
+ * `count` data connections opened side by side with `open()`: all of them, or none (those
+ * that opened are closed again and the first failure is thrown).
+ */
+async function openConnections (count, open) {
+  const opened = await Promise.allSettled(Array.from({ length: count }, open))
+  const bad = opened.find(r => r.status === 'rejected')
+  if (bad) {
+    for (const r of opened) if (r.status === 'fulfilled') r.value.close()
+    throw bad.reason
+  }
+  return opened.map(r => r.value)
+}
+
+module.exports = { openConnections, Lanes }
