@@ -15,11 +15,11 @@ const fs = require('node:fs')
 const path = require('node:path')
 const os = require('node:os')
 const { parseArgs } = require('node:util')
-const { execFileSync } = require('node:child_process')
 const { ensureDatasets } = require('./datasets')
 const { runTimed, positiveIntFlag, median, printReport } = require('./measure')
 const { startRedis } = require('../test/helpers/redis-server.js')
 const { serverKinds } = require('../test/helpers/servers.js')
+const { writeDryRunResp } = require('./pipe-cli')
 
 const CLI = path.join(__dirname, '..', 'bin', 'pipeload.js')
 const TEMPLATE = ['--key', 'user:{id}']
@@ -130,7 +130,11 @@ async function main () {
   const data = ensureDatasets(o.rows, log)
   // The commands redis-cli --pipe sends: pipeload's own dry run of the same file and template.
   const resp = path.join(path.dirname(data.usersCsv), `users-${o.rows}.pipeload.resp`)
-  if (!fs.existsSync(resp)) fs.writeFileSync(resp, execFileSync(process.execPath, [CLI, 'import', data.usersCsv, ...TEMPLATE, '--dry-run', 'resp'], { maxBuffer: 4 * 1024 ** 3 }))
+  if (!fs.existsSync(resp)) {
+    // Renamed into place once whole: a run stopped half-way leaves no short file to reuse.
+    await writeDryRunResp({ cli: CLI, args: [data.usersCsv, ...TEMPLATE], out: resp + '.part' })
+    fs.renameSync(resp + '.part', resp)
+  }
   const files = { csv: data.usersCsv, resp }
   const results = []
   for (const threads of o.ioThreads) results.push(...await measureServer(o, files, threads, log))
