@@ -8,7 +8,7 @@ const path = require('node:path')
 
 const LIB = path.join(__dirname, '..', 'lib')
 // Top to bottom; errors.js and index.js are outside the order (everything may use errors.js).
-const FLOORS = ['cli', 'bench', 'run', 'threads', 'send', 'encode', 'read']
+const FLOORS = ['cli', 'bench', 'export', 'run', 'threads', 'send', 'encode', 'read']
 
 function jsFiles (dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap(e => {
