@@ -272,7 +272,7 @@ describe('--connections n: SIGKILL, then --resume', () => {
     expect(res.code).toBe(0)
     const s = JSON.parse(res.stdout)
     expect(s).toMatchObject({ resumedFrom: prefix, records: rows, loaded: rows, errors: 0, uncleanStop: true, possibleDuplicates: true })
-    expect(s.batches).toBeGreaterThanOrEqual(3 * (rows - prefix) / 500) // the rest: many batches of 500 commands, each split over the 4
+    expect(s.batches).toBeGreaterThan((rows - prefix) / 200) // the rest: batches of at most 500 commands (166 records), each split over the 4
     // RPUSH may run twice after an unclean stop (docs/resume.md "Re-sent commands"): exactly
     // the commands that ran after the checkpoint's last write, and nothing else.
     let twice = 0
