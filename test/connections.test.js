@@ -13,11 +13,11 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { spawn } = require('node:child_process')
 const keySlot = require('cluster-key-slot')
 const { useServer, startRedis, describeEachServer } = require('./helpers/redis-server')
-const { runCli, BIN, BASE_ENV } = require('./helpers/run-cli')
-const { scaledMs, waitFor } = require('./helpers/wait')
+const { runCli } = require('./helpers/run-cli')
+const { scaledMs } = require('./helpers/wait')
+const { killData, paced, dataConnectionsClosed, killedAfterCheckpoint } = require('./helpers/data-connections')
 const { load } = require('..')
 
 const ROWS = 30_000
@@ -137,50 +137,6 @@ describe('--connections n into one server: per-key order, as the input orders it
   }, scaledMs(60_000))
 })
 
-/** The data connections a server's CLIENT LIST shows, by id: [{ id, blocked }]. */
-function dataConnections (list) {
-  return String(list).split('\n').map(line => Object.fromEntries(line.trim().split(' ').map(f => f.split('='))))
-    .filter(c => c.name === 'pipeload-data')
-    .map(c => ({ id: c.id, blocked: c.flags.includes('b') }))
-    .sort((x, y) => Number(x.id) - Number(y.id))
-}
-
-/**
- * Mid-load, CLIENT KILL (by the test's own client) of one of the `n` data connections that
- * `admin` (a client of the server they write to) sees, while it has commands in flight: under
- * CLIENT PAUSE WRITE the server reads them and runs none (the connection shows flag b), so
- * the connection dies with commands the load must send again. Resolves with the id killed.
- */
-async function killData (admin, n) {
-  await admin.call('CLIENT', 'PAUSE', String(scaledMs(30_000)), 'WRITE')
-  try {
-    const victim = await waitFor(`data connection 2 of ${n} to have commands waiting`, async () => {
-      const conns = dataConnections(await admin.call('CLIENT', 'LIST'))
-      if (conns.length !== n) throw new Error(`${conns.length} data connections, not ${n}`)
-      return conns[1].blocked && conns[1]
-    }, scaledMs(20_000))
-    await admin.call('CLIENT', 'KILL', 'ID', victim.id)
-    return victim.id
-  } finally {
-    await admin.call('CLIENT', 'UNPAUSE')
-  }
-}
-
-/**
- * An input of `bytes` in 8 KiB pieces; `during()` starts halfway through and is awaited a
- * quarter later, so it happens while the load runs (and the load waits for it to end).
- */
-async function * pacedBytes (text, during) {
-  const half = text.indexOf('\n', text.length >> 1) + 1
-  let job = null
-  for (let at = 0; at < text.length; at += 8192) {
-    if (at >= half && !job) job = during()
-    if (at >= half + (half >> 1)) await job
-    yield text.subarray(at, Math.min(text.length, at + 8192))
-  }
-  await job
-}
-
 /** One of `n` data connections killed mid-load into `server` ({ url, client, srv }): complete, each key in file order, re-sent commands counted. */
 async function killOne (server, file, n) {
   const want = expectedLists(file)
@@ -189,7 +145,10 @@ async function killOne (server, file, n) {
   let killed = null
   const { Readable } = require('node:stream')
   const reconnects = []
-  const input = Readable.from(pacedBytes(fs.readFileSync(file), async () => { killed = await killData(admin, n) }))
+  // The input in 8 KiB pieces, so that the kill comes mid-load.
+  const text = fs.readFileSync(file)
+  const pieces = Array.from({ length: Math.ceil(text.length / 8192) }, (_, i) => text.subarray(i * 8192, (i + 1) * 8192))
+  const input = Readable.from(paced(pieces, async () => { killed = await killData(admin, n) }))
   let s
   try {
     s = await load({ url: server.url, input, format: 'csv', commands: ['RPUSH a:{k} {id}', 'RPUSH b:{j} {id}'], connections: n, batchSize: 200, onReconnect: e => reconnects.push(e) })
@@ -232,15 +191,6 @@ describeEachServer('--connections n', kind => {
   }, scaledMs(120_000))
 })
 
-/** SIGKILL of `args` (a pipeload import with --checkpoint `cp`) right after a checkpoint past `after` records. */
-function killedAfterCheckpoint (args, cp, after) {
-  return new Promise(resolve => {
-    const env = { ...BASE_ENV, KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(after) }
-    const child = spawn(process.execPath, ['--require', path.join(__dirname, 'helpers', 'kill-after-checkpoint.js'), BIN, ...args], { env, stdio: 'ignore' })
-    child.on('close', (code, signal) => resolve({ code, signal }))
-  })
-}
-
 describe('--connections n: SIGKILL, then --resume', () => {
   it('4 connections: resumed, each list is what ran before the kill, then the ids after the checkpoint in file order', async () => {
     const rows = 150_000
@@ -257,7 +207,7 @@ describe('--connections n: SIGKILL, then --resume', () => {
     // What ran before the kill, read once the server has let go of every data connection (so
     // nothing it had read runs later): per key, a prefix of the file's ids holding every id up
     // to the checkpoint's count; ids past it are commands that ran after its last write.
-    await waitFor('the killed run\'s data connections to close', async () => dataConnections(await redis.call('CLIENT', 'LIST')).length === 0, scaledMs(20_000))
+    await dataConnectionsClosed([redis])
     const before = new Map()
     let ranAfter = 0
     for (const [key, ids] of want) {
