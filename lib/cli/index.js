@@ -281,6 +281,8 @@ ${ENV_HELP}${EXIT_HELP}${manualHelp()}`)
   const settings = program.configureOutput()
   program.addCommand(importCommand(io).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   if (argv !== null && argv[0] === 'import') return program
+  const { exportCommand } = require('./export')
+  program.addCommand(exportCommand(io).addHelpText('after', ENV_HELP + EXIT_HELP + manualHelp('export: export.md')).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   // bench's own text (lib/cli/bench.js) says what it writes; the environment is the import's.
   const { benchCommand } = require('./bench')
   program.addCommand(benchCommand(io).addHelpText('after', ENV_HELP + manualHelp('the timing mode: timing.md')).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))

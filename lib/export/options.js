@@ -3,6 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { TYPES } = require('./pages')
 const { FORMAT_NAMES } = require('./formats')
+const { positiveDuration, saidDurations } = require('../run/option-values')
 
 // exportKeys() options, checked once into a frozen plan (docs/library.md "exportKeys").
 
@@ -16,7 +17,7 @@ const EXPORT_DEFAULTS = Object.freeze({
 })
 
 const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'connectTimeout']
-const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'onProgress', 'progressInterval', 'signal', 'said'])
+const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'onProgress', 'progressInterval', 'signal'])
 
 function invalid (option, message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${option} ${message}`, { option })
@@ -28,12 +29,12 @@ function whole (o, name) {
   return v
 }
 
-/** `types`: an array or a comma-separated list of type names; undefined: every type. */
-function typesOf (types) {
+/** `types`: an array or a comma-separated list of type names; undefined: every type. `name`: the option as given. */
+function typesOf (types, name = 'types') {
   if (types === undefined || types === null) return undefined
   const list = typeof types === 'string' ? types.split(',').map(t => t.trim()).filter(Boolean) : types
-  if (!Array.isArray(list) || list.length === 0) throw invalid('types', `must name one or more of ${TYPES.join(', ')}, got ${JSON.stringify(types)}`)
-  for (const t of list) if (!TYPES.includes(t)) throw invalid('types', `must name types among ${TYPES.join(', ')}, got ${JSON.stringify(t)}`)
+  if (!Array.isArray(list) || list.length === 0) throw invalid(name, `must name one or more of ${TYPES.join(', ')}, got ${JSON.stringify(types)}`)
+  for (const t of list) if (!TYPES.includes(t)) throw invalid(name, `must name types among ${TYPES.join(', ')}, got ${JSON.stringify(t)}`)
   return Object.freeze([...new Set(list)])
 }
 
@@ -55,8 +56,9 @@ function planExport (options) {
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalid('onProgress', 'must be a function')
   const connection = {}
   for (const k of CONNECTION) if (options[k] !== undefined) connection[k] = options[k]
+  connection.connectTimeout = positiveDuration(options.connectTimeout, 'connectTimeout', 10000)
   return Object.freeze({
-    connection: Object.freeze({ ...connection, said: options.said, signal: options.signal }),
+    connection: Object.freeze({ ...connection, said: saidDurations(options, ['connectTimeout']), signal: options.signal }),
     output: outputOf(options.output),
     format,
     match: options.match,
@@ -71,4 +73,4 @@ function planExport (options) {
   })
 }
 
-module.exports = { planExport, EXPORT_DEFAULTS }
+module.exports = { planExport, typesOf, EXPORT_DEFAULTS }
