@@ -32,7 +32,8 @@ async function exportKeys (options) {
     const writer = writerOf(plan.format).createWriter(output.stream, {})
     const emit = serialized(writer)
     const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal }))
-    const snapshot = () => progressOf(connections, total, output, started)
+    // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
+    const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
     await Promise.race([Promise.all(readers.map(r => r.run())), output.failure, ...(progress ? [progress.failure] : [])])
     await Promise.race([writer.end(), output.failure])
@@ -86,12 +87,13 @@ function serialized (writer) {
   }
 }
 
-function progressOf (connections, total, output, started) {
+function progressOf (connections, total, output, started, eta) {
   const s = ExportStats.sum(connections.map(c => c.stats))
   const elapsedMs = performance.now() - started
   const keysPerSec = elapsedMs > 0 ? s.keys / (elapsedMs / 1000) : 0
-  const done = s.keys + s.deleted + s.otherTypes + s.changed
-  const etaMs = total > 0 && keysPerSec > 0 && done < total ? (total - done) / (keysPerSec * (s.keys / Math.max(1, done))) * 1000 : null
+  // Keys skipped (deleted, of a module's type) count as done too.
+  const done = s.keys + s.deleted + s.changed + Object.values(s.unsupported).reduce((a, b) => a + b, 0)
+  const etaMs = eta && total > 0 && s.keys > 0 && done < total ? (total - done) * elapsedMs / done : null
   return { keys: s.keys, total, keysPerSec, bytes: output.stream.bytes, elapsedMs, etaMs }
 }
 
