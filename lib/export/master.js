@@ -32,7 +32,7 @@ class MasterReader {
     this.scanning = false // a SCAN is in flight
     this.keys = [] // found, not read yet: keys[keyAt…]
     this.keyAt = 0
-    this.again = [] // { key, guess, reads }: read again (wrong guess, type changed)
+    this.again = [] // { key, guess, known, reads }: read again (wrong guess, type changed)
     this.pages = [] // { key, type, ttl, part, at, reads }: the next page of a big key
     this.lastType = plan.types?.length === 1 ? plan.types[0] : 'string'
   }
@@ -129,9 +129,11 @@ class MasterReader {
     if (pttl === -2) { this.stats.deleted++; return }
     if (type !== item.guess || page instanceof Error) {
       if (page instanceof Error && !isWrongType(page)) throw readError(page, PAGES[item.guess].command(item.key, null, 1)[0], item.key, target)
-      if (item.reads + 1 >= MAX_READS) { this.stats.changed++; return }
+      // A guess of the key's own type (from its TYPE) that misses: the type changed meanwhile.
+      const reads = item.known || type === item.guess ? item.reads + 1 : item.reads
+      if (reads >= MAX_READS) { this.stats.changed++; return }
       this.stats.guessedWrong++
-      this.again.push({ key: item.key, guess: type, reads: item.reads + 1 })
+      this.again.push({ key: item.key, guess: type, known: true, reads })
       return
     }
     await this.page({ key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
@@ -143,6 +145,8 @@ class MasterReader {
       if (!isWrongType(reply)) throw readError(reply, PAGES[p.type].command(p.key, p.at, 1)[0], p.key, this.requests.conn.target)
       // The key is another type now: read again from its start (a part 1 replaces the key on
       // restore), or counted once it has changed too often.
+      // Counted once, when its new first page is written.
+      this.stats.uncounted(p.type)
       if (p.reads + 1 >= MAX_READS) { this.stats.changed++; return }
       this.stats.restarted++
       this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1 })

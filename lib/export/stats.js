@@ -22,6 +22,11 @@ class ExportStats {
     this.types[type] = (this.types[type] || 0) + 1
   }
 
+  uncounted (type) {
+    this.keys--
+    if (--this.types[type] === 0) delete this.types[type]
+  }
+
   /** The sum of several masters' counts. */
   static sum (all) {
     const s = new ExportStats()

@@ -21,7 +21,7 @@ async function writeDataset (client, prefix, { big = 2500, small = 300 } = {}) {
   const want = new Map()
   const key = (...parts) => Buffer.concat([Buffer.from(prefix), ...parts.map(p => Buffer.from(p))])
   const put = (k, type, value, ttl = null) => want.set(hex(k), { type, ttl, value })
-  const p = client.pipeline()
+  const p = pipelineOf(client)
   for (let i = 0; i < small; i++) {
     const ttl = i % 5 === 0
     const s = key(`s:${i}`)
@@ -73,7 +73,7 @@ async function writeDataset (client, prefix, { big = 2500, small = 300 } = {}) {
   const bigStream = key('big:x')
   const h = new Map(); const l = []; const s = []; const z = new Map(); const x = []
   for (let from = 0; from < big; from += 500) {
-    const q = client.pipeline()
+    const q = pipelineOf(client)
     const to = Math.min(big, from + 500)
     const hf = []; const li = []; const si = []; const zi = []
     for (let i = from; i < to; i++) {
@@ -97,6 +97,18 @@ async function writeDataset (client, prefix, { big = 2500, small = 300 } = {}) {
   put(bigZset, 'zset', z)
   put(bigStream, 'stream', x)
   return want
+}
+
+/**
+ * client.pipeline(), or for an ioredis Cluster (whose pipelines take one slot) the same calls
+ * sent one by one, all awaited by exec().
+ */
+function pipelineOf (client) {
+  if (!client.isCluster) return client.pipeline()
+  const sent = []
+  return new Proxy({}, {
+    get: (_, name) => name === 'exec' ? () => Promise.all(sent) : (...args) => { sent.push(client[name](...args)) }
+  })
 }
 
 function pairsOf (flat) {
