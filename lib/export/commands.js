@@ -7,6 +7,8 @@ class CommandBuffer {
   constructor (size = 64 * 1024) {
     this.buf = Buffer.allocUnsafe(size)
     this.at = 0
+    // ASCII text not written yet: a command's words are written in one go up to each key.
+    this.text = ''
   }
 
   room (n) {
@@ -16,27 +18,33 @@ class CommandBuffer {
     this.buf = bigger
   }
 
-  ascii (s) {
+  flushText () {
+    const s = this.text
+    this.text = ''
     this.room(s.length)
     this.at += this.buf.latin1Write(s, this.at)
   }
 
   /** One command: each argument an ASCII string or a Buffer. */
   command (args) {
-    this.ascii('*' + args.length + '\r\n')
-    for (const a of args) {
+    let t = this.text + '*' + args.length + '\r\n'
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i]
       if (typeof a === 'string') {
-        this.ascii('$' + a.length + '\r\n' + a + '\r\n')
+        t += '$' + a.length + '\r\n' + a + '\r\n'
       } else {
-        this.ascii('$' + a.length + '\r\n')
-        this.room(a.length + 2)
+        this.text = t + '$' + a.length + '\r\n'
+        this.flushText()
+        this.room(a.length)
         this.at += a.copy(this.buf, this.at)
-        this.ascii('\r\n')
+        t = '\r\n'
       }
     }
+    this.text = t
   }
 
   take () {
+    this.flushText()
     return this.buf.subarray(0, this.at)
   }
 }

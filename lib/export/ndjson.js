@@ -12,6 +12,18 @@ const CHUNK = 64 * 1024
 
 /** A JSON string of the bytes, or the base64 marker object. */
 function text (b) {
+  // Printable ASCII without a quote or a backslash (most keys, fields and values) is its own
+  // JSON text: no decoding, no escaping.
+  const n = b.length
+  if (n <= 256) {
+    let i = 0
+    while (i < n) {
+      const c = b[i]
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) break
+      i++
+    }
+    if (i === n) return '"' + b.latin1Slice(0, n) + '"'
+  }
   return isUtf8(b) ? JSON.stringify(b.toString('utf8')) : '{"base64":"' + b.toString('base64') + '"}'
 }
 
@@ -23,14 +35,16 @@ function array (items) {
 
 /** Flat [name, value, …] as an object, or as pairs when a name is not UTF-8 or repeats. */
 function fields (flat) {
+  // A name's JSON text stands for its bytes (one text per byte sequence): compared for repeats.
   const names = new Array(flat.length >> 1)
   for (let i = 0; i < flat.length; i += 2) {
-    if (!isUtf8(flat[i])) return pairs(flat, text)
-    names[i >> 1] = flat[i].toString('utf8')
+    const name = text(flat[i])
+    if (name.charCodeAt(0) !== 0x22) return pairs(flat, text) // the base64 object
+    names[i >> 1] = name
   }
   if (repeats(names)) return pairs(flat, text)
   let s = '{'
-  for (let i = 0; i < names.length; i++) s += (i ? ',' : '') + JSON.stringify(names[i]) + ':' + text(flat[2 * i + 1])
+  for (let i = 0; i < names.length; i++) s += (i ? ',' : '') + names[i] + ':' + text(flat[2 * i + 1])
   return s + '}'
 }
 

@@ -16,7 +16,7 @@ const EXPORT_DEFAULTS = Object.freeze({
   progressInterval: 250
 })
 
-const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'connectTimeout']
+const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout']
 const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'onProgress', 'progressInterval', 'signal'])
 
 function invalid (option, message) {
