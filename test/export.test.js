@@ -136,6 +136,40 @@ describe('export: filters, databases and outputs', () => {
     expect(progress.at(-1).keys).toBe(151)
   })
 
+  it('a slow output stops the reading (backpressure), then the export goes on to the end', async () => {
+    const db = srv.client({ db: 5 })
+    const keys = 20000
+    for (let i = 0; i < keys; i += 1000) await db.mset(...Array.from({ length: 1000 }, (_, j) => [`b:${i + j}`, 'x'.repeat(100)]).flat())
+    const typeCalls = async () => Number((await redis.info('commandstats')).match(/^cmdstat_type:calls=(\d+),/m)?.[1] ?? 0)
+    const before = await typeCalls()
+    let release = null
+    const { Writable } = require('node:stream')
+    const chunks = []
+    // Takes the first chunk, then holds the second until released.
+    const out = new Writable({ highWaterMark: 1024, write (c, e, cb) { chunks.push(c); if (chunks.length === 2) release = cb; else cb() } })
+    const run = exportKeys({ url: srv.url, db: 5, output: out, batchSize: 100, window: 2 })
+    const { waitFor } = require('./helpers/wait')
+    await waitFor('the output to be full', () => release !== null)
+    const held = await typeCalls()
+    await new Promise(resolve => setTimeout(resolve, 300))
+    expect(await typeCalls(), 'no key read while the output is full').toBe(held)
+    expect(held - before).toBeLessThan(keys / 2)
+    release()
+    const s = await run
+    expect(s.keys).toBe(keys)
+    expect(readExport(Buffer.concat(chunks).toString('utf8')).keys.size).toBe(keys)
+    await db.flushdb()
+  })
+
+  it('refuses --json with the output -, and an unknown --format: exit 2', async () => {
+    const r = await runCli(['export', '-', '-u', srv.url, '--json'])
+    expect(r.code).toBe(2)
+    expect(JSON.parse(r.stdout).error.code).toBe('PIPELOAD_OPTION_INVALID')
+    const f = await runCli(['export', path.join(tmp, 'x.csv'), '-u', srv.url, '--format', 'xml'])
+    expect(f.code).toBe(2)
+    expect(f.stderr).toMatch(/^pipeload: option '--format <format>' argument 'xml' is invalid/)
+  })
+
   it('a server that cannot be reached: exit 4, one line', async () => {
     const r = await runCli(['export', path.join(tmp, 'none.ndjson'), '-p', '1'])
     expect(r.code).toBe(4)
