@@ -92,15 +92,19 @@ class MasterReader {
     return c
   }
 
+  // first() and page() return what emit() returned: a Promise only when the output is full
+  // (no Promise a key otherwise).
   async handle (batch, replies) {
     let i = 0
     for (const item of batch.items) {
+      let wait
       if (item.type !== undefined) {
-        await this.page(item, replies[i++])
+        wait = this.page(item, replies[i++])
       } else {
-        await this.first(item, replies[i], replies[i + 1], replies[i + 2])
+        wait = this.first(item, replies[i], replies[i + 1], replies[i + 2])
         i += 3
       }
+      if (wait !== undefined) await wait
     }
     if (batch.scan) this.scanReply(replies[i])
   }
@@ -117,7 +121,7 @@ class MasterReader {
   }
 
   /** A key's TYPE, PTTL and the first page of its guessed type. */
-  async first (item, typeReply, pttl, page) {
+  first (item, typeReply, pttl, page) {
     const target = this.requests.conn.target
     if (typeReply instanceof Error) throw readError(typeReply, 'TYPE', item.key, target)
     const type = typeReply.toString('latin1')
@@ -136,11 +140,11 @@ class MasterReader {
       this.again.push({ key: item.key, guess: type, known: true, reads })
       return
     }
-    await this.page({ key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
+    return this.page({ key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
   }
 
   /** One page of a key: its record, and the next page queued. */
-  async page (p, reply) {
+  page (p, reply) {
     if (reply instanceof Error) {
       if (!isWrongType(reply)) throw readError(reply, PAGES[p.type].command(p.key, p.at, 1)[0], p.key, this.requests.conn.target)
       // The key is another type now: read again from its start (a part 1 replaces the key on
@@ -164,8 +168,7 @@ class MasterReader {
     if (p.part === 1) this.stats.counted(p.type)
     else this.stats.parts++
     if (next !== null) this.pages.push({ ...p, part: p.part + 1, at: next })
-    const wait = this.emit(record)
-    if (wait !== undefined) await wait
+    return this.emit(record)
   }
 }
 
