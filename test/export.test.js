@@ -177,3 +177,32 @@ describe('export: filters, databases and outputs', () => {
     expect(fs.existsSync(path.join(tmp, 'none.ndjson'))).toBe(false)
   })
 })
+
+describe('export: credentials', () => {
+  let srv, tmp
+  beforeAll(async () => {
+    srv = await startRedis({ password: 'pw-export' })
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-export-'))
+    const c = srv.client({ password: 'pw-export', db: 2 })
+    await c.hset('secret:1', 'a', '1')
+    await c.rpush('secret:2', 'x')
+  })
+  afterAll(async () => {
+    await srv?.stop()
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it('AUTH and SELECT on the data connection; a wrong password: exit 4', async () => {
+    const file = path.join(tmp, 'auth.ndjson')
+    const r = await runCli(['export', file, '-p', String(srv.port), '-n', '2', '-q'], { env: { REDISCLI_AUTH: 'pw-export' } })
+    expect(r.code).toBe(0)
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map(l => JSON.parse(l)).sort((a, b) => a.key < b.key ? -1 : 1)
+    expect(lines).toEqual([
+      { key: 'secret:1', type: 'hash', ttl: null, value: { a: '1' } },
+      { key: 'secret:2', type: 'list', ttl: null, value: ['x'] }
+    ])
+    const bad = await runCli(['export', file, '-p', String(srv.port)], { env: { REDISCLI_AUTH: 'nope' } })
+    expect(bad.code).toBe(4)
+    expect(bad.stderr).toMatch(/^pipeload: authentication to Redis at .* failed/)
+  })
+})
