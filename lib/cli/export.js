@@ -38,7 +38,16 @@ Examples:
 
 Keys are found with SCAN: a key there for the whole export is written at least once; a key
 written or deleted meanwhile may or may not be. A key bigger than --page-size elements is
-written as several lines ("part": 2, 3, …). Format: docs/export.md.`)
+written as several lines ("part": 2, 3, …). Format: docs/export.md.
+
+Exit codes:
+  0        every key exported (keys deleted meanwhile are skipped and counted)
+  2        bad usage: an unknown option, an invalid value
+  4        no connection: unreachable, timed out, authentication failed, connection lost;
+           a read answered with an error (NOPERM: a right missing; MOVED: slots moving)
+  74       the output could not be written
+  70       an internal error (a bug: please report it with the printed stack)
+  130/143  interrupted by Ctrl-C / SIGTERM`)
   cmd.action(async (output, flags) => {
     io.exitCode = await runExport(output, flags, io)
   })
