@@ -20,15 +20,17 @@ describe('export reader: keys that change under it', () => {
   })
   afterAll(async () => { await srv?.stop() })
 
-  async function readAll (plan, onRecord) {
+  async function readAll (plan, onRecord, sent = []) {
     const conn = await connectData({ host: srv.host, port: srv.port, target: 'test' }, 5000, undefined, undefined, { buffers: true })
     const requests = new Requests(conn)
+    const send = requests.send.bind(requests)
+    requests.send = (bytes, n) => { sent.push(n); return send(bytes, n) }
     const stats = new ExportStats()
     const records = []
     const reader = new MasterReader({
       requests,
       stats,
-      plan: { window: 1, batchSize: 10, pageSize: 100, scanCount: 1000, ...plan },
+      plan: { window: 1, batchSize: 10, pageSize: 100, scanCount: 1000, maxElements: 100_000, ...plan },
       emit: r => { records.push(r); return onRecord(r, records.length) }
     })
     try {
@@ -80,6 +82,22 @@ describe('export reader: keys that change under it', () => {
     expect(stats.restarted).toBe(1)
     expect(stats.keys).toBe(1) // its part 1 again: a restore's part 1 replaces the key
     expect(stats.types).toEqual({ list: 1 })
+  })
+
+  it('takes fewer keys a batch when keys are big (maxElements)', async () => {
+    await redis.flushall()
+    // 60 hashes of 300 fields: over 128, so not a listpack; a first page reads each whole.
+    for (let k = 0; k < 60; k++) await redis.hset(`mid:${k}`, ...Array.from({ length: 300 }, (_, i) => [`f${i}`, 'v']).flat())
+    const sent = []
+    const { records, stats } = await readAll({ batchSize: 50, pageSize: 1000, maxElements: 2000, window: 2 }, () => {}, sent)
+    expect(records.length).toBe(60)
+    expect(records.every(r => r.value.length === 600)).toBe(true)
+    // TYPE, PTTL and a page a key (and a SCAN now and then): after the first batches, at most
+    // 2000 / 600 + 1 keys a batch (the first keys, guessed strings, are read twice).
+    const keysPerBatch = sent.map(n => Math.floor(n / 3))
+    expect(keysPerBatch.length).toBeGreaterThan(15)
+    expect(Math.max(...keysPerBatch.slice(7))).toBeLessThanOrEqual(4)
+    expect(keysPerBatch.reduce((a, b) => a + b, 0)).toBe(60 + stats.guessedWrong)
   })
 
   it('pages of a big list and stream follow each other without a gap or a repeat', async () => {

@@ -35,6 +35,13 @@ class MasterReader {
     this.again = [] // { key, guess, known, reads }: read again (wrong guess, type changed)
     this.pages = [] // { key, type, ttl, part, at, reads }: the next page of a big key
     this.lastType = plan.types?.length === 1 ? plan.types[0] : 'string'
+    // Elements a key's first page held, on average (a moving estimate): a batch takes as many
+    // keys as maxElements allows, so a keyspace of medium hashes (hundreds of fields, read
+    // whole in a first page) does not bring window × batchSize of them into memory at once.
+    // It starts cautious and grows as keys turn out small.
+    this.perKey = Math.max(1, plan.pageSize / 4)
+    this.firstElements = 0 // in the batch being handled
+    this.firstKeys = 0
   }
 
   async run () {
@@ -54,17 +61,20 @@ class MasterReader {
 
   /** The next batch to send, or null when there is nothing to send now. */
   nextBatch () {
-    const { batchSize, pageSize } = this.plan
+    const { batchSize, pageSize, maxElements } = this.plan
     const w = new CommandBuffer()
     const items = []
     let n = 0
-    while (this.pages.length && items.length < batchSize) {
+    let budget = maxElements
+    while (this.pages.length && items.length < batchSize && (items.length === 0 || budget >= pageSize)) {
       const p = this.pages.shift()
       w.command(PAGES[p.type].command(p.key, p.at, pageSize))
       items.push(p)
       n += 1
+      budget -= pageSize
     }
-    while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length)) {
+    while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length) && (items.length === 0 || budget >= this.perKey)) {
+      budget -= this.perKey
       const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0 }
       w.command(['TYPE', k.key])
       w.command(['PTTL', k.key])
@@ -107,6 +117,11 @@ class MasterReader {
       if (wait !== undefined) await wait
     }
     if (batch.scan) this.scanReply(replies[i])
+    if (this.firstKeys > 0) {
+      this.perKey = Math.max(1, (this.perKey + this.firstElements / this.firstKeys) / 2)
+      this.firstElements = 0
+      this.firstKeys = 0
+    }
   }
 
   scanReply (reply) {
@@ -157,6 +172,10 @@ class MasterReader {
       return
     }
     const { value, next } = PAGES[p.type].parse(reply, p.at, this.plan.pageSize)
+    if (p.part === 1 && p.at === null) {
+      this.firstKeys++
+      this.firstElements += p.type === 'string' ? 1 : value.length
+    }
     // An empty page: a scan page that found nothing in its buckets (go on), or a collection
     // deleted since its TYPE (Redis deletes empty collections; a stream may be empty).
     if (value.length === 0 && p.type !== 'string' && !(p.type === 'stream' && p.part === 1 && next === null)) {

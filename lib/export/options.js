@@ -13,11 +13,14 @@ const EXPORT_DEFAULTS = Object.freeze({
   window: 4, // batches in flight per master
   pageSize: 1000, // elements per page of a big key (HSCAN/SSCAN/ZSCAN COUNT, LRANGE, XRANGE)
   scanCount: 1000, // SCAN's COUNT
+  // Elements (fields and values, members, list items, stream entries) a batch is expected to
+  // bring at most: fewer keys a batch when keys are big (lib/export/master.js perKey).
+  maxElements: 100_000,
   progressInterval: 250
 })
 
 const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout']
-const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'onProgress', 'progressInterval', 'signal'])
+const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'maxElements', 'onProgress', 'progressInterval', 'signal'])
 
 function invalid (option, message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${option} ${message}`, { option })
@@ -67,6 +70,7 @@ function planExport (options) {
     window: whole(options, 'window'),
     pageSize: whole(options, 'pageSize'),
     scanCount: whole(options, 'scanCount'),
+    maxElements: whole(options, 'maxElements'),
     progressInterval: whole(options, 'progressInterval'),
     onProgress: options.onProgress,
     signal: options.signal
