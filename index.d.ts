@@ -678,6 +678,8 @@ export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeou
   pageSize?: number
   /** SCAN's COUNT. Default 1000. */
   scanCount?: number
+  /** Elements a batch is expected to bring at most (fewer keys a batch when keys are big): a memory guard. Default 100000. */
+  maxElements?: number
   onProgress?: (p: ExportProgress) => void
   /** ms between onProgress calls. Default 250. */
   progressInterval?: number
