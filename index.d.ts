@@ -670,7 +670,7 @@ export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeou
   match?: string
   /** Only keys of these types (one type: SCAN's TYPE option); an array or 'hash,string'. */
   types?: ExportType[] | string
-  /** Keys read per round trip. Default 1000. */
+  /** Keys read per round trip. Default 250. */
   batchSize?: number
   /** Batches awaiting replies at most, per master. Default 4. */
   window?: number
