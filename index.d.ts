@@ -391,6 +391,7 @@ export type ErrorCode =
   | 'PIPELOAD_CLUSTER_REDIRECT'
   | 'PIPELOAD_AUTH_FAILED'
   | 'PIPELOAD_PERMISSION_DENIED'
+  | 'PIPELOAD_READ_FAILED'
   | 'PIPELOAD_TLS_FAILED'
   | 'PIPELOAD_TIMEOUT'
   | 'PIPELOAD_ABORTED'
@@ -657,8 +658,84 @@ export class JsonNumber {
   toJSON (): number
 }
 
+export type ExportType = 'string' | 'hash' | 'list' | 'set' | 'zset' | 'stream'
+
+/** exportKeys() options (docs/library.md "exportKeys"); the connection options are load()'s, but those of its reconnects and `redis`. */
+export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeout' | 'retryTimeout' | 'onReconnect'> {
+  /** A file path (created or truncated; gzipped when it ends in .gz) or a Writable (written to, not ended). */
+  output: string | NodeJS.WritableStream
+  /** Default 'ndjson' (docs/export.md). */
+  format?: 'ndjson'
+  /** SCAN's MATCH pattern: only the keys that match. */
+  match?: string
+  /** Only keys of these types (one type: SCAN's TYPE option); an array or 'hash,string'. */
+  types?: ExportType[] | string
+  /** Keys read per round trip. Default 250. */
+  batchSize?: number
+  /** Batches awaiting replies at most, per master. Default 4. */
+  window?: number
+  /** Elements per page of a big key: a record ("part") each. Default 1000. */
+  pageSize?: number
+  /** SCAN's COUNT. Default 1000. */
+  scanCount?: number
+  /** Elements a batch is expected to bring at most (fewer keys a batch when keys are big): a memory guard. Default 100000. */
+  maxElements?: number
+  onProgress?: (p: ExportProgress) => void
+  /** ms between onProgress calls. Default 250. */
+  progressInterval?: number
+  signal?: AbortSignal
+}
+
+export interface ExportProgress {
+  /** Keys written so far. */
+  keys: number
+  /** DBSIZE summed over the masters at the start. */
+  total: number
+  keysPerSec: number
+  /** Bytes written (before gzip). */
+  bytes: number
+  elapsedMs: number
+  /** Null with match or types (DBSIZE then counts keys not written), or before the first key. */
+  etaMs: number | null
+}
+
+export interface ExportSummary {
+  /** Keys written (a key read again from its start counts once). */
+  keys: number
+  types: Partial<Record<ExportType, number>>
+  /** Records after a key's first (the parts of big keys). */
+  parts: number
+  /** DBSIZE summed over the masters at the start. */
+  total: number
+  /** Keys gone between SCAN and their read: not written. */
+  deleted: number
+  /** Keys whose type changed each time they were read (3 times): not written, or written in part. */
+  changed: number
+  /** Keys read again from their start: their type changed between two pages. */
+  restarted: number
+  /** Keys of other types than `types` asked (several types: filtered after TYPE). */
+  otherTypes: number
+  /** Keys of types export does not write (a module's), by type. */
+  unsupported: Record<string, number>
+  batches: number
+  /** Bytes written (before gzip). */
+  bytes: number
+  /** The path, or 'the output' for a stream ('stdout' in the CLI). */
+  output: string
+  format: 'ndjson'
+  /** host:port[/db] of the one server, or 'the cluster'. */
+  target: string
+  /** host:port of each server read. */
+  masters: string[]
+  durationMs: number
+  keysPerSec: number
+}
+
+/** Write the keyspace of a server, or of every master of a cluster, to a file or stream. */
+export function exportKeys (options: ExportOptions): Promise<ExportSummary>
+
 declare const pipeload: {
-  load: typeof load, bench: typeof bench, PipeloadError: typeof PipeloadError, EXIT: typeof EXIT, CODES: typeof CODES, DEFAULTS: typeof DEFAULTS,
+  load: typeof load, bench: typeof bench, exportKeys: typeof exportKeys, PipeloadError: typeof PipeloadError, EXIT: typeof EXIT, CODES: typeof CODES, DEFAULTS: typeof DEFAULTS,
   JsonNumber: typeof JsonNumber
 }
 export default pipeload

@@ -1,5 +1,5 @@
 // ESM entry: the package is CommonJS; this re-exports it for `import { load } from 'pipeload'`.
 import pipeload from './lib/index.js'
 
-export const { load, bench, PipeloadError, EXIT, CODES, DEFAULTS, JsonNumber } = pipeload
+export const { load, bench, exportKeys, PipeloadError, EXIT, CODES, DEFAULTS, JsonNumber } = pipeload
 export default pipeload

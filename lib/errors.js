@@ -40,7 +40,8 @@ const CODES = Object.freeze({
   PIPELOAD_AUTH_FAILED: EXIT.CONNECTION,
   PIPELOAD_TLS_FAILED: EXIT.CONNECTION, // the TLS handshake failed: untrusted or wrong-name certificate, client certificate wanted
   PIPELOAD_TIMEOUT: EXIT.CONNECTION,
-  PIPELOAD_PERMISSION_DENIED: EXIT.CONNECTION, // the ACL user may not run a command bench needs (checked before writing)
+  PIPELOAD_PERMISSION_DENIED: EXIT.CONNECTION, // the ACL user may not run a command bench needs (checked before writing), or one export reads with
+  PIPELOAD_READ_FAILED: EXIT.CONNECTION, // export: a server answered a read (SCAN, TYPE, a page) with an error other than NOPERM and WRONGTYPE
   PIPELOAD_ABORTED: EXIT.SIGINT,
   PIPELOAD_OUTPUT_CLOSED: EXIT.OK,
   PIPELOAD_OUTPUT_FAILED: EXIT.OUTPUT,

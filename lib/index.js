@@ -10,6 +10,8 @@ module.exports = {
   // The timing mode (lib/bench/), loaded when `bench` is first read: a program that only loads
   // data never loads it.
   get bench () { return require('./bench').bench },
+  // Export (lib/export/), loaded when first read, as bench is.
+  get exportKeys () { return require('./export/export').exportKeys },
   PipeloadError,
   EXIT,
   CODES,

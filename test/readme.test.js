@@ -81,6 +81,18 @@ const EXPECTATIONS = [
       }
     }
   }],
+  [/^npx pipeload export \.tmp-cities\.ndjson --match 'city:\*' --type hash$/, () => ({
+    keys: [],
+    async check () {
+      // The file, read with JSON.parse: one line per city hash, as the CSV has it.
+      const lines = fs.readFileSync(path.join(ROOT, '.tmp-cities.ndjson'), 'utf8').trim().split('\n').map(l => JSON.parse(l))
+      expect(lines.map(l => l.key).sort()).toEqual(cities.map(c => `city:${c.id}`).sort())
+      for (const l of lines) {
+        expect(l).toMatchObject({ type: 'hash', ttl: null })
+        expect(l.value).toEqual(cities.find(c => `city:${c.id}` === l.key))
+      }
+    }
+  })],
   [/--dry-run text/, () => {
     const keys = cities.map(c => `city:${c.id}`)
     return {

@@ -29,11 +29,12 @@ describe('index.d.ts', () => {
   it('names every runtime export', async () => {
     const cjs = require('..')
     const esm = await import('../index.mjs')
-    expect(Object.keys(cjs).sort()).toEqual(['CODES', 'DEFAULTS', 'EXIT', 'JsonNumber', 'PipeloadError', 'bench', 'load'])
+    expect(Object.keys(cjs).sort()).toEqual(['CODES', 'DEFAULTS', 'EXIT', 'JsonNumber', 'PipeloadError', 'bench', 'exportKeys', 'load'])
     expect(esm.JsonNumber).toBe(cjs.JsonNumber)
     expect(esm.load).toBe(cjs.load)
     expect(esm.default.load).toBe(cjs.load)
     expect(esm.bench).toBe(cjs.bench)
+    expect(esm.exportKeys).toBe(cjs.exportKeys)
   })
 
   it('names the error codes lib/errors.js declares, and docs/errors.md gives each its exit code', () => {

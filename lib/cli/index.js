@@ -273,6 +273,7 @@ Examples:
   pipeload import users.ndjson -c 'SET user:{id}:name {name}' --ttl 3600
   zcat big.csv.gz | pipeload import - --format csv --key 'row:{id}'
   pipeload import users.csv --key 'user:{id}' -h redis.example.com -p 6380 -n 2
+  pipeload export dump.ndjson.gz --match 'user:*'    the keys user:* out to gzipped NDJSON
   pipeload bench --rtt 50ms                          what pipelining gains on a 50 ms link
   pipeload import --help                             every import option and the templates
 
@@ -281,6 +282,8 @@ ${ENV_HELP}${EXIT_HELP}${manualHelp()}`)
   const settings = program.configureOutput()
   program.addCommand(importCommand(io).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   if (argv !== null && argv[0] === 'import') return program
+  const { exportCommand } = require('./export')
+  program.addCommand(exportCommand(io).addHelpText('after', ENV_HELP + manualHelp('export: export.md')).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))
   // bench's own text (lib/cli/bench.js) says what it writes; the environment is the import's.
   const { benchCommand } = require('./bench')
   program.addCommand(benchCommand(io).addHelpText('after', ENV_HELP + manualHelp('the timing mode: timing.md')).exitOverride().configureOutput(settings).configureHelp(HELP_SETTINGS))

@@ -31,16 +31,17 @@ function progressMode (flags, isTTY) {
 }
 
 /**
- * The load() options and the end of the run for `mode` on `stderr`: { options, end() }.
+ * The load() options and the end of the run for `mode` on `stderr`: { options, end() };
+ * `format` words a snapshot (export's differ from import's).
  * A line that cannot be written (a terminal or pipe gone) stops the run with a code, rather
  * than an 'error' event nobody handles.
  */
-function progressOutput (mode, stderr) {
+function progressOutput (mode, stderr, format = formatProgress) {
   if (mode === null) return { options: {}, end () {} }
   let failed = null
   const onError = err => { failed = failed || err }
   stderr.on('error', onError)
-  const write = mode.lines ? plainLines(mode.ms, stderr) : p => stderr.write('\r\x1b[K' + formatProgress(p))
+  const write = mode.lines ? plainLines(mode.ms, stderr, format) : p => stderr.write('\r\x1b[K' + format(p))
   const onProgress = p => {
     if (failed) throw outputError(failed, 'stderr')
     write(p)
@@ -58,12 +59,12 @@ function progressOutput (mode, stderr) {
  * A line per `ms` of the run: load() calls onProgress once more as it ends, which prints
  * nothing when the last line (or the start) is less than `ms` ago; the summary follows.
  */
-function plainLines (ms, stderr) {
+function plainLines (ms, stderr, format) {
   let last = 0
   return p => {
     if (p.elapsedMs - last < ms - 0.001) return // (less a rounding error of the subtraction)
     last = p.elapsedMs
-    stderr.write(`progress: ${formatProgress(p)}\n`)
+    stderr.write(`progress: ${format(p)}\n`)
   }
 }
 

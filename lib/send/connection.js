@@ -211,7 +211,8 @@ function connectError (err, target, opts) {
  * onReplyError in order; onClose fires once with the reason the socket ended.
  */
 class DataConnection {
-  constructor (socket, target) {
+  /** `buffers`: bulk and simple string replies as Buffers (export reads binary keys and values). */
+  constructor (socket, target, { buffers = false } = {}) {
     this.socket = socket
     this.target = target
     this.onReply = () => {}
@@ -225,6 +226,7 @@ class DataConnection {
     this.dropped = false
     // Replies parsed from the same chunk after close() belong to no one any more.
     this.parser = new RedisParser({
+      returnBuffers: buffers,
       returnReply: r => { if (!this.dropped) this.onReply(r) },
       returnError: e => {
         if (this.dropped) return
@@ -282,9 +284,9 @@ function dataEndpoint (control) {
 /**
  * Open a data connection to an endpoint: AUTH and SELECT first, the whole setup within
  * `timeout` ms (`said`: that timeout as given, for the message); `signal` ends it at once (an
- * aborted one before anything is sent).
+ * aborted one before anything is sent). `buffers`: replies as Buffers (DataConnection).
  */
-async function connectData (ep, timeout = 10000, signal, said) {
+async function connectData (ep, timeout = 10000, signal, said, { buffers = false } = {}) {
   if (signal?.aborted) throw abortError(ep.target, 'before connecting')
   const socket = await connectSocket(ep, timeout, signal)
   socket.setNoDelay(true)
@@ -293,7 +295,7 @@ async function connectData (ep, timeout = 10000, signal, said) {
   if (ep.db) hello.push({ args: ['SELECT', String(ep.db)], name: 'SELECT', required: true })
   // The name lets CLIENT LIST find this connection; a user without CLIENT rights still loads.
   hello.push({ args: ['CLIENT', 'SETNAME', 'pipeload-data'], name: 'CLIENT SETNAME', required: false })
-  const conn = new DataConnection(socket, ep.target)
+  const conn = new DataConnection(socket, ep.target, { buffers })
   conn.readonlyMeansMoved = Boolean(ep.sentinel)
   const step = { i: 0 }
   try {

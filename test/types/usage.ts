@@ -1,7 +1,7 @@
 // Compiled by test/types.test.js with `tsc --noEmit`: the public API as a user writes it.
 import { Readable } from 'node:stream'
 import Redis from 'ioredis'
-import pipeload, { load, bench, PipeloadError, EXIT, JsonNumber, type Summary, type LoadOptions, type BenchResult } from 'pipeload'
+import pipeload, { load, bench, exportKeys, PipeloadError, EXIT, JsonNumber, type Summary, type LoadOptions, type BenchResult, type ExportSummary } from 'pipeload'
 
 async function main (): Promise<void> {
   const summary: Summary = await load({ url: 'redis://127.0.0.1:6379', input: 'users.csv', key: 'user:{id}' })
@@ -78,6 +78,17 @@ async function main (): Promise<void> {
   const usage: number = EXIT.USAGE
   void n; void p50; void usage
 }
+
+async function exporting (): Promise<number> {
+  const s: ExportSummary = await exportKeys({ url: 'redis://127.0.0.1:6379/2', output: 'dump.ndjson.gz', match: 'user:*', types: ['hash', 'string'], onProgress: p => { void p.etaMs } })
+  await pipeload.exportKeys({ output: process.stdout, types: 'zset' })
+  return s.keys + (s.types.hash ?? 0) + s.deleted
+}
+void exporting
+// @ts-expect-error: output is required
+exportKeys({ match: 'a*' })
+// @ts-expect-error: no such type
+exportKeys({ output: 'x', types: ['json'] })
 
 // @ts-expect-error: input is required
 load({ key: 'k:{id}' })

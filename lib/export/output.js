@@ -1,0 +1,82 @@
+'use strict'
+
+const fs = require('node:fs')
+const zlib = require('node:zlib')
+const { Writable, pipeline } = require('node:stream')
+const { finished } = require('node:stream/promises')
+const { outputError } = require('../send/dry-run')
+
+// Where an export writes: a file (gzipped when its name ends in .gz) or a Writable of the
+// caller's (stdout). The writer writes into a CountingOutput, which counts the bytes and
+// passes them on with backpressure; a failed destination fails the export (`failure`).
+
+class CountingOutput extends Writable {
+  constructor (dest, name) {
+    super({ highWaterMark: 64 * 1024, decodeStrings: true })
+    this.dest = dest
+    this.name = name
+    this.bytes = 0
+  }
+
+  _write (chunk, encoding, callback) {
+    this.bytes += chunk.length
+    if (this.dest.write(chunk)) callback()
+    else this.dest.once('drain', () => callback())
+  }
+}
+
+/**
+ * Open the output: `output` a path (created or truncated now) or a Writable (not ended).
+ * Returns { stream, name, failure: Promise that rejects when writing fails, finish() }.
+ */
+function openOutput (output) {
+  const own = typeof output === 'string'
+  const name = own ? output : 'the output'
+  let dest
+  let done = Promise.resolve()
+  let fail
+  const failure = new Promise((resolve, reject) => { fail = reject })
+  failure.catch(() => {})
+  if (own) {
+    let fd
+    try {
+      fd = fs.openSync(output, 'w')
+    } catch (err) {
+      throw outputError(err, output)
+    }
+    const file = fs.createWriteStream(null, { fd })
+    if (output.endsWith('.gz')) {
+      dest = zlib.createGzip()
+      done = new Promise((resolve, reject) => pipeline(dest, file, err => err ? reject(outputError(err, output)) : resolve()))
+      done.catch(err => fail(err))
+    } else {
+      dest = file
+      done = new Promise((resolve, reject) => { file.once('finish', resolve); file.once('error', reject) })
+    }
+  } else {
+    dest = output
+  }
+  const onError = err => fail(outputError(err, name))
+  dest.on('error', onError)
+  const stream = new CountingOutput(dest, name)
+  stream.on('error', onError)
+  return {
+    stream,
+    name,
+    failure,
+    async finish () {
+      if (!stream.writableEnded) stream.end()
+      await Promise.race([finished(stream), failure])
+      if (own) {
+        dest.end()
+        await Promise.race([done, failure])
+      }
+      dest.off('error', onError)
+    },
+    close () {
+      if (own) dest.destroy()
+    }
+  }
+}
+
+module.exports = { openOutput }

@@ -1,0 +1,35 @@
+'use strict'
+
+const { int, count, bytes, duration, clock } = require('../run/reporter')
+
+// export's progress line and summary, as text. Pure: returns strings.
+
+/** keys of the total (DBSIZE summed over the masters), rate, bytes written, time, ETA. */
+function formatExportProgress (p) {
+  let s = `${int(p.keys)}`
+  if (p.total > 0) s += ` of ${count(p.total, 'key')} (${(100 * Math.min(1, p.keys / p.total)).toFixed(1)}%)`
+  else s += p.keys === 1 ? ' key' : ' keys'
+  s += ` · ${int(p.keysPerSec)} keys/s · ${bytes(p.bytes)} · ${clock(p.elapsedMs)} elapsed`
+  if (p.etaMs != null) s += ` · ETA ${clock(p.etaMs)}`
+  return s
+}
+
+/** Two lines: what was written where, and what was skipped. */
+function formatExportSummary (s) {
+  const byType = Object.entries(s.types).map(([t, n]) => `${t} ${int(n)}`).join(', ')
+  const parts = s.parts ? `, ${count(s.parts, 'more part')} of big keys` : ''
+  const rate = s.keys > 0 ? ` · ${int(s.keysPerSec)} keys/s` : ''
+  const from = s.masters.length > 1 ? `${count(s.masters.length, 'master')} of the cluster` : s.target
+  const skipped = []
+  if (s.deleted) skipped.push(`${int(s.deleted)} deleted before they were read`)
+  if (s.changed) skipped.push(`${int(s.changed)} whose type kept changing`)
+  if (s.otherTypes) skipped.push(`${int(s.otherTypes)} of other types`)
+  for (const [t, n] of Object.entries(s.unsupported)) skipped.push(`${int(n)} of type ${t} (not exported)`)
+  const again = s.restarted ? ` · ${count(s.restarted, 'key')} read again from the start (its type changed between pages)` : ''
+  return [
+    `exported ${count(s.keys, 'key')}${byType ? ` (${byType})` : ''}${parts} from ${from} to ${s.output} in ${duration(s.durationMs)}${rate} · ${bytes(s.bytes)} written`,
+    `skipped: ${skipped.length ? skipped.join(', ') : 'none'}${again}`
+  ].join('\n')
+}
+
+module.exports = { formatExportProgress, formatExportSummary }

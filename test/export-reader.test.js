@@ -1,0 +1,133 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */
+
+// The export's reader of one master (lib/export/master.js) against a real server, with keys
+// deleted or retyped by the test between SCAN and their read, or between two pages; and the
+// NDJSON writer's lines (lib/export/ndjson.js) against lines written out by hand.
+
+const { startRedis } = require('./helpers/redis-server')
+const { connectData } = require('../lib/send/connection')
+const { Requests } = require('../lib/export/requests')
+const { MasterReader } = require('../lib/export/master')
+const { ExportStats } = require('../lib/export/stats')
+const { line } = require('../lib/export/ndjson')
+
+describe('export reader: keys that change under it', () => {
+  let srv, redis
+  beforeAll(async () => {
+    srv = await startRedis()
+    redis = srv.client()
+  })
+  afterAll(async () => { await srv?.stop() })
+
+  async function readAll (plan, onRecord, sent = []) {
+    const conn = await connectData({ host: srv.host, port: srv.port, target: 'test' }, 5000, undefined, undefined, { buffers: true })
+    const requests = new Requests(conn)
+    const send = requests.send.bind(requests)
+    requests.send = (bytes, n) => { sent.push(n); return send(bytes, n) }
+    const stats = new ExportStats()
+    const records = []
+    const reader = new MasterReader({
+      requests,
+      stats,
+      plan: { window: 1, batchSize: 10, pageSize: 100, scanCount: 1000, maxElements: 100_000, ...plan },
+      emit: r => { records.push(r); return onRecord(r, records.length) }
+    })
+    try {
+      await reader.run()
+    } finally {
+      requests.close()
+    }
+    return { records, stats }
+  }
+
+  it('a key deleted between SCAN and its read is skipped and counted', async () => {
+    await redis.flushall()
+    const keys = Array.from({ length: 200 }, (_, i) => `k:${i}`)
+    await redis.mset(...keys.flatMap(k => [k, 'v']))
+    // Window 1: while the first batch's records are handed over, the rest is not sent yet.
+    const { records, stats } = await readAll({}, async (r, n) => { if (n === 1) await redis.del(...keys) })
+    expect(records.length).toBe(10)
+    expect(stats.keys).toBe(10)
+    expect(stats.deleted).toBe(190)
+  })
+
+  it('a key of another type than guessed is read again, knowing its type', async () => {
+    await redis.flushall()
+    for (let i = 0; i < 30; i++) {
+      if (i % 3 === 0) await redis.set(`m:${i}`, 's')
+      else if (i % 3 === 1) await redis.rpush(`m:${i}`, 'a')
+      else await redis.hset(`m:${i}`, 'f', 'v')
+    }
+    const { records, stats } = await readAll({}, () => {})
+    expect(records.length).toBe(30)
+    expect(stats.guessedWrong).toBeGreaterThan(0)
+    const byType = Object.fromEntries(['string', 'list', 'hash'].map(t => [t, records.filter(r => r.type === t).length]))
+    expect(byType).toEqual({ string: 10, list: 10, hash: 10 })
+  })
+
+  it('a big key whose type changes between pages is read again from its start', async () => {
+    await redis.flushall()
+    const fields = []
+    for (let i = 0; i < 1000; i++) fields.push(`f${i}`, 'v')
+    await redis.hset('big', ...fields)
+    const { records, stats } = await readAll({}, async r => {
+      if (r.type === 'hash' && r.part === 1) {
+        await redis.del('big')
+        await redis.rpush('big', 'a', 'b')
+      }
+    })
+    expect(records.map(r => [r.type, r.part])).toEqual([['hash', 1], ['list', 1]])
+    expect(records[1].value.map(String)).toEqual(['a', 'b'])
+    expect(stats.restarted).toBe(1)
+    expect(stats.keys).toBe(1) // its part 1 again: a restore's part 1 replaces the key
+    expect(stats.types).toEqual({ list: 1 })
+  })
+
+  it('takes fewer keys a batch when keys are big (maxElements)', async () => {
+    await redis.flushall()
+    // 60 hashes of 300 fields: over 128, so not a listpack; a first page reads each whole.
+    for (let k = 0; k < 60; k++) await redis.hset(`mid:${k}`, ...Array.from({ length: 300 }, (_, i) => [`f${i}`, 'v']).flat())
+    const sent = []
+    const { records, stats } = await readAll({ batchSize: 50, pageSize: 1000, maxElements: 2000, window: 2 }, () => {}, sent)
+    expect(records.length).toBe(60)
+    expect(records.every(r => r.value.length === 600)).toBe(true)
+    // TYPE, PTTL and a page a key (and a SCAN now and then): after the first batches, at most
+    // 2000 / 600 + 1 keys a batch (the first keys, guessed strings, are read twice).
+    const keysPerBatch = sent.map(n => Math.floor(n / 3))
+    expect(keysPerBatch.length).toBeGreaterThan(15)
+    expect(Math.max(...keysPerBatch.slice(7))).toBeLessThanOrEqual(4)
+    expect(keysPerBatch.reduce((a, b) => a + b, 0)).toBe(60 + stats.guessedWrong)
+  })
+
+  it('pages of a big list and stream follow each other without a gap or a repeat', async () => {
+    await redis.flushall()
+    const items = Array.from({ length: 1050 }, (_, i) => `i${i}`)
+    await redis.rpush('list', ...items)
+    for (let i = 0; i < 250; i++) await redis.xadd('stream', `${i + 1}-0`, 'n', String(i))
+    const { records } = await readAll({ pageSize: 100 }, () => {})
+    const list = records.filter(r => r.type === 'list')
+    expect(list.map(r => r.part)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1))
+    expect(list.flatMap(r => r.value.map(String))).toEqual(items)
+    const stream = records.filter(r => r.type === 'stream')
+    expect(stream.flatMap(r => r.value.map(e => e.id))).toEqual(Array.from({ length: 250 }, (_, i) => `${i + 1}-0`))
+  })
+})
+
+describe('NDJSON lines', () => {
+  const b = s => Buffer.from(s)
+  it('writes each type as docs/export.md says', () => {
+    expect(line({ key: b('s'), type: 'string', ttl: 5, part: 1, value: b('') })).toBe('{"key":"s","type":"string","ttl":5,"value":""}\n')
+    expect(line({ key: b('h'), type: 'hash', ttl: null, part: 1, value: [b('a'), b('1'), b('"q"'), b('é')] })).toBe('{"key":"h","type":"hash","ttl":null,"value":{"a":"1","\\"q\\"":"é"}}\n')
+    // A repeated field name: pairs.
+    expect(line({ key: b('h'), type: 'hash', ttl: null, part: 3, value: [b('a'), b('1'), b('a'), b('2')] })).toBe('{"key":"h","type":"hash","ttl":null,"part":3,"value":[["a","1"],["a","2"]]}\n')
+    expect(line({ key: Buffer.from([0xff]), type: 'hash', ttl: null, part: 1, value: [Buffer.from([0xc3]), b('x')] })).toBe('{"key":{"base64":"/w=="},"type":"hash","ttl":null,"value":[[{"base64":"ww=="},"x"]]}\n')
+    expect(line({ key: b('l'), type: 'list', ttl: null, part: 2, value: [b('a'), b('')] })).toBe('{"key":"l","type":"list","ttl":null,"part":2,"value":["a",""]}\n')
+    expect(line({ key: b('z'), type: 'zset', ttl: null, part: 1, value: [b('ada'), b('1.5'), b('bob'), b('inf')] })).toBe('{"key":"z","type":"zset","ttl":null,"value":[["ada","1.5"],["bob","inf"]]}\n')
+    expect(line({ key: b('x'), type: 'stream', ttl: null, part: 1, value: [{ id: '1-0', fields: [b('k'), b('v'), b('k'), b('w')] }, { id: '2-0', fields: [b('k'), b('v')] }] }))
+      .toBe('{"key":"x","type":"stream","ttl":null,"value":[{"id":"1-0","fields":[["k","v"],["k","w"]]},{"id":"2-0","fields":{"k":"v"}}]}\n')
+    const many = []
+    for (let i = 0; i < 12; i++) many.push(b(`f${i % 11}`), b('v'))
+    expect(Array.isArray(JSON.parse(line({ key: b('h'), type: 'hash', ttl: null, part: 1, value: many })).value)).toBe(true)
+  })
+})
