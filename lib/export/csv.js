@@ -39,7 +39,7 @@ function rowTexts (row, fields) {
 
 function text (row, buf, what) {
   if (isUtf8(buf)) return buf.toString('utf8')
-  throw new PipeloadError('PIPELOAD_EXPORT_NOT_UTF8', `${keyName(row.key)}: ${what} is not valid UTF-8 (${shown(buf)}), which CSV cannot hold: export this key to NDJSON (bytes that are not UTF-8 are kept there as base64) or to Parquet (bytes as they are)`, { key: row.key })
+  throw new PipeloadError('PIPELOAD_EXPORT_NOT_TEXT', `${keyName(row.key)}: ${what} is not valid UTF-8 (${shown(buf)}), which CSV cannot hold: export this key to NDJSON (bytes that are not UTF-8 are kept there as base64) or to Parquet (bytes as they are)`, { key: row.key })
 }
 
 class CsvSink {

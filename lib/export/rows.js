@@ -62,7 +62,7 @@ class RowJoiner {
     for (let i = 0; i < flat.length; i += 2) {
       const name = flat[i]
       if (!isUtf8(name)) {
-        throw new PipeloadError('PIPELOAD_EXPORT_NOT_UTF8', `${keyName(row.key)}: the field name ${shown(name)} is not valid UTF-8, and ${this.format} column names are text: export this key to NDJSON, which keeps every byte`, { key: row.key, field: name })
+        throw new PipeloadError('PIPELOAD_EXPORT_NOT_TEXT', `${keyName(row.key)}: the field name ${shown(name)} is not valid UTF-8, and ${this.format} column names are text: export this key to NDJSON, which keeps every byte`, { key: row.key, field: name })
       }
       row.fields.set(name.toString('utf8'), flat[i + 1])
       row.size += name.length + flat[i + 1].length
