@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict'
 
-// node bench/export-writers.js [--format csv|parquet] [--keys N] [--out FILE]
+// node bench/export-writers.js [--format csv|parquet] [--keys N] [--out FILE] [--row-group-size N]
 // The CSV and Parquet writers of `pipeload export` alone (no server): N synthetic hashes of
 // 5 fields (user:<i>, name/email/age/city/score) written to FILE (default /dev/null) through
 // lib/export/<format>.js, awaiting each write as the engine does. Prints keys/s and the peak
@@ -15,7 +15,8 @@ const { values: a } = parseArgs({
   options: {
     format: { type: 'string', default: 'parquet' },
     keys: { type: 'string', default: '1000000' },
-    out: { type: 'string', default: '/dev/null' }
+    out: { type: 'string', default: '/dev/null' },
+    'row-group-size': { type: 'string' }
   }
 })
 
@@ -35,13 +36,13 @@ async function main () {
   const keys = Number(a.keys)
   const { createWriter } = require(`../lib/export/${a.format}`)
   const out = fs.createWriteStream(a.out)
-  const w = createWriter(out, process.env.RG ? { rowGroupSize: Number(process.env.RG) } : {})
+  const w = createWriter(out, a['row-group-size'] ? { rowGroupSize: Number(a['row-group-size']) } : {})
   const t0 = process.hrtime.bigint()
   let peak = 0
   for (let i = 1; i <= keys; i++) {
     const p = w.write(record(i))
     if (p) await p
-    if (i % 50000 === 0) { peak = Math.max(peak, process.memoryUsage.rss()); if (process.env.MEM) console.log(JSON.stringify(process.memoryUsage(), (k, v) => typeof v === 'number' ? Math.round(v / 1048576) : v)) }
+    if (i % 50000 === 0) peak = Math.max(peak, process.memoryUsage.rss())
   }
   await w.end()
   await new Promise((resolve, reject) => out.end(err => err ? reject(err) : resolve()))

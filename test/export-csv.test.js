@@ -133,3 +133,23 @@ describe('CSV export writer', () => {
     expect([opt.code, opt.exitCode]).toEqual(['PIPELOAD_OPTION_INVALID', 2])
   })
 })
+
+describe('CSV export writer output failures', () => {
+  const { Writable } = require('node:stream')
+  const many = () => dataset(3000, 3).map(k => hash(k.key, k.pairs))
+
+  it('rejects with PIPELOAD_OUTPUT_FAILED when the output fails, and does not hang when it is destroyed', async () => {
+    const failing = new Writable({ highWaterMark: 1024, write (chunk, enc, cb) { setTimeout(() => cb(Object.assign(new Error('no space'), { code: 'ENOSPC' })), 1) } })
+    failing.on('error', () => {})
+    const w = createWriter(failing, {})
+    const got = await (async () => { for (const r of many()) { const p = w.write(r); if (p) await p } await w.end() })().catch(e => e)
+    expect([got.code, got.exitCode]).toEqual(['PIPELOAD_OUTPUT_FAILED', 74])
+    expect(got.message).toContain('no space left on the device')
+
+    const slow = collector({ slow: true })
+    const w2 = createWriter(slow.out, {})
+    setTimeout(() => slow.out.destroy(), 5)
+    const closed = await (async () => { for (const r of many()) { const p = w2.write(r); if (p) await p } await w2.end() })().catch(e => e)
+    expect(closed.code).toBe('PIPELOAD_OUTPUT_CLOSED')
+  })
+})

@@ -20,6 +20,7 @@ class Output {
   /** Writes `chunk`; undefined, or a Promise to await before the next write. */
   write (chunk) {
     if (this.fatal) throw this.fatal
+    if (this.out.destroyed) return this.drained()
     let more
     try {
       more = this.out.write(chunk)
@@ -31,6 +32,8 @@ class Output {
   }
 
   drained () {
+    // A stream destroyed without an error emits neither 'drain' nor 'error' again.
+    if (this.out.destroyed && this.fatal === null) this.fatal = outputError(Object.assign(new Error('destroyed'), { code: 'EPIPE' }), this.name)
     return new Promise((resolve, reject) => {
       const done = () => {
         this.out.off('drain', done)
