@@ -8,6 +8,8 @@ const { keyName } = require('./names')
 // row is written (a file's header or schema cannot change afterwards); a later hash with a
 // field outside them is refused rather than written without it.
 
+const SHOWN = 40
+
 class Columns {
   /**
    * @param {string[]} fields the field columns, in order
@@ -59,7 +61,11 @@ class Columns {
       return new PipeloadError('PIPELOAD_EXPORT_FIELD_UNKNOWN', `${keyName(row.key)} has a field named ${name}, which is the name of a ${this.format} column of its own (${this.fixed.join(', ')}): export this key to NDJSON`, { key: row.key, field })
     }
     const from = this.given ? 'the --fields given' : 'the fields of the first keys'
-    return new PipeloadError('PIPELOAD_EXPORT_FIELD_UNKNOWN', `${keyName(row.key)} has the field ${name}, which is not among the ${this.format} columns (${from}: ${this.fields.join(',')}): name every field with --fields ${[...this.fields, field].join(',')}, or export to NDJSON`, { key: row.key, field })
+    // A few dozen names are worth printing whole, ready to paste; thousands are not.
+    const fix = this.fields.length <= SHOWN
+      ? `(${from}: ${this.fields.join(',')}): name every field with --fields ${[...this.fields, field].join(',')}`
+      : `(${from}, ${this.fields.length} of them): add it to --fields`
+    return new PipeloadError('PIPELOAD_EXPORT_FIELD_UNKNOWN', `${keyName(row.key)} has the field ${name}, which is not among the ${this.format} columns ${fix}, or export to NDJSON`, { key: row.key, field })
   }
 }
 
