@@ -26,6 +26,9 @@ const CODES = Object.freeze({
   PIPELOAD_INPUT_INVALID: EXIT.INPUT,
   PIPELOAD_INPUT_FAILED: EXIT.INPUT, // a stream or iterable input threw while it was read
   PIPELOAD_RECORD_TOO_LARGE: EXIT.INPUT,
+  PIPELOAD_EXPORT_TYPE_UNSUPPORTED: EXIT.INPUT, // export: a key of a type the output format does not write (CSV: hashes; Parquet: hashes and strings)
+  PIPELOAD_EXPORT_FIELD_UNKNOWN: EXIT.INPUT, // export to CSV/Parquet: a hash field that is not among the columns (--fields, or the first keys' fields)
+  PIPELOAD_EXPORT_NOT_TEXT: EXIT.INPUT, // export to CSV (any byte) or Parquet (a field name): bytes that are not valid UTF-8
   PIPELOAD_FIELD_MISSING: EXIT.RECORD_ERRORS, // per record, in failures
   PIPELOAD_RECORD_INVALID: EXIT.RECORD_ERRORS, // per record: the mapper could not encode it
   PIPELOAD_CROSSSLOT: EXIT.RECORD_ERRORS, // per record, cluster mode: a command's keys are in different hash slots

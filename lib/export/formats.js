@@ -8,8 +8,12 @@ const { PipeloadError } = require('../errors')
 // left to `out` (the caller ends `out`). A record: { key: Buffer, type, ttl: ms | null,
 // part: 1, 2, …, value } (lib/export/master.js).
 
+// Loaded on first use, so a run pulls in only its own format's code (Parquet's writer
+// library is an ES module, imported when a Parquet export begins).
 const FORMATS = Object.freeze({
-  ndjson: () => require('./ndjson')
+  ndjson: () => require('./ndjson'),
+  csv: () => require('./csv'),
+  parquet: () => require('./parquet')
 })
 
 const FORMAT_NAMES = Object.freeze(Object.keys(FORMATS))
