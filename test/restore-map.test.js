@@ -126,6 +126,7 @@ describe('restore: lines that are not dump lines', () => {
     refused([{ key: { base64: 'no!' }, type: 'string', ttl: null, value: 'x' }], /not base64/)
     refused([{ key: 'k', type: 'stream', ttl: null, value: [{ id: '2-0', fields: { a: '1' } }, { id: '1-0', fields: { a: '1' } }] }], /does not come after/)
     refused([{ key: 'k', type: 'stream', ttl: null, value: [{ id: '1-0', fields: {} }] }], /fields is empty/)
+    refused([{ key: 'k', type: 'stream', ttl: null, value: [{ id: '1-0', fields: { b: '1', 2: '2' } }] }], /names a field like an array index \("2"\) beside others: .* \[name, value\] pairs/)
     refused([{ key: 'a', type: 'list', ttl: null, value: ['x'] }, { key: 'b', type: 'list', ttl: null, part: 2, value: ['y'] }], /does not follow a line of the same key/)
     refused([{ key: 'a', type: 'list', ttl: null, value: ['x'] }, { key: 'a', type: 'list', ttl: null, part: 3, value: ['y'] }], /"part": 3 follows "part": 1/)
     refused([{ key: 'k', type: 'stream', ttl: null, value: [{ id: '5-0', fields: { a: '1' } }] }, { key: 'k', type: 'stream', ttl: null, part: 2, value: [{ id: '5-0', fields: { a: '1' } }] }], /does not come after/)

@@ -288,4 +288,8 @@ describeEachServer('import --restore', kind => {
     expect(r.code, r.err).toBe(0)
     await expectKeyspace(redis, data, 'v9:', started)
   }, scaledMs(60_000))
+
+  it('a resume that writes stream parts again', async () => {
+    await rewoundResume(srv.url, redis, dir, 'v9r:', 'stream:big')
+  }, scaledMs(60_000))
 }, serverKinds(['valkey9']))

@@ -1,6 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
+const { INDEX } = require('../read/row')
 
 // `import --restore`: the lines of a dump in docs/export.md's NDJSON format → the commands that
 // re-create each key, as a mapper (mapper.js's interface: write, args). Pure: no I/O, no clock
@@ -106,6 +107,16 @@ function after (a, b) {
   return b === null || a[0] > b[0] || (a[0] === b[0] && a[1] > b[1])
 }
 
+/**
+ * Could reading have reordered this object's names? JavaScript lists integer-like names
+ * ("2", "10") first, whatever their place in the text: an entry's fields would be added in
+ * another order than the dump's (a hash's order does not matter).
+ */
+function reordered (obj) {
+  const names = Object.keys(obj)
+  return names.length > 1 && INDEX.test(names[0])
+}
+
 /** A stream's entries as { id, fields }, their IDs rising from `last` (the key's part before, or null). */
 function entriesOf (v, what, last) {
   if (!Array.isArray(v)) throw bad(`${what} is ${kindOf(v)}, not an array of entries`)
@@ -115,6 +126,9 @@ function entriesOf (v, what, last) {
     if (id[0] === 0n && id[1] === 0n) throw bad(`${what}[${i}].id is "0-0", which no entry can have`)
     if (!after(id, last)) throw bad(`${what}[${i}].id ${e.id} does not come after the entry before it`)
     last = id
+    if (isObject(e.fields) && reordered(e.fields)) {
+      throw bad(`${what}[${i}].fields names a field like an array index (${JSON.stringify(Object.keys(e.fields)[0])}) beside others: a JSON object does not keep their order once read; write them as [name, value] pairs`)
+    }
     const fields = pairsOf(e.fields, `${what}[${i}].fields`)
     if (fields.length === 0) throw bad(`${what}[${i}].fields is empty: a stream entry has one field at least`)
     return { id: e.id, last: id, fields }
