@@ -207,6 +207,21 @@ describe('import --restore into one server', () => {
     await rewoundResume(srv.url, redis, dir, `r3${name.split(':')[0]}:`, name)
   }, scaledMs(60_000))
 
+  it('load({ restore: true }): a file, and records already parsed', async () => {
+    const { load } = require('..')
+    const data = dataset('lib:')
+    const file = path.join(dir, 'lib.ndjson')
+    fs.writeFileSync(file, data.text)
+    const started = Date.now()
+    const summary = await load({ input: file, restore: true, url: srv.url, batchSize: 30 })
+    expect(summary).toMatchObject({ records: data.lines.length, errors: 0, notIdempotent: [], possibleDuplicates: false })
+    await expectKeyspace(redis, data, 'lib:', started)
+    const records = dataset('rec:')
+    await load({ input: records.lines, restore: true, url: srv.url })
+    await expectKeyspace(redis, records, 'rec:', started)
+    await expect(load({ input: file, restore: true, key: 'x:{id}', url: srv.url })).rejects.toMatchObject({ code: 'PIPELOAD_OPTION_INVALID', message: expect.stringContaining('restore must be used without key') })
+  }, scaledMs(60_000))
+
   it('a line that is not a dump line fails with file:line and why; --on-error skip goes on', async () => {
     const file = path.join(dir, 'bad.ndjson')
     fs.writeFileSync(file, [
@@ -218,9 +233,11 @@ describe('import --restore into one server', () => {
     const r = await start([file, '--restore', '-u', srv.url])
     expect(r.code).toBe(1)
     expect(r.err).toContain(`${file}:2: not a dump line (docs/export.md): "type" is "json", not one of string, hash, list, set, zset, stream`)
-    const skip = await start([file, '--restore', '-u', srv.url, '--on-error', 'skip', '--json'])
+    const rejects = path.join(dir, 'bad.rejects')
+    const skip = await start([file, '--restore', '-u', srv.url, '--on-error', 'skip', '--json', '--rejects', rejects])
     expect(skip.code).toBe(1)
     expect(JSON.parse(skip.out)).toMatchObject({ records: 4, errors: 2 })
+    expect(fs.readFileSync(rejects, 'utf8').trim().split('\n').map(l => JSON.parse(l)).map(r => [r.line, r.code, JSON.parse(r.raw).key])).toEqual([[2, 'PIPELOAD_RECORD_INVALID', 'bad:b'], [3, 'PIPELOAD_RECORD_INVALID', 'bad:c']])
     expect(skip.err).toContain(':3: not a dump line (docs/export.md): "part": 2 does not follow a line of the same key')
     expect(await redis.get('bad:d')).toBe('y')
   }, scaledMs(30_000))
@@ -235,6 +252,12 @@ describe('import --restore into one server', () => {
     const r = await start([csv, '--restore', '-u', srv.url])
     expect(r.code).toBe(2)
     expect(r.err).toContain('restore reads the NDJSON dumps of pipeload export')
+    const stdin = await start(['-', '--restore', '-u', srv.url])
+    expect(stdin.code).toBe(2)
+    expect(stdin.err).toContain('the format of <stdin> must be given: --format')
+    const asCsv = await start(['-', '--restore', '--format', 'csv', '-u', srv.url])
+    expect(asCsv.code).toBe(2)
+    expect(asCsv.err).toContain('<stdin>: its format is csv')
   }, scaledMs(30_000))
 })
 
