@@ -188,6 +188,13 @@ export interface LoadOptions extends ConnectionOptions {
   ttlKeys?: 'first' | 'all'
   /** DEL each record's first key (the first command's key) before its commands. Default false. */
   replace?: boolean
+  /**
+   * The input is a dump of `pipeload export` (NDJSON, docs/export.md): each key re-created with
+   * its type, value and ttl, replacing what is there; repeatable and resumable (a list or stream
+   * of several parts is not written twice). Not with key, command(s), map, ttl, replace, vector,
+   * sameKey, jsonPath or shard; an input of bytes must be NDJSON. Default false.
+   */
+  restore?: boolean
   /** Fields `*` writes as little-endian float bytes: "embedding:f32", "embedding:f64:768" (length checked), or a list. */
   vector?: string | string[]
   /** Commands per pipelined batch (or a count such as "5k"). Default 5000. */

@@ -238,6 +238,21 @@ const EXPECTATIONS = [
         expect(await redis.ttl(`features:country:${k}`), 'only the first command\'s key expires').toBe(-1)
       }
     }
+  })],
+  // examples/data/dump.ndjson, read here as its lines say (docs/export.md).
+  [/dump\.ndjson --restore$/, () => ({
+    keys: ['dump:user:1', 'dump:session:9', 'dump:queue', 'dump:tags', 'dump:rank', 'dump:events', Buffer.from('dump:\xff', 'latin1')],
+    async check (redis) {
+      expect(await redis.hgetall('dump:user:1')).toEqual({ name: 'Ada', age: '36' })
+      expect(await redis.get('dump:session:9')).toBe('token')
+      const pttl = await redis.pttl('dump:session:9')
+      expect(pttl > 0 && pttl <= 3600000, `pttl ${pttl}`).toBe(true)
+      expect(await redis.lrange('dump:queue', 0, -1)).toEqual(['a', 'b', 'a', 'c'])
+      expect((await redis.smembers('dump:tags')).sort()).toEqual(['x', 'y'])
+      expect(await redis.zrange('dump:rank', 0, -1, 'WITHSCORES')).toEqual(['ada', '1.5', 'bob', 'inf'])
+      expect(await redis.xrange('dump:events', '-', '+')).toEqual([['1700000000000-0', ['kind', 'login']]])
+      expect(await redis.getBuffer(Buffer.from('dump:\xff', 'latin1'))).toEqual(Buffer.from([0x00, 0xff]))
+    }
   })]
 ]
 

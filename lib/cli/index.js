@@ -150,7 +150,8 @@ async function runImport (input, flags, io) {
     output: io.stdout,
     signal: io.signal
   }
-  if (options.key === undefined && options.commands === undefined && options.map === undefined) {
+  if (options.restore) refuseWithRestore(flags, options)
+  else if (options.key === undefined && options.commands === undefined && options.map === undefined) {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', 'say what to write for each record: --key <template>, -c <command template> or --map <module>', { option: '--key' })
   }
   const progress = progressOutput(progressShown, io.stderr)
@@ -169,6 +170,15 @@ async function runImport (input, flags, io) {
   }
   await report(summary, flags, io)
   return summary.errors > 0 ? EXIT.RECORD_ERRORS : EXIT.OK
+}
+
+/** --restore writes what each dump line says: the flags that say what to write are refused, by name. */
+function refuseWithRestore (flags, options) {
+  const given = [['--key', options.key], ['-c', options.commands], ['--map', flags.map], ['--ttl', options.ttl], ['--replace', options.replace],
+    ['--vector', options.vector], ['--same-key', options.sameKey], ['--json-path', options.jsonPath], ['--shard', options.shard]]
+    .filter(([, v]) => v !== undefined && v !== null && v !== false).map(([flag]) => flag)
+  if (given.length === 0) return
+  throw new PipeloadError('PIPELOAD_OPTION_INVALID', `--restore writes each key as its dump line says (key, type, value, ttl): it takes no ${given.join(', ')}`, { option: '--restore' })
 }
 
 /** How a resumed http(s) input is read, in one line. */

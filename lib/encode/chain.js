@@ -42,6 +42,8 @@ class Chain {
     if (this.left > 0) {
       const k = Math.min(this.left, batch.records.length)
       this.left -= k
+      // A restore's mapper follows the key being read through the lines an earlier run loaded.
+      if (this.mapper?.observe) for (let i = 0; i < k; i++) this.mapper.observe(batch.records[i])
       batch = withoutFirst(batch, k)
     }
     return this.encoder.add(batch, bytesRead)

@@ -7,6 +7,7 @@ const { rowKindOf } = require('../read/formats')
 const { compileCommand } = require('./compile')
 const { templateKeyCommands } = require('./ttl-replace')
 const { mapFunctionMapper, SKIP } = require('./map-function')
+const { restoreMapper } = require('./restore')
 
 // Binds parsed templates to the shape of the input (its columns, or objects) and compiles them
 // once, against the row interface (read/row.js), into a mapper that writes a record's commands
@@ -77,8 +78,12 @@ function createMapper ({ templates, ttl, ttlKeys = 'first', replace = false, map
   }
 }
 
-/** The mapper load()'s options `o` ask for (`map` does not cross into worker threads: templates there). */
+/**
+ * The mapper load()'s options `o` ask for (`map` does not cross into worker threads: templates
+ * there); a restore's reads dump lines (./restore.js).
+ */
 function mapperFor (o, shape) {
+  if (o.restore) return restoreMapper({ startMs: o.restoreAt, plain: plainFor(shape) })
   return createMapper({ templates: o.templates, map: o.map, ttl: o.ttl, ttlKeys: o.ttlKeys, replace: o.replace, vectors: o.vectors, shape })
 }
 

@@ -118,7 +118,7 @@ async function openRecords (desc, o, start = null, skip = 0) {
     maxRecordSize: o.maxRecordSize,
     onError: o.onError,
     raw: Boolean(o.rejects), // records' input text, for the rejects file
-    rows: !o.map, // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
+    rows: !o.map && !o.restore, // csv/ndjson records as byte ranges, copied straight into RESP by the mapper
     start: start ?? desc.start ?? null
   }
   // desc.shard (--shard): lib/read/shard.js's plan of this shard's share of the input.

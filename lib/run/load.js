@@ -125,7 +125,8 @@ function pipeOptions (o, { control, endpoint, input, run }) {
     onFailure: (f, batch) => run.fail(f, batch),
     onAck: b => run.acked(b),
     onReconnect: e => run.reconnected(e),
-    connectTimeout: o.connectTimeout
+    connectTimeout: o.connectTimeout,
+    written: run.written
   }
 }
 

@@ -145,6 +145,8 @@ const OPTIONS = Object.freeze([
   { name: 'key', flag: '-k, --key <template>', help: "write each record as a hash: same as -c 'HSET <template> *'", worker: ['templates'], bench: true },
   { name: 'command', flag: '-c, --command <template>', help: 'command template per record, repeatable: {field}, {a.b}, {0}, * = all field/value pairs', repeatable: true, worker: ['templates'], bench: true },
   { name: 'commands', worker: ['templates'], bench: true },
+  // A dump of pipeload export: each line says its key, type, ttl and value (lib/encode/restore.js).
+  { name: 'restore', flag: '--restore', help: 'the input is a dump of pipeload export (NDJSON): re-create each key with its type, value and TTL, replacing what is there (no --key, -c or --map)', check: o => boolean(o, 'restore', false), worker: ['restore', 'restoreAt'] },
   { name: 'map', flag: '--map <module>', help: 'a JS module (CommonJS or ESM) whose default export (record, ctx) returns the commands for a record, or null to skip it; ctx = { n, line, file }' },
   // A template whose keys name no field writes every record to the same key: refused unless this says it is meant (lib/encode/template-checks.js).
   { name: 'sameKey', flag: '--same-key', help: 'let every record write the same key: templates whose keys name no field (a counter: -c \'INCR total\', one list: -c \'RPUSH ids {id}\')', check: sameKeyOf, bench: true },

@@ -61,7 +61,15 @@ function editDistance (a, b) {
   return rows[a.length][b.length]
 }
 
+// What a restore refuses: the dump's lines say the commands (lib/encode/restore.js).
+const NOT_WITH_RESTORE = ['key', 'command', 'commands', 'map', 'ttl', 'replace', 'vector', 'sameKey', 'jsonPath', 'shard']
+
 function templatesOf (o) {
+  if (o.restore === true) {
+    const also = NOT_WITH_RESTORE.filter(k => o[k] !== undefined && o[k] !== null && o[k] !== false)
+    if (also.length) throw invalid('restore', `used without ${also.join(', ')} (each line of a dump says its key, type, value and ttl)`, also.join(' and '))
+    return { templates: null, map: null }
+  }
   const given = ['key', 'command', 'commands', 'map'].filter(k => o[k] !== undefined)
   if (given.length === 0) throw invalid('key, command, commands or map', 'given (what to write for each record)', 'none')
   if (o.map !== undefined) {

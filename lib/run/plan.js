@@ -1,6 +1,7 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
+const { PipeloadError } = require('../errors')
 const { normalizeLoadOptions } = require('./options')
 const { describeInputs } = require('../read/input')
 const { openUrl } = require('../read/http-input')
@@ -29,18 +30,20 @@ const { modeOf } = require('../threads/modes')
  * @returns {Promise<{ plan: Readonly<object>, outputs: { checkpointer: Checkpointer|null, rejects: RejectsFile|null } }>}
  */
 async function planLoad (options) {
-  const o = normalizeLoadOptions(options)
+  const checked = normalizeLoadOptions(options)
   const startedAt = performance.now()
-  const { label, inputs: described } = describeInputs(o)
-  refuseOutputsOverInputs(outputsOf(o), described.filter(d => d.path).map(d => ({ what: 'the input', file: d.path })))
-  const saved = o.checkpoint ? startingCheckpoint(o.checkpoint, o.resume) : null
+  const { label, inputs: described } = describeInputs(checked)
+  if (checked.restore) refuseNotDumps(described)
+  refuseOutputsOverInputs(outputsOf(checked), described.filter(d => d.path).map(d => ({ what: 'the input', file: d.path })))
+  const saved = checked.checkpoint ? startingCheckpoint(checked.checkpoint, checked.resume) : null
+  const o = checked.restore ? restoreOptions(checked, saved) : checked
   // One URL: its response's headers (format, size, identity) before the checkpoint is
   // checked, as they are part of its identity; with --resume, only the rest of its body
   // where the server allows (./url-resume.js). Of several, each is requested in its turn.
   let inputs = described
   let ranged = null
   if (inputs.length === 1 && inputs[0].kind === 'url') {
-    ranged = rangePlan(o.checkpoint, saved, inputs[0], o.shard)
+    ranged = rangePlan(o.checkpoint, saved, inputs[0], o.shard, o.restore)
     inputs = [await openUrl(inputs[0], o, ranged.range)]
   }
   const single = inputs.length === 1 ? inputs[0] : null
@@ -83,6 +86,25 @@ async function planLoad (options) {
     if (outputs.rejects) try { outputs.rejects.close() } catch {}
     if (single?.http) single.stream?.destroy()
     throw err
+  }
+}
+
+/**
+ * A restore's expiries are its start time plus each key's ttl: a resumed restore keeps its
+ * first run's start (the checkpoint's `restore.startedAt`), so the keys of both runs expire
+ * as one restore's would.
+ */
+function restoreOptions (o, saved) {
+  const at = saved?.restore?.startedAt
+  return Object.freeze({ ...o, restoreAt: Number.isSafeInteger(at) ? at : Date.now() })
+}
+
+/** A restore reads dumps in the NDJSON format of pipeload export (docs/export.md) only. */
+function refuseNotDumps (inputs) {
+  for (const d of inputs) {
+    if (d.kind === 'records' || d.format === 'ndjson') continue
+    const got = d.format ? `its format is ${d.format}` : 'its format is not known (stdin or a stream: --format ndjson)'
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', `restore reads the NDJSON dumps of pipeload export (a .ndjson or .ndjson.gz file, or --format ndjson): ${d.name}: ${got}`, { option: 'restore' })
   }
 }
 

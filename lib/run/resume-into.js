@@ -100,6 +100,8 @@ function modifiersOf (o) {
 
 /** The commands a load sends, as the checkpoint records them: { templates } or { map }, and its modifiers. */
 function commandsOf (o) {
+  // A restore's commands are the dump's; its start time is the base of every expiry (plan.js).
+  if (o.restore) return { restore: { startedAt: o.restoreAt } }
   const modifiers = modifiersOf(o)
   const more = Object.keys(modifiers).length ? { modifiers } : {}
   if (o.templates) return { templates: [...o.templates], ...more }
@@ -118,6 +120,7 @@ function commandsText (c, other) {
 }
 
 function baseCommandsText (c) {
+  if (c.restore) return 'a restore of a dump (--restore)'
   if (c.templates) return c.templates.map(t => JSON.stringify(t)).join(', ')
   if (c.map.module) return `those of the --map module ${c.map.module} (sha256 ${c.map.sha256.slice(0, 12)})`
   return `those of a map function (source sha256 ${c.map.function.slice(0, 12)})`
@@ -137,6 +140,7 @@ function modifiersText (m) {
  * function source, with the same --ttl, --replace and --vector.
  */
 function sameCommands (a, b) {
+  if (Boolean(a.restore) !== Boolean(b.restore)) return false
   return JSON.stringify(a.templates ?? a.map) === JSON.stringify(b.templates ?? b.map) && Boolean(a.templates) === Boolean(b.templates) &&
     JSON.stringify(a.modifiers ?? {}) === JSON.stringify(b.modifiers ?? {})
 }
@@ -151,7 +155,7 @@ function checkSameWrites (file, state, now) {
   if (typeof state.target === 'string' && state.target !== now.target) {
     problems.push(`it was written for a load into ${state.target}; this run loads into ${now.target}`)
   }
-  const was = state.templates ? { templates: state.templates } : state.map ? { map: state.map } : null
+  const was = state.templates ? { templates: state.templates } : state.map ? { map: state.map } : state.restore ? { restore: state.restore } : null
   if (was && state.modifiers) was.modifiers = state.modifiers
   if (was && !sameCommands(was, now)) {
     const change = was.map?.module && was.map.module === now.map?.module && was.map.sha256 !== now.map.sha256 ? ', changed since' : ''
@@ -166,7 +170,7 @@ function checkSameWrites (file, state, now) {
 function unchecked (state) {
   const out = []
   if (state.target === undefined) out.push('target')
-  if (state.templates === undefined && state.map === undefined) out.push('commands')
+  if (state.templates === undefined && state.map === undefined && state.restore === undefined) out.push('commands')
   return out
 }
 
@@ -179,6 +183,8 @@ function writesProblems (state) {
   if (m !== undefined && (m === null || typeof m !== 'object' || !(typeof m.function === 'string' || (typeof m.module === 'string' && typeof m.sha256 === 'string')))) {
     problems.push('map is not { module, sha256 } or { function }')
   }
+  const r = state.restore
+  if (r !== undefined && (r === null || typeof r !== 'object' || !Number.isSafeInteger(r.startedAt))) problems.push('restore is not { startedAt } (epoch milliseconds)')
   const mods = state.modifiers
   if (mods !== undefined && (mods === null || typeof mods !== 'object' || Array.isArray(mods))) problems.push('modifiers is not an object')
   if (state.clean !== undefined && typeof state.clean !== 'boolean') problems.push(`clean is ${JSON.stringify(state.clean)}, not true or false`)

@@ -3,6 +3,7 @@
 const { performance } = require('node:perf_hooks')
 const { PipeloadError, callbackError } = require('../errors')
 const { notIdempotent } = require('../encode/idempotent')
+const { ALREADY_WRITTEN } = require('../encode/restore')
 const { checkUrlResumable, inputIdentity } = require('./checkpoint')
 const { Counts } = require('./counts')
 const { ErrorPolicy } = require('./error-policy')
@@ -51,6 +52,8 @@ class Run {
     // Resumed from a checkpoint not closed cleanly: what was acknowledged after its last
     // write is sent again (null: not resumed, or an older pipeload's checkpoint, which does not say).
     this.uncleanStop = state && typeof state.clean === 'boolean' ? !state.clean : null
+    // An error reply the sinks count as written: a restore's stream entry already there.
+    this.written = o.restore ? ALREADY_WRITTEN : null
     this.current = 0 // the input being read
     this.workers = 0 // the most parse worker threads an input used (workers 'auto' decides per input)
     this.resumeShape = null // the source's: header, fields per record, gzip (see Reader#resumeShape)
@@ -385,7 +388,7 @@ class Run {
       workersReason: this.o.map ? 'map' : null, // why the parse stayed on this thread
       reconnects: s.reconnects || 0,
       resentBatches: s.resentBatches || 0,
-      ...resent(s.resentCommands || 0, this.o.templates, this.uncleanStop === true),
+      ...resent(s.resentCommands || 0, this.o.restore ? [] : this.o.templates, this.uncleanStop === true),
       rttMs: sink.rtt ? sink.rtt.summary() : { p50: null, p99: null, max: null },
       ...(sink.cluster ? { cluster: sink.cluster() } : {}),
       ...(this.connections && this.o.connections !== 1 ? { connections: { ...this.connections } } : {}),
@@ -411,7 +414,11 @@ class Run {
  * Commands sent again after a lost or silent connection, the template commands that are not
  * idempotent (null: a map() function's, unknown), and whether any re-sent one may have run
  * twice: re-sent after a reconnect, or by a resume from a checkpoint not closed cleanly
- * (`unclean`: what was acknowledged after its last write, not counted).
+ * (`unclean`: what was acknowledged after its last write, not counted). A restore's commands
+ * are given as none ([]): they are idempotent by construction (lib/encode/restore.js: each key
+ * replaced, a list part trimmed to where it starts, a stream entry already there counted as
+ * written), so neither a re-send nor a resume after kill -9 can duplicate anything, and no
+ * warning says it might.
  */
 function resent (commands, templates, unclean) {
   const names = notIdempotent(templates)

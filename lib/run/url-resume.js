@@ -16,8 +16,10 @@ const { formatOf } = require('../read/formats')
  * start. `input` is the URL's description before its response (format from the path or
  * --format, when known); `shard`: --shard's, whose chunk numbers need the whole body.
  */
-function rangePlan (checkpoint, state, input, shard = null) {
+function rangePlan (checkpoint, state, input, shard = null, restore = false) {
   if (!state || state.records === 0) return { range: null, reason: null }
+  // A restore's part lines need the lines of their key before them (lib/encode/restore.js).
+  if (restore) return { range: null, reason: 'a restore reads a dump from its start (a part of a key follows the lines before it)' }
   // Parquet is read by ranges anyway: the row groups before the first row to load are not requested.
   if (formatOf(input.format).ranges) return { range: null, reason: null }
   if (shard) return { range: null, reason: 'a shard counts its chunks from the start of the input' }

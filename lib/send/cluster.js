@@ -70,7 +70,8 @@ class ClusterSink {
    * @param {Topology} o.topology where CLUSTER SLOTS comes from
    * @param {object} o.endpoint data endpoint template (credentials, TLS); host/port per node
    */
-  constructor ({ topology, endpoint, connect = connectData, connectTimeout, signal, window, connections = 1, timeout = 0, retryTimeout = 0, said = {}, file, onFailure, onAck, onReconnect }) {
+  constructor ({ topology, endpoint, connect = connectData, connectTimeout, signal, window, connections = 1, timeout = 0, retryTimeout = 0, said = {}, file, onFailure, onAck, onReconnect, written = null }) {
+    this.written = written // an error reply that means the command's data is there already (a restore's: lib/encode/restore.js)
     this.topology = topology
     this.endpoint = endpoint
     this.signal = signal
@@ -280,6 +281,7 @@ class ClusterSink {
     if (parent.done[i]) return // a command re-sent after its reply was lost and then found
     parent.done[i] = 1
     this.stats.acked++
+    if (err && this.written !== null && this.written.test(String(err.message))) err = null
     if (err) {
       this.stats.errorReplies++
       const message = String(err.message)
@@ -456,7 +458,8 @@ async function openClusterSink (o, input, run, { control, owned, connections = 1
     file: input.name,
     onFailure: (f, parent) => run.fail(f, parent),
     onAck: b => run.acked(b),
-    onReconnect: e => run.reconnected(e)
+    onReconnect: e => run.reconnected(e),
+    written: run.written
   })
   const close = async () => {
     sink.close()

@@ -101,8 +101,9 @@ class Pipe {
    * @param {number} [o.connectTimeout] with Sentinel: how long a reconnected master may take to answer INFO replication
    * @param {number} [o.forgetMs] with Sentinel: how long a replica that left still counts (twice that: how long replicas may confirm nothing)
    */
-  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, said, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS) }) {
+  constructor ({ conn, reconnect, window, timeout = 0, retryTimeout = 0, said, file, onFailure, onAck, onReconnect, signal, replicated = null, connectTimeout = 10000, forgetMs = Math.max(retryTimeout, FORGET_MIN_MS), written = null }) {
     this.file = file
+    this.written = written // an error reply that means the command's data is there already (a restore's: lib/encode/restore.js)
     this.window = window
     this.onFailure = onFailure
     this.onAck = onAck || (() => {})
@@ -234,6 +235,7 @@ class Pipe {
       return link.conn.close(new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${link.target} is not ready: ${err.message}`, { target: link.target, reply: err.message }))
     }
     if (b.replies >= b.cmds) return this.probeRefused(b, err)
+    if (this.written !== null && this.written.test(err.message)) return this.reply(link, b)
     if (b.replies >= b.seen) {
       this.stats.errorReplies++
       const rec = b.recordOf(b.replies)

@@ -48,12 +48,13 @@ function maxChunks (n) {
 }
 
 /**
- * Can this input be cut? Not a JSON document (one array), nor records, nor map(); nor a
+ * Can this input be cut? Not a JSON document (one array), nor records, nor map(), nor a
+ * restore (its lines are read in order: lib/encode/restore.js); nor a
  * --shard share by chunk number (stdin, gzip, a URL: one worker thread reads it). A share
  * by byte range of a file and a URL resumed by a Range request are cut from their start.
  */
 function parallelEligible (desc, o) {
-  return desc.kind === 'bytes' && formatOf(desc.format).chunks && !o.map && (!desc.shard || desc.shard.mode === 'range')
+  return desc.kind === 'bytes' && formatOf(desc.format).chunks && !o.map && !o.restore && (!desc.shard || desc.shard.mode === 'range')
 }
 
 /**

@@ -140,8 +140,9 @@ async function * once (buf) {
   yield buf // the reader gives it to its parser in pieces (lib/read/reader.js)
 }
 
-/** Whether any template may write {$n} or {$line} (a field of that name would win: no matter). */
+/** Whether any template may write {$n} or {$line} (a field of that name would win: no matter); a restore's none. */
 function usesNumbers (templates) {
+  if (templates === null) return false // a restore: no templates
   return templates.some(t => parseTemplate(t).words.some(w => w.parts && w.parts.some(p => p.alt?.kind === 'meta' && (p.alt.which === 'n' || p.alt.which === 'line'))))
 }
 
