@@ -7,10 +7,13 @@ const { PAGES } = require('./pages')
 // One master read to its end: SCAN finds the keys, and each batch of keys is read in one
 // round trip: TYPE, PTTL and the first page of the type guessed for it (the one type asked,
 // else the previous key's type). A wrong guess is read again in a later batch, now knowing
-// the type. A key bigger than a page goes on page by page, one page per batch, until its
-// cursor ends. The next SCAN rides in a batch too, whenever few keys are left to read.
+// the type. The next SCAN rides in a batch too, whenever few keys are left to read.
 // `window` batches are in flight; their replies are handled in order, and each record is
 // handed to `emit`, which is awaited (the output's backpressure stops the reading).
+// A key bigger than a page is read on to its end where its first page is handled, one page
+// per round trip, before the next key's record: a key's parts are written one after the
+// other (docs/export.md), and meanwhile no batch is sent and the keys after it in the batches
+// already answered wait, so memory stays bounded by the window.
 
 // A key whose type changes under the reader each time it is read again is counted, not
 // read for ever.
@@ -33,7 +36,7 @@ class MasterReader {
     this.keys = [] // found, not read yet: keys[keyAt…]
     this.keyAt = 0
     this.again = [] // { key, guess, known, reads }: read again (wrong guess, type changed)
-    this.pages = [] // { key, type, ttl, part, at, reads }: the next page of a big key
+    this.pages = [] // { key, type, ttl, part, at, reads }: the next page of the big key being read (one at most)
     this.lastType = plan.types?.length === 1 ? plan.types[0] : 'string'
     // Elements a key's first page held, on average (a moving estimate): a batch takes as many
     // keys as maxElements allows, so a keyspace of medium hashes (hundreds of fields, read
@@ -47,7 +50,7 @@ class MasterReader {
   async run () {
     const inflight = []
     for (;;) {
-      if (this.signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', `export aborted (Redis at ${this.requests.conn.target})`)
+      this.checkAborted()
       while (inflight.length < this.plan.window) {
         const batch = this.nextBatch()
         if (batch === null) break
@@ -66,13 +69,6 @@ class MasterReader {
     const items = []
     let n = 0
     let budget = maxElements
-    while (this.pages.length && items.length < batchSize && (items.length === 0 || budget >= pageSize)) {
-      const p = this.pages.shift()
-      w.command(PAGES[p.type].command(p.key, p.at, pageSize))
-      items.push(p)
-      n += 1
-      budget -= pageSize
-    }
     while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length) && (items.length === 0 || budget >= this.perKey)) {
       budget -= this.perKey
       const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0 }
@@ -107,14 +103,10 @@ class MasterReader {
   async handle (batch, replies) {
     let i = 0
     for (const item of batch.items) {
-      let wait
-      if (item.type !== undefined) {
-        wait = this.page(item, replies[i++])
-      } else {
-        wait = this.first(item, replies[i], replies[i + 1], replies[i + 2])
-        i += 3
-      }
+      const wait = this.first(item, replies[i], replies[i + 1], replies[i + 2])
+      i += 3
       if (wait !== undefined) await wait
+      if (this.pages.length) await this.readOn()
     }
     if (batch.scan) this.scanReply(replies[i])
     if (this.firstKeys > 0) {
@@ -122,6 +114,25 @@ class MasterReader {
       this.firstElements = 0
       this.firstKeys = 0
     }
+  }
+
+  /** The rest of a big key, one page per round trip, each record emitted before the next page is asked. */
+  async readOn () {
+    const { pageSize } = this.plan
+    while (this.pages.length) {
+      this.checkAborted()
+      const p = this.pages.shift()
+      const w = new CommandBuffer()
+      w.command(PAGES[p.type].command(p.key, p.at, pageSize))
+      this.stats.batches++
+      const [reply] = await this.requests.send(w.take(), 1)
+      const wait = this.page(p, reply)
+      if (wait !== undefined) await wait
+    }
+  }
+
+  checkAborted () {
+    if (this.signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', `export aborted (Redis at ${this.requests.conn.target})`)
   }
 
   scanReply (reply) {
