@@ -13,7 +13,9 @@ const { PAGES } = require('./pages')
 // A key bigger than a page is read on to its end where its first page is handled, one page
 // per round trip, before the next key's record: a key's parts are written one after the
 // other (docs/export.md), and meanwhile no batch is sent and the keys after it in the batches
-// already answered wait, so memory stays bounded by the window.
+// already answered wait, so memory stays bounded by the window. With several masters
+// writing into one output, `hold()` before a big key's first part and `release()` after its
+// last keep the other masters' records out from between its parts.
 
 // A key whose type changes under the reader each time it is read again is counted, not
 // read for ever.
@@ -22,12 +24,16 @@ const MAX_READS = 3
 class MasterReader {
   /**
    * @param {object} o requests (./requests.js), plan (the export's frozen plan), emit(record)
-   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal
+   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal; hold() and
+   *   release() where other masters write into the same output (export.js): hold() returns
+   *   undefined or a Promise that resolves once the output takes this master's records only
    */
-  constructor ({ requests, plan, emit, stats, signal }) {
+  constructor ({ requests, plan, emit, stats, signal, hold, release }) {
     this.requests = requests
     this.plan = plan
     this.emit = emit
+    this.hold = hold
+    this.release = release
     this.stats = stats
     this.signal = signal
     this.cursor = '0'
@@ -119,15 +125,19 @@ class MasterReader {
   /** The rest of a big key, one page per round trip, each record emitted before the next page is asked. */
   async readOn () {
     const { pageSize } = this.plan
-    while (this.pages.length) {
-      this.checkAborted()
-      const p = this.pages.shift()
-      const w = new CommandBuffer()
-      w.command(PAGES[p.type].command(p.key, p.at, pageSize))
-      this.stats.batches++
-      const [reply] = await this.requests.send(w.take(), 1)
-      const wait = this.page(p, reply)
-      if (wait !== undefined) await wait
+    try {
+      while (this.pages.length) {
+        this.checkAborted()
+        const p = this.pages.shift()
+        const w = new CommandBuffer()
+        w.command(PAGES[p.type].command(p.key, p.at, pageSize))
+        this.stats.batches++
+        const [reply] = await this.requests.send(w.take(), 1)
+        const wait = this.page(p, reply)
+        if (wait !== undefined) await wait
+      }
+    } finally {
+      this.release?.()
     }
   }
 
@@ -198,7 +208,9 @@ class MasterReader {
     if (p.part === 1) this.stats.counted(p.type)
     else this.stats.parts++
     if (next !== null) this.pages.push({ ...p, part: p.part + 1, at: next })
-    return this.emit(record)
+    // A big key's first part: the output is this master's until its last (readOn()).
+    const held = p.part === 1 && next !== null ? this.hold?.() : undefined
+    return held === undefined ? this.emit(record) : held.then(() => this.emit(record))
   }
 }
 
