@@ -24,7 +24,13 @@ describe('export reader: keys that change under it', () => {
     const conn = await connectData({ host: srv.host, port: srv.port, target: 'test' }, 5000, undefined, undefined, { buffers: true })
     const requests = new Requests(conn)
     const send = requests.send.bind(requests)
-    requests.send = (bytes, n) => { sent.push(n); return send(bytes, n) }
+    // sent: the commands of each round trip; sent.pages: the round trips of pages only.
+    sent.pages = 0
+    requests.send = (bytes, n) => {
+      sent.push(n)
+      if (!bytes.includes('TYPE')) sent.pages++
+      return send(bytes, n)
+    }
     const stats = new ExportStats()
     const records = []
     const reader = new MasterReader({
@@ -140,6 +146,38 @@ describe('export reader: keys that change under it', () => {
       const step = mine[0].type === 'hash' || mine[0].type === 'zset' ? 2 : 1
       const names = new Set(mine.flatMap(r => r.value.filter((_, j) => j % step === 0).map(String)))
       expect(names.size, k).toBe(n)
+    }
+  })
+
+  it('keys just over a page: one more round trip a batch, not one a key (pages read ahead)', async () => {
+    await redis.flushall()
+    const [, was] = await redis.config('GET', 'hash-max-listpack-entries')
+    await redis.config('SET', 'hash-max-listpack-entries', '16') // a hashtable: HSCAN in pages
+    try {
+      const p = redis.pipeline()
+      for (let k = 0; k < 300; k++) p.hset(`two:${k}`, ...Array.from({ length: 150 }, (_, i) => [`f${i}`, 'v']).flat())
+      await p.exec()
+      const sent = []
+      const { records } = await readAll({ window: 2, batchSize: 50, pageSize: 100 }, () => {}, sent)
+      const runs = records.reduce((acc, r) => {
+        if (acc.length === 0 || !acc[acc.length - 1].key.equals(r.key)) acc.push({ key: r.key, fields: 0, parts: [] })
+        acc[acc.length - 1].parts.push(r.part)
+        acc[acc.length - 1].fields += r.value.length / 2
+        return acc
+      }, [])
+      expect(runs.length).toBe(300)
+      for (const run of runs) {
+        expect(run.parts).toEqual(run.parts.map((_, i) => i + 1))
+        expect(run.fields).toBe(150)
+      }
+      expect(records.length).toBeGreaterThanOrEqual(600)
+      // 300 keys of 2 pages or more; 50 keys a batch (after the first, guessed strings, are
+      // read again): a few page round trips a batch at most, far from one per key.
+      const keyBatches = sent.length - sent.pages
+      expect(sent.pages).toBeLessThanOrEqual(keyBatches * 3)
+      expect(sent.pages).toBeLessThan(100)
+    } finally {
+      await redis.config('SET', 'hash-max-listpack-entries', was)
     }
   })
 
