@@ -29,7 +29,7 @@ async function exportKeys (options) {
   try {
     const total = await dbsize(connections)
     output = openOutput(plan.output)
-    const writer = writerOf(plan.format).createWriter(output.stream, {})
+    const writer = writerOf(plan.format).createWriter(output.stream, plan.writer)
     const emit = serialized(writer)
     const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal }))
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.

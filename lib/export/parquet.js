@@ -1,8 +1,9 @@
 'use strict'
 
 const { Output } = require('./backpressure')
-const { TableWriter, normalize } = require('./table')
+const { TableWriter, normalize, checkTable } = require('./table')
 const { PipeloadError } = require('../errors')
+const { FORMAT_TYPES } = require('./formats')
 
 // The Parquet writer of `pipeload export` (docs/export.md, "The Parquet format"): hashes and
 // strings, one row per key. Columns: key, type, ttl, value (a string's), then the hash
@@ -109,16 +110,25 @@ class ParquetSink {
  * ('SNAPPY', or 'UNCOMPRESSED').
  */
 function createWriter (out, options = {}) {
-  const { rowGroupSize, rowGroupBytes, codec, ...table } = { ...DEFAULTS, ...options }
-  checkOptions({ rowGroupSize, rowGroupBytes, codec })
-  return new TableWriter(new ParquetSink(out, { rowGroupSize, rowGroupBytes, codec }), normalize(table), { format: 'Parquet', types: ['hash', 'string'], typeHint: 'hashes and strings', fixed: FIXED })
+  const { parquet, table } = split(options)
+  return new TableWriter(new ParquetSink(out, parquet), normalize(table), HOW)
 }
 
-function checkOptions ({ rowGroupSize, rowGroupBytes, codec }) {
+const HOW = Object.freeze({ format: 'Parquet', types: FORMAT_TYPES.parquet.types, typeHint: FORMAT_TYPES.parquet.hint, fixed: FIXED })
+
+/** Throws PIPELOAD_OPTION_INVALID for options createWriter() would refuse. */
+function checkOptions (options = {}) {
+  checkTable(split(options).table, HOW)
+}
+
+/** The Parquet options (checked) and the table's (fields, sample, maxRecordSize). */
+function split (options) {
+  const { rowGroupSize, rowGroupBytes, codec, ...table } = { ...DEFAULTS, ...options }
   for (const [option, v] of [['rowGroupSize', rowGroupSize], ['rowGroupBytes', rowGroupBytes]]) {
     if (!Number.isSafeInteger(v) || v < 1) throw new PipeloadError('PIPELOAD_OPTION_INVALID', `${option}: expected a whole number ≥ 1, got ${v}`, { option })
   }
   if (codec !== 'SNAPPY' && codec !== 'UNCOMPRESSED') throw new PipeloadError('PIPELOAD_OPTION_INVALID', `codec: expected SNAPPY or UNCOMPRESSED, got ${codec}`, { option: 'codec' })
+  return { parquet: { rowGroupSize, rowGroupBytes, codec }, table }
 }
 
-module.exports = { createWriter }
+module.exports = { createWriter, checkOptions }
