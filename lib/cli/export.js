@@ -82,6 +82,7 @@ async function runExport (output, flags, io) {
     scanCount: intFlag('--scan-count', flags.scanCount),
     signal: io.signal
   }
+  if (flags.format !== 'ndjson') require('./heap-growth').limitHeapGrowth()
   const { exportKeys } = require('../export/export')
   const { formatExportProgress, formatExportSummary } = require('../export/report')
   const progress = progressOutput(progressShown, io.stderr, formatExportProgress)

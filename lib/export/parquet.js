@@ -4,6 +4,7 @@ const { Output } = require('./backpressure')
 const { TableWriter, normalize, checkTable } = require('./table')
 const { PipeloadError } = require('../errors')
 const { FORMAT_TYPES } = require('./formats')
+const statistics = require('./parquet-statistics')
 
 // The Parquet writer of `pipeload export` (docs/export.md, "The Parquet format"): hashes and
 // strings, one row per key. Columns: key, type, ttl, value (a string's), then the hash
@@ -54,7 +55,7 @@ class ParquetSink {
     this.names = [...FIXED, ...columns.fields]
     this.fields = columns.fields
     this.bytesOut = new ByteWriter(1024 * 1024)
-    this.writer = new ParquetWriter({ writer: this.bytesOut, schema: schemaOf(columns.fields), codec: this.codec, createdBy: `pipeload ${require('../../package.json').version}` })
+    this.writer = new ParquetWriter({ writer: this.bytesOut, schema: schemaOf(columns.fields), codec: this.codec, statisticsTruncateLength: statistics.TRUNCATE, createdBy: `pipeload ${require('../../package.json').version}` })
     this.empty()
   }
 
@@ -82,6 +83,7 @@ class ParquetSink {
     this.empty()
     try {
       this.writer.write({ columnData, rowGroupSize: n })
+      statistics.detach(this.writer.row_groups[this.writer.row_groups.length - 1])
     } catch (err) {
       throw new PipeloadError('PIPELOAD_INTERNAL', `the Parquet writer failed: ${err.message}`, { cause: err })
     }
