@@ -1,0 +1,185 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */
+
+// `pipeload export --format csv|parquet` against a real server: hashes written by the test's
+// own ioredis client (the expected data is what it wrote), exported in small batches and
+// pages so that the data paths run many times (a big hash comes in a dozen parts, joined into
+// one row), and read back by independent readers: csv-parse, and DuckDB for Parquet. Then the
+// refusals: a hash with a field that is not a column, a --type the format cannot hold.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const zlib = require('node:zlib')
+const { parse } = require('csv-parse/sync')
+const { startRedis } = require('./helpers/redis-server')
+const { runCli } = require('./helpers/run-cli')
+const { sql } = require('./helpers/parquet')
+
+// 100 keys a batch, 100 fields a page: 3,000 hashes are 30 batches or more; a big hash of
+// 600 fields is 6 pages or more.
+const SMALL = ['--batch-size', '100', '--page-size', '100', '--scan-count', '50', '-w', '2']
+const COLUMNS = ['name', 'email', 'age', 'note']
+const BIG_FIELDS = Array.from({ length: 600 }, (_, i) => `b${i}`)
+const TTL_MS = 1_000_000
+const hex = b => Buffer.from(b).toString('hex')
+
+/** The i-th small hash: what CSV quoting must get right, and a field or two missing. */
+function smallHash (i) {
+  const h = { name: `Lovelace, Ada ${i}`, age: String(i % 90) }
+  if (i % 3 !== 0) h.email = i % 11 ? `u${i}@example.com` : `"u${i}" <u${i}@example.com>`
+  if (i % 7 === 0) h.note = i % 2 ? 'two\nlines é ✓' : ''
+  return h
+}
+
+/** Hashes (small ones under h:, big ones under big:), strings and a list, as the test wrote them. */
+async function writeKeyspace (redis, { hashes, big, strings }) {
+  const want = { hashes: new Map(), strings: new Map() }
+  const p = redis.pipeline()
+  for (let i = 0; i < hashes; i++) {
+    const h = smallHash(i)
+    p.hset(`h:${i}`, h)
+    if (i % 5 === 0) p.pexpire(`h:${i}`, TTL_MS)
+    want.hashes.set(`h:${i}`, { fields: h, ttl: i % 5 === 0 })
+  }
+  for (let i = 0; i < big; i++) {
+    const h = Object.fromEntries(BIG_FIELDS.map((f, j) => [f, `${i}:${j}`]))
+    p.hset(`big:${i}`, h)
+    want.hashes.set(`big:${i}`, { fields: h, ttl: false })
+  }
+  for (let i = 0; i < strings; i++) {
+    // A key and a value that are not UTF-8 too: Parquet keeps every byte.
+    const key = i % 10 === 0 ? Buffer.concat([Buffer.from(`s:${i}:`), Buffer.from([0xff, 0x80])]) : Buffer.from(`s:${i}`)
+    const value = i % 10 === 0 ? Buffer.from([0xc0, 0xaf, i % 256]) : Buffer.from(i % 9 === 0 ? '' : `value ${i} ✓`)
+    p.set(key, value)
+    if (i % 4 === 0) p.pexpire(key, TTL_MS)
+    want.strings.set(hex(key), { value: hex(value), ttl: i % 4 === 0 })
+  }
+  p.rpush('a-list', 'x', 'y')
+  await p.exec()
+  return want
+}
+
+describe('export --format csv and parquet', () => {
+  let srv, redis, tmp, want
+  beforeAll(async () => {
+    srv = await startRedis()
+    redis = srv.client()
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-export-formats-'))
+    want = await writeKeyspace(redis, { hashes: 3000, big: 3, strings: 2000 })
+  })
+  afterAll(async () => {
+    await srv?.stop()
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  /** Each CSV row compared with the hash the test wrote: a missing field is an empty cell. */
+  function expectCsv (text, fields) {
+    const rows = parse(text, { columns: true })
+    expect(Object.keys(rows[0])).toEqual(['key', ...fields])
+    expect(rows.length).toBe(want.hashes.size)
+    // Differences gathered, then compared once: an expect() per cell (3.6M) takes minutes.
+    const wrong = []
+    const seen = new Set()
+    for (const row of rows) {
+      const w = want.hashes.get(row.key)
+      if (w === undefined) { wrong.push(`${row.key}: not written by the test`); continue }
+      seen.add(row.key)
+      for (const f of fields) if (row[f] !== (w.fields[f] ?? '')) wrong.push(`${row.key} ${f}: ${JSON.stringify(row[f])}, not ${JSON.stringify(w.fields[f] ?? '')}`)
+      for (const f of Object.keys(w.fields)) if (!fields.includes(f)) wrong.push(`${row.key} ${f}: no column`)
+    }
+    expect(wrong.slice(0, 10)).toEqual([])
+    expect(seen.size).toBe(want.hashes.size)
+  }
+
+  it('--format csv: every hash one row, big ones joined from their parts; other types not read', async () => {
+    const file = path.join(tmp, 'users.csv')
+    const fields = [...COLUMNS, ...BIG_FIELDS]
+    const r = await runCli(['export', file, '--format', 'csv', '-u', srv.url, ...SMALL, '--fields', fields.join(','), '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expectCsv(fs.readFileSync(file, 'utf8'), fields)
+    const summary = JSON.parse(r.stdout)
+    expect(summary.types).toEqual({ hash: want.hashes.size })
+    expect(summary.parts).toBeGreaterThanOrEqual(3 * 5)
+  })
+
+  it('--format csv to .csv.gz, the columns from the first --sample keys', async () => {
+    const file = path.join(tmp, 'users.csv.gz')
+    const r = await runCli(['export', file, '--format', 'csv', '-u', srv.url, ...SMALL, '--match', 'h:*', '--sample', '500', '-q'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const rows = parse(zlib.gunzipSync(fs.readFileSync(file)).toString('utf8'), { columns: true })
+    // The fields of 500 hashes, in the order first seen: each of the four, once.
+    const fields = Object.keys(rows[0]).slice(1)
+    expect([...fields].sort()).toEqual([...COLUMNS].sort())
+    expect(rows.length).toBe(3000)
+    const wrong = rows.filter(row => COLUMNS.some(f => row[f] !== (want.hashes.get(row.key)?.fields[f] ?? '')))
+    expect(wrong.slice(0, 10)).toEqual([])
+  })
+
+  it('refuses a hash with a field that is not a column: exit 3, the key and the field named, no stack', async () => {
+    await redis.hset('h:odd', 'name', 'x', 'zzz', 'y')
+    try {
+      const file = path.join(tmp, 'odd.csv')
+      const given = await runCli(['export', file, '--format', 'csv', '-u', srv.url, ...SMALL, '--match', 'h:*', '--fields', COLUMNS.join(',')])
+      expect(given.code).toBe(3)
+      expect(given.stderr).toBe(`pipeload: key h:odd has the field "zzz", which is not among the CSV columns (the --fields given: name,email,age,note): name every field with --fields name,email,age,note,zzz, or export to NDJSON\n`)
+      // Without --fields, from the first key: one of two hashes with a field of their own is
+      // always refused, whichever key SCAN gives first.
+      await redis.hset('h:odd2', 'name', 'x', 'yyy', 'y')
+      const sampled = await runCli(['export', file, '--format', 'parquet', '-u', srv.url, ...SMALL, '--match', 'h:*', '--sample', '1'])
+      expect(sampled.code).toBe(3)
+      expect(sampled.stderr).toMatch(/^pipeload: key h:\S+ has the field "\w+", which is not among the Parquet columns \(the fields of the first keys: [\w,]+\): name every field with --fields [\w,]+, or export to NDJSON\n$/)
+    } finally {
+      await redis.del('h:odd', 'h:odd2')
+    }
+  })
+
+  it('--format parquet: hashes and strings, every byte and TTL, read back by DuckDB', async () => {
+    const file = path.join(tmp, 'dump.parquet')
+    const r = await runCli(['export', file, '--format', 'parquet', '-u', srv.url, ...SMALL, '--match', '[hs]:*', '--sample', '1000', '--row-group-size', '700', '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const summary = JSON.parse(r.stdout)
+    expect(summary.types).toEqual({ hash: 3000, string: 2000 })
+    const cols = ['name', 'email', 'age', 'note']
+    const rows = await sql(`SELECT hex(key), type, ttl, hex(value), ${cols.map(c => `decode("${c}")`).join(', ')} FROM read_parquet('${file}')`)
+    expect(rows.length).toBe(5000)
+    const groups = await sql(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata('${file}')`)
+    expect(Number(groups[0][0])).toBeGreaterThanOrEqual(Math.ceil(5000 / 700))
+    const strings = new Map()
+    for (const [key, type, ttl, value, ...fields] of rows) {
+      const hasTtl = ttl !== null
+      if (hasTtl) expect(Number(ttl)).toBeGreaterThan(0)
+      if (hasTtl) expect(Number(ttl)).toBeLessThanOrEqual(TTL_MS)
+      if (type === 'string') {
+        expect(fields).toEqual([null, null, null, null])
+        strings.set(key.toLowerCase(), { value: value.toLowerCase(), ttl: hasTtl })
+        continue
+      }
+      expect(type).toBe('hash')
+      const name = Buffer.from(key, 'hex').toString()
+      const w = want.hashes.get(name)
+      expect(w, name).toBeDefined()
+      expect(value).toBe(null)
+      expect(hasTtl, name).toBe(w.ttl)
+      expect(fields, name).toEqual(cols.map(c => w.fields[c] ?? null))
+    }
+    expect(strings).toEqual(want.strings)
+  })
+
+  it('refuses a --type the format cannot hold, before reading: exit 2', async () => {
+    const file = path.join(tmp, 'lists.parquet')
+    const r = await runCli(['export', file, '--format', 'parquet', '-u', srv.url, '--type', 'hash,list'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe('pipeload: --type list: Parquet holds hashes and strings (--type hash,string, the default with --format parquet): export lists to NDJSON, which writes every type\n')
+    expect(fs.existsSync(file)).toBe(false)
+    const csv = await runCli(['export', file, '--format', 'csv', '-u', srv.url, '--type', 'string'])
+    expect(csv.code).toBe(2)
+    expect(csv.stderr).toMatch(/^pipeload: --type string: CSV holds hashes only \(--type hash, the default with --format csv\): export strings to NDJSON/)
+    const ndjson = await runCli(['export', file, '-u', srv.url, '--fields', 'a'])
+    expect(ndjson.code).toBe(2)
+    expect(ndjson.stderr).toMatch(/^pipeload: --?fields is an option of the csv and parquet formats, and format is ndjson\n$/)
+  })
+})
