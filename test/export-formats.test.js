@@ -183,3 +183,29 @@ describe('export --format csv and parquet', () => {
     expect(ndjson.stderr).toMatch(/^pipeload: --?fields is an option of the csv and parquet formats, and format is ndjson\n$/)
   })
 })
+
+describe('exportKeys() options of the CSV and Parquet formats (the plan, before any connection)', () => {
+  const { planExport } = require('../lib/export/options')
+  const plan = o => planExport({ output: 'x', ...o })
+  const refusal = o => { try { plan(o) } catch (err) { return `${err.code}: ${err.message}` } return 'accepted' }
+
+  it('passes fields, sample, maxRecordSize and the row group sizes to the writer; types default to the format\'s', () => {
+    expect(plan({ format: 'csv' }).types).toEqual(['hash'])
+    expect(plan({ format: 'parquet' }).types).toEqual(['hash', 'string'])
+    expect(plan({}).types).toBe(undefined)
+    expect(plan({ format: 'parquet', types: 'string' }).types).toEqual(['string'])
+    expect(plan({ format: 'csv', fields: 'a, b', sample: 7, maxRecordSize: '1MiB' }).writer).toEqual({ fields: ['a', 'b'], sample: 7, maxRecordSize: 1048576 })
+    expect(plan({ format: 'parquet', fields: ['a'], rowGroupSize: 500, rowGroupBytes: 4096 }).writer).toEqual({ fields: ['a'], rowGroupSize: 500, rowGroupBytes: 4096 })
+    expect(plan({}).writer).toEqual({})
+  })
+
+  it('refuses each with a format that has no use for it, a type the format cannot hold, a field that would be a column of its own', () => {
+    expect(refusal({ fields: ['a'] })).toBe('PIPELOAD_OPTION_INVALID: fields is an option of the csv and parquet formats, and format is ndjson')
+    expect(refusal({ format: 'csv', rowGroupSize: 10 })).toBe('PIPELOAD_OPTION_INVALID: rowGroupSize is an option of the parquet format, and format is csv')
+    expect(refusal({ format: 'csv', types: ['hash', 'zset'] })).toBe('PIPELOAD_OPTION_INVALID: types ["zset"]: CSV holds hashes only (types ["hash"], the default with format \'csv\'): export zsets to NDJSON, which writes every type')
+    expect(refusal({ format: 'parquet', fields: 'name,ttl' })).toMatch(/^PIPELOAD_OPTION_INVALID: fields: "ttl" is the name of a Parquet column of its own/)
+    expect(refusal({ format: 'csv', fields: 'a,a' })).toMatch(/^PIPELOAD_OPTION_INVALID: fields: "a" is named twice/)
+    expect(refusal({ format: 'csv', sample: 0 })).toMatch(/^PIPELOAD_OPTION_INVALID: sample must be a whole number ≥ 1/)
+    expect(refusal({ format: 'parquet', maxRecordSize: 'lots' })).toMatch(/^PIPELOAD_OPTION_INVALID: maxRecordSize/)
+  })
+})

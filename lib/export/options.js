@@ -86,7 +86,7 @@ function writerOptions (options, format) {
   const out = {}
   for (const [name, formats] of Object.entries(WRITER_OPTIONS)) {
     if (options[name] === undefined) continue
-    if (!formats.includes(format)) throw invalid(name, `is an option of the ${formats.join(' and ')} formats, and format is ${format}`)
+    if (!formats.includes(format)) throw invalid(name, `is an option of the ${formats.join(' and ')} format${formats.length > 1 ? 's' : ''}, and format is ${format}`)
     if (name === 'fields') out.fields = fieldsOf(options.fields)
     else if (name === 'sample' || name === 'rowGroupSize') out[name] = whole(options, name)
     else out[name] = parseSize(options[name], name)
