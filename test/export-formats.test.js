@@ -136,6 +136,13 @@ describe('export --format csv and parquet', () => {
     }
   })
 
+  it('refuses a hash over --max-record-size: exit 3, the key named', async () => {
+    const file = path.join(tmp, 'big.csv')
+    const r = await runCli(['export', file, '--format', 'csv', '-u', srv.url, ...SMALL, '--match', 'big:*', '--fields', BIG_FIELDS.join(','), '--max-record-size', '1KiB'])
+    expect(r.code).toBe(3)
+    expect(r.stderr).toMatch(/^pipeload: key big:\d is a hash of more than 1024 bytes \(maxRecordSize\), too big for one CSV row: export it to NDJSON, which writes a big key in parts, or raise --max-record-size \(maxRecordSize\)\n$/)
+  })
+
   it('--format parquet: hashes and strings, every byte and TTL, read back by DuckDB', async () => {
     const file = path.join(tmp, 'dump.parquet')
     const r = await runCli(['export', file, '--format', 'parquet', '-u', srv.url, ...SMALL, '--match', '[hs]:*', '--sample', '1000', '--row-group-size', '700', '--json'])
