@@ -689,7 +689,7 @@ export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeou
   maxRecordSize?: number | string
   /** parquet: rows a row group holds at most. Default 10000. */
   rowGroupSize?: number
-  /** parquet: bytes a row group holds at most (about). Default 16 MiB. */
+  /** parquet: bytes a row group holds at most (about). Default 8 MiB. */
   rowGroupBytes?: number | string
   /** Keys read per round trip. Default 250. */
   batchSize?: number

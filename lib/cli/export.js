@@ -27,7 +27,7 @@ function exportCommand (io) {
     .option('--fields <names>', 'csv, parquet: the hash fields to write, comma-separated, as columns in this order (default: the fields of the first --sample keys)')
     .option('--sample <n>', 'csv, parquet without --fields: the columns are the fields of the first n keys (default: 100)')
     .option('--max-record-size <size>', 'csv, parquet: bytes one hash may hold, a big one joined into one row in memory: bytes, or with a unit (KiB, MiB, GiB) (default: 64 MiB)')
-    .option('--row-group-size <rows>', 'parquet: rows per row group at most (default: 10000; a row group also ends at 16 MiB)')
+    .option('--row-group-size <rows>', 'parquet: rows per row group at most (default: 10000; a row group also ends at 8 MiB)')
     .option('--batch-size <n>', 'keys read per round trip', String(EXPORT_DEFAULTS.batchSize))
     .option('-w, --window <n>', 'batches awaiting replies at most, per master', String(EXPORT_DEFAULTS.window))
     .option('--page-size <n>', 'elements per page of a big key (a line of its own, "part": n)', String(EXPORT_DEFAULTS.pageSize))

@@ -18,7 +18,10 @@ const statistics = require('./parquet-statistics')
 // metadata, a few hundred bytes per column and row group.
 
 const FIXED = ['key', 'type', 'ttl', 'value']
-const DEFAULTS = Object.freeze({ rowGroupSize: 10000, rowGroupBytes: 16 * 1024 * 1024, codec: 'SNAPPY' })
+// A row group's bytes (keys and values) take several times as much while it is encoded (the
+// values, their dictionary, the pages, compressed copies): 100k hashes of 20 fields of 200
+// bytes peaked at 160 MB RSS with 16 MiB groups, 135 MB with 8 MiB, 130 MB with 4 MiB.
+const DEFAULTS = Object.freeze({ rowGroupSize: 10000, rowGroupBytes: 8 * 1024 * 1024, codec: 'SNAPPY' })
 
 let library = null
 function hyparquetWriter () {
@@ -108,7 +111,7 @@ class ParquetSink {
 /**
  * A Parquet writer to `out` (not ended by end()). options: fields (the field columns;
  * default: the fields of the first `sample` keys), sample (100), maxRecordSize (bytes one
- * hash may hold, 64 MiB), rowGroupSize (rows, 10,000), rowGroupBytes (16 MiB), codec
+ * hash may hold, 64 MiB), rowGroupSize (rows, 10,000), rowGroupBytes (8 MiB), codec
  * ('SNAPPY', or 'UNCOMPRESSED').
  */
 function createWriter (out, options = {}) {
