@@ -216,3 +216,24 @@ describe('exportKeys() options of the CSV and Parquet formats (the plan, before 
     expect(refusal({ format: 'parquet', maxRecordSize: 'lots' })).toMatch(/^PIPELOAD_OPTION_INVALID: maxRecordSize/)
   })
 })
+
+describe('a row of more than MAX_FIELDS fields', () => {
+  const { MAX_FIELDS } = require('../lib/export/rows')
+  const { collector } = require('./helpers/export-sink')
+  const page = (from, n) => Array.from({ length: n }, (_, i) => [Buffer.from(`f${from + i}`), Buffer.from('v')]).flat()
+
+  it('is refused as its parts come in, before it is whole (PIPELOAD_RECORD_TOO_LARGE), in CSV and Parquet', async () => {
+    expect(MAX_FIELDS).toBe(10_000)
+    for (const format of ['csv', 'parquet']) {
+      const w = require(`../lib/export/${format}`).createWriter(collector().out, { sample: 1 })
+      const key = Buffer.from('wide')
+      const half = MAX_FIELDS / 2
+      expect(w.write({ key, type: 'hash', ttl: null, part: 1, value: page(0, half) })).toBe(undefined)
+      expect(w.write({ key, type: 'hash', ttl: null, part: 2, value: page(half, half) })).toBe(undefined)
+      let err
+      try { w.write({ key, type: 'hash', ttl: null, part: 3, value: page(MAX_FIELDS, 1) }) } catch (e) { err = e }
+      expect(err?.code, format).toBe('PIPELOAD_RECORD_TOO_LARGE')
+      expect(err.message).toBe(`key wide is a hash of more than 10,000 fields, too many for one ${format === 'csv' ? 'CSV' : 'Parquet'} row (a column each): export it to NDJSON, which writes a big key in parts`)
+    }
+  })
+})
