@@ -669,17 +669,28 @@ export class JsonNumber {
 }
 
 export type ExportType = 'string' | 'hash' | 'list' | 'set' | 'zset' | 'stream'
+export type ExportFormat = 'ndjson' | 'csv' | 'parquet'
 
 /** exportKeys() options (docs/library.md "exportKeys"); the connection options are load()'s, but those of its reconnects and `redis`. */
 export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeout' | 'retryTimeout' | 'onReconnect'> {
   /** A file path (created or truncated; gzipped when it ends in .gz) or a Writable (written to, not ended). */
   output: string | NodeJS.WritableStream
-  /** Default 'ndjson' (docs/export.md). */
-  format?: 'ndjson'
+  /** Default 'ndjson' (docs/export.md): every type. 'csv': hashes; 'parquet': hashes and strings. */
+  format?: ExportFormat
   /** SCAN's MATCH pattern: only the keys that match. */
   match?: string
-  /** Only keys of these types (one type: SCAN's TYPE option); an array or 'hash,string'. */
+  /** Only keys of these types (one type: SCAN's TYPE option); an array or 'hash,string'. Default: every type, or the types the format holds ('csv': hash; 'parquet': hash, string); another is refused. */
   types?: ExportType[] | string
+  /** csv, parquet: the hash fields written, as columns in this order; an array or 'a,b,c'. Default: the fields of the first `sample` keys. */
+  fields?: string[] | string
+  /** csv, parquet without `fields`: the columns are the fields of the first this many keys. Default 100. */
+  sample?: number
+  /** csv, parquet: bytes one hash may hold (a big one is joined into one row in memory): a number, or a size such as '64MiB'. Default 64 MiB. */
+  maxRecordSize?: number | string
+  /** parquet: rows a row group holds at most. Default 10000. */
+  rowGroupSize?: number
+  /** parquet: bytes a row group holds at most (about). Default 8 MiB. */
+  rowGroupBytes?: number | string
   /** Keys read per round trip. Default 250. */
   batchSize?: number
   /** Batches awaiting replies at most, per master. Default 4. */
@@ -732,7 +743,7 @@ export interface ExportSummary {
   bytes: number
   /** The path, or 'the output' for a stream ('stdout' in the CLI). */
   output: string
-  format: 'ndjson'
+  format: ExportFormat
   /** host:port[/db] of the one server, or 'the cluster'. */
   target: string
   /** host:port of each server read. */

@@ -3,7 +3,8 @@
 const { Command, Option } = require('commander')
 const { PipeloadError, EXIT } = require('../errors')
 const { OPTIONS } = require('../run/option-table')
-const { EXPORT_DEFAULTS, typesOf } = require('../export/options')
+const { EXPORT_DEFAULTS, typesOf, formatTypes, fieldsOf } = require('../export/options')
+const { parseSize } = require('../run/option-values')
 const { FORMAT_NAMES } = require('../export/formats')
 const { addConnectionOptions, connectionOptions, intFlag } = require('./connection-flags')
 const { addFlags } = require('./table-flags')
@@ -17,12 +18,16 @@ const REPORT_FLAGS = OPTIONS.filter(e => ['--json', '-q, --quiet'].includes(e.fl
 /** The `export` subcommand; `io` = { stdout, stderr, env, signal } as for import. */
 function exportCommand (io) {
   const cmd = new Command('export')
-    .description('write the keys of a server (every master of a cluster) to a file: NDJSON, every type, every byte, with TTLs')
+    .description('write the keys of a server (every master of a cluster) to a file: NDJSON (every type, every byte, with TTLs), CSV (hashes) or Parquet (hashes and strings)')
     .argument('<output>', 'the file to write (.gz: gzipped), or - for stdout')
     .helpOption('--help', 'display help for export (so does -h without a host)')
     .option('--match <glob>', "export the keys that match this pattern only (SCAN's MATCH), e.g. 'user:*'")
-    .option('--type <types>', 'export the keys of these types only, comma-separated: string,hash,list,set,zset,stream')
+    .option('--type <types>', 'export the keys of these types only, comma-separated: string,hash,list,set,zset,stream (default: every type; csv: hash; parquet: hash,string)')
     .addOption(new Option('--format <format>', 'output format').choices(FORMAT_NAMES).default(EXPORT_DEFAULTS.format))
+    .option('--fields <names>', 'csv, parquet: the hash fields to write, comma-separated, as columns in this order (default: the fields of the first --sample keys)')
+    .option('--sample <n>', 'csv, parquet without --fields: the columns are the fields of the first n keys (default: 100)')
+    .option('--max-record-size <size>', 'csv, parquet: bytes one hash may hold, a big one joined into one row in memory: bytes, or with a unit (KiB, MiB, GiB) (default: 64 MiB)')
+    .option('--row-group-size <rows>', 'parquet: rows per row group at most (default: 10000; a row group also ends at 8 MiB)')
     .option('--batch-size <n>', 'keys read per round trip', String(EXPORT_DEFAULTS.batchSize))
     .option('-w, --window <n>', 'batches awaiting replies at most, per master', String(EXPORT_DEFAULTS.window))
     .option('--page-size <n>', 'elements per page of a big key (a line of its own, "part": n)', String(EXPORT_DEFAULTS.pageSize))
@@ -35,14 +40,18 @@ Examples:
   pipeload export users.ndjson.gz --match 'user:*' -u redis://cache:6379/2
   pipeload export - --type hash,string | gzip > dump.ndjson.gz
   pipeload export dump.ndjson -u redis://node-1:7000  every master of the cluster, side by side
+  pipeload export users.csv --format csv --match 'user:*' --fields name,email,age
+  pipeload export dump.parquet --format parquet       every hash and string, one row per key
 
 Keys are found with SCAN: a key there for the whole export is written at least once; a key
 written or deleted meanwhile may or may not be. A key bigger than --page-size elements is
-written as several lines ("part": 2, 3, …). Format: docs/export.md.
+written as several lines ("part": 2, 3, …); in CSV and Parquet, one row. Formats: docs/export.md.
 
 Exit codes:
   0        every key exported (keys deleted meanwhile are skipped and counted)
-  2        bad usage: an unknown option, an invalid value
+  2        bad usage: an unknown option, an invalid value, a --type the format cannot hold
+  3        a key the format cannot hold (csv, parquet): a hash with a field not among the
+           columns, bytes that are not UTF-8, a hash over --max-record-size
   4        no connection: unreachable, timed out, authentication failed, connection lost;
            a read answered with an error (NOPERM: a right missing; MOVED: slots moving)
   74       the output could not be written
@@ -65,13 +74,15 @@ async function runExport (output, flags, io) {
     output: output === '-' ? io.stdout : output,
     format: flags.format,
     match: flags.match,
-    types: typesOf(flags.type, '--type'),
+    types: formatTypes(flags.format, typesOf(flags.type, '--type'), '--type'),
+    ...tableOptions(flags),
     batchSize: intFlag('--batch-size', flags.batchSize),
     window: intFlag('--window', flags.window),
     pageSize: intFlag('--page-size', flags.pageSize),
     scanCount: intFlag('--scan-count', flags.scanCount),
     signal: io.signal
   }
+  if (flags.format !== 'ndjson') require('./heap-growth').limitHeapGrowth()
   const { exportKeys } = require('../export/export')
   const { formatExportProgress, formatExportSummary } = require('../export/report')
   const progress = progressOutput(progressShown, io.stderr, formatExportProgress)
@@ -85,6 +96,16 @@ async function runExport (output, flags, io) {
   if (flags.json) io.stdout.write(JSON.stringify(summary) + '\n')
   else if (!flags.quiet) io.stderr.write(formatExportSummary(summary) + '\n')
   return EXIT.OK
+}
+
+/** --fields, --sample, --max-record-size, --row-group-size as exportKeys() takes them (the flags given only). */
+function tableOptions (flags) {
+  const o = {}
+  if (flags.fields !== undefined) o.fields = fieldsOf(flags.fields, '--fields')
+  if (flags.sample !== undefined) o.sample = intFlag('--sample', flags.sample)
+  if (flags.maxRecordSize !== undefined) o.maxRecordSize = parseSize(flags.maxRecordSize, '--max-record-size')
+  if (flags.rowGroupSize !== undefined) o.rowGroupSize = intFlag('--row-group-size', flags.rowGroupSize)
+  return o
 }
 
 module.exports = { exportCommand }

@@ -3,8 +3,9 @@
 const { isUtf8 } = require('node:buffer')
 const { PipeloadError } = require('../errors')
 const { Output } = require('./backpressure')
-const { TableWriter, normalize } = require('./table')
+const { TableWriter, normalize, checkTable } = require('./table')
 const { shown, keyName } = require('./names')
+const { FORMAT_TYPES } = require('./formats')
 
 // The CSV writer of `pipeload export` (docs/export.md, "The CSV format"): hashes only, one
 // row per key, the columns `key` and then the fields. Quoting as RFC 4180: a cell holding a
@@ -82,7 +83,14 @@ class CsvSink {
  * hold, 64 MiB).
  */
 function createWriter (out, options) {
-  return new TableWriter(new CsvSink(out), normalize(options), { format: 'CSV', types: ['hash'], typeHint: 'hashes only', fixed: FIXED })
+  return new TableWriter(new CsvSink(out), normalize(options), HOW)
 }
 
-module.exports = { createWriter, cell, line }
+const HOW = Object.freeze({ format: 'CSV', types: FORMAT_TYPES.csv.types, typeHint: FORMAT_TYPES.csv.hint, fixed: FIXED })
+
+/** Throws PIPELOAD_OPTION_INVALID for options createWriter() would refuse. */
+function checkOptions (options) {
+  checkTable(options, HOW)
+}
+
+module.exports = { createWriter, checkOptions, cell, line }

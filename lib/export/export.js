@@ -29,7 +29,7 @@ async function exportKeys (options) {
   try {
     const total = await dbsize(connections)
     output = openOutput(plan.output)
-    const writer = writerOf(plan.format).createWriter(output.stream, {})
+    const writer = writerOf(plan.format).createWriter(output.stream, plan.writer)
     const shared = sharedWriter(writer)
     const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, stats: c.stats, signal: plan.signal, ...shared.master() }))
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.

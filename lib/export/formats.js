@@ -18,6 +18,14 @@ const FORMATS = Object.freeze({
 
 const FORMAT_NAMES = Object.freeze(Object.keys(FORMATS))
 
+// The key types each format can hold (NDJSON: every type), and how messages say it. An
+// export to CSV or Parquet reads only these unless `types` asks otherwise, and refuses a
+// `types` naming another (lib/export/options.js): a user who asks for a CSV asks for its hashes.
+const FORMAT_TYPES = Object.freeze({
+  csv: Object.freeze({ types: Object.freeze(['hash']), hint: 'hashes only', label: 'CSV' }),
+  parquet: Object.freeze({ types: Object.freeze(['hash', 'string']), hint: 'hashes and strings', label: 'Parquet' })
+})
+
 /** The writer module of a format. */
 function writerOf (format) {
   const entry = FORMATS[format]
@@ -27,4 +35,4 @@ function writerOf (format) {
   return entry()
 }
 
-module.exports = { FORMATS, FORMAT_NAMES, writerOf }
+module.exports = { FORMATS, FORMAT_NAMES, FORMAT_TYPES, writerOf }

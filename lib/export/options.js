@@ -2,8 +2,8 @@
 
 const { PipeloadError } = require('../errors')
 const { TYPES } = require('./pages')
-const { FORMAT_NAMES } = require('./formats')
-const { positiveDuration, saidDurations } = require('../run/option-values')
+const { FORMAT_NAMES, FORMAT_TYPES, writerOf } = require('./formats')
+const { positiveDuration, saidDurations, parseSize } = require('../run/option-values')
 
 // exportKeys() options, checked once into a frozen plan (docs/library.md "exportKeys").
 
@@ -23,7 +23,16 @@ const EXPORT_DEFAULTS = Object.freeze({
 })
 
 const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout']
-const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'maxElements', 'onProgress', 'progressInterval', 'signal'])
+// The options of the CSV and Parquet writers (lib/export/table.js, parquet.js): each the
+// formats it is for. Their defaults are the writers' own.
+const WRITER_OPTIONS = Object.freeze({
+  fields: ['csv', 'parquet'],
+  sample: ['csv', 'parquet'],
+  maxRecordSize: ['csv', 'parquet'],
+  rowGroupSize: ['parquet'],
+  rowGroupBytes: ['parquet']
+})
+const KNOWN = new Set([...CONNECTION, ...Object.keys(WRITER_OPTIONS), 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'maxElements', 'onProgress', 'progressInterval', 'signal'])
 
 function invalid (option, message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${option} ${message}`, { option })
@@ -42,6 +51,50 @@ function typesOf (types, name = 'types') {
   if (!Array.isArray(list) || list.length === 0) throw invalid(name, `must name one or more of ${TYPES.join(', ')}, got ${JSON.stringify(types)}`)
   for (const t of list) if (!TYPES.includes(t)) throw invalid(name, `must name types among ${TYPES.join(', ')}, got ${JSON.stringify(t)}`)
   return Object.freeze([...new Set(list)])
+}
+
+const PLURAL = { string: 'strings', hash: 'hashes', list: 'lists', set: 'sets', zset: 'zsets', stream: 'streams' }
+
+/**
+ * The types an export of `format` reads: `types` as given (checked), or, for a format that
+ * holds only some types (CSV: hashes; Parquet: hashes and strings), those. A type the format
+ * cannot hold is refused before anything is read. `name`: the option as given (--type).
+ */
+function formatTypes (format, types, name = 'types') {
+  const held = FORMAT_TYPES[format]
+  if (held === undefined) return types
+  if (types === undefined) return held.types
+  const other = types.filter(t => !held.types.includes(t))
+  if (other.length === 0) return types
+  const cli = name.startsWith('--')
+  const asked = cli ? `${name} ${other.join(',')}` : `${name} ${JSON.stringify(other)}`
+  const fits = cli ? `--type ${held.types.join(',')}, the default with --format ${format}` : `types ${JSON.stringify(held.types)}, the default with format '${format}'`
+  throw new PipeloadError('PIPELOAD_OPTION_INVALID', `${asked}: ${held.label} holds ${held.hint} (${fits}): export ${other.map(t => PLURAL[t]).join(' and ')} to NDJSON, which writes every type`, { option: name })
+}
+
+/** `fields`: an array or a comma-separated list of field names. */
+function fieldsOf (fields, name = 'fields') {
+  const list = typeof fields === 'string' ? fields.split(',').map(f => f.trim()) : fields
+  if (!Array.isArray(list) || list.length === 0 || list.some(f => typeof f !== 'string' || f === '')) {
+    throw invalid(name, `must name one or more fields, e.g. ["name", "email"] (--fields name,email), got ${JSON.stringify(fields)}`)
+  }
+  return Object.freeze([...list])
+}
+
+/** The options for the format's writer: those given, checked, each refused with a format that has no use for it. */
+function writerOptions (options, format) {
+  const out = {}
+  for (const [name, formats] of Object.entries(WRITER_OPTIONS)) {
+    if (options[name] === undefined) continue
+    if (!formats.includes(format)) throw invalid(name, `is an option of the ${formats.join(' and ')} format${formats.length > 1 ? 's' : ''}, and format is ${format}`)
+    if (name === 'fields') out.fields = fieldsOf(options.fields)
+    else if (name === 'sample' || name === 'rowGroupSize') out[name] = whole(options, name)
+    else out[name] = parseSize(options[name], name)
+  }
+  // The writer's own checks (a field named as one of its columns, named twice), before any
+  // connection is opened.
+  writerOf(format).checkOptions?.(out)
+  return Object.freeze(out)
 }
 
 function outputOf (output) {
@@ -68,7 +121,8 @@ function planExport (options) {
     output: outputOf(options.output),
     format,
     match: options.match,
-    types: typesOf(options.types),
+    types: formatTypes(format, typesOf(options.types)),
+    writer: writerOptions(options, format),
     batchSize: whole(options, 'batchSize'),
     window: whole(options, 'window'),
     pageSize: whole(options, 'pageSize'),
@@ -80,4 +134,4 @@ function planExport (options) {
   })
 }
 
-module.exports = { planExport, typesOf, EXPORT_DEFAULTS }
+module.exports = { planExport, typesOf, formatTypes, fieldsOf, EXPORT_DEFAULTS }

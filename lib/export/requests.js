@@ -19,11 +19,18 @@ class Requests {
 
   /** Send the bytes of `n` commands; resolves with their `n` replies. */
   send (bytes, n) {
-    if (this.failed) return Promise.reject(this.failed)
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ n, replies: [], resolve, reject })
-      this.conn.write(bytes)
-    })
+    const replies = this.failed
+      ? Promise.reject(this.failed)
+      : new Promise((resolve, reject) => {
+        this.waiting.push({ n, replies: [], resolve, reject })
+        this.conn.write(bytes)
+      })
+    // Batches still in flight when the export stops for another reason (a writer's error: a
+    // hash with a field not among the CSV columns) are never awaited; close() fails them, and
+    // that must not be an unhandled rejection (a stack trace and exit 1 instead of the error's
+    // own message and exit code). Whoever awaits the Promise still gets the rejection.
+    replies.catch(() => {})
+    return replies
   }
 
   take (reply) {

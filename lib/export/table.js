@@ -21,6 +21,13 @@ function normalize (options = {}) {
   return Object.freeze(o)
 }
 
+/** Throws PIPELOAD_OPTION_INVALID for options a TableWriter of `how` would refuse. */
+function checkTable (options, how) {
+  const o = normalize(options)
+  if (o.fields !== null) Columns.given(o.fields, how)
+  return o
+}
+
 function optionError (option, message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${option}: ${message}`, { option })
 }
@@ -81,4 +88,4 @@ class TableWriter {
   }
 }
 
-module.exports = { TableWriter, normalize }
+module.exports = { TableWriter, normalize, checkTable }
