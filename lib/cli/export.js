@@ -27,6 +27,8 @@ function exportCommand (io) {
     .option('-w, --window <n>', 'batches awaiting replies at most, per master', String(EXPORT_DEFAULTS.window))
     .option('--page-size <n>', 'elements per page of a big key (a line of its own, "part": n)', String(EXPORT_DEFAULTS.pageSize))
     .option('--scan-count <n>', "SCAN's COUNT: keys asked for per SCAN", String(EXPORT_DEFAULTS.scanCount))
+    .option('--checkpoint <file>', "keep each master's SCAN cursor and the output's length written in <file> (a plain .ndjson output)")
+    .option('--resume', 'go on from the --checkpoint: cut the output back to its length and SCAN on from its cursors')
   addFlags(cmd, REPORT_FLAGS)
   addConnectionOptions(cmd)
   cmd.addHelpText('after', `
@@ -58,6 +60,9 @@ async function runExport (output, flags, io) {
   if (flags.json && output === '-') {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--json and the output - both want stdout: write the export to a file, or drop --json', { option: '--json' })
   }
+  if (flags.resume && flags.checkpoint === undefined) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--resume needs --checkpoint <file>: the checkpoint to resume from', { option: '--resume' })
+  }
   const warn = line => io.stderr.write(line + '\n')
   const progressShown = progressMode(flags, io.stderr.isTTY)
   const options = {
@@ -70,6 +75,8 @@ async function runExport (output, flags, io) {
     window: intFlag('--window', flags.window),
     pageSize: intFlag('--page-size', flags.pageSize),
     scanCount: intFlag('--scan-count', flags.scanCount),
+    ...(flags.checkpoint !== undefined ? { checkpoint: flags.checkpoint } : {}),
+    ...(flags.resume ? { resume: true } : {}),
     signal: io.signal
   }
   const { exportKeys } = require('../export/export')

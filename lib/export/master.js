@@ -19,16 +19,18 @@ const MAX_READS = 3
 class MasterReader {
   /**
    * @param {object} o requests (./requests.js), plan (the export's frozen plan), emit(record)
-   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal
+   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal, ledger
+   *   (--checkpoint: ./cursors.js, which also says where SCAN starts)
    */
-  constructor ({ requests, plan, emit, stats, signal }) {
+  constructor ({ requests, plan, emit, stats, signal, ledger = null }) {
     this.requests = requests
     this.plan = plan
     this.emit = emit
     this.stats = stats
     this.signal = signal
-    this.cursor = '0'
-    this.scanned = false // SCAN's cursor came back to 0
+    this.ledger = ledger
+    this.cursor = ledger ? ledger.next : '0'
+    this.scanned = ledger ? ledger.ended : false // SCAN's cursor came back to 0
     this.scanning = false // a SCAN is in flight
     this.keys = [] // found, not read yet: keys[keyAt…]
     this.keyAt = 0
@@ -107,6 +109,7 @@ class MasterReader {
   async handle (batch, replies) {
     let i = 0
     for (const item of batch.items) {
+      const mark = this.ledger && this.before(item)
       let wait
       if (item.type !== undefined) {
         wait = this.page(item, replies[i++])
@@ -115,13 +118,31 @@ class MasterReader {
         i += 3
       }
       if (wait !== undefined) await wait
+      if (mark) this.after(item, mark)
     }
-    if (batch.scan) this.scanReply(replies[i])
+    if (batch.scan) {
+      const sent = this.cursor
+      this.scanReply(replies[i])
+      this.ledger?.found(sent, this.cursor, replies[i][1].length)
+    }
     if (this.firstKeys > 0) {
       this.perKey = Math.max(1, (this.perKey + this.firstElements / this.firstKeys) / 2)
       this.firstElements = 0
       this.firstKeys = 0
     }
+  }
+
+  // --checkpoint: a key taken fresh gets its SCAN generation; one that goes on (its next
+  // page, or read again) passes it on; else it is done, its records handed to the writer.
+  before (item) {
+    if (item.gen === undefined) item.gen = this.ledger.take()
+    return { pages: this.pages.length, again: this.again.length }
+  }
+
+  after (item, mark) {
+    const next = this.pages.length > mark.pages ? this.pages[mark.pages] : this.again.length > mark.again ? this.again[mark.again] : null
+    if (next) next.gen = item.gen
+    else this.ledger.done(item.gen)
   }
 
   scanReply (reply) {

@@ -23,7 +23,7 @@ const EXPORT_DEFAULTS = Object.freeze({
 })
 
 const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout']
-const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'maxElements', 'onProgress', 'progressInterval', 'signal'])
+const KNOWN = new Set([...CONNECTION, 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'maxElements', 'onProgress', 'progressInterval', 'signal', 'checkpoint', 'resume'])
 
 function invalid (option, message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${option} ${message}`, { option })
@@ -60,6 +60,9 @@ function planExport (options) {
   if (!FORMAT_NAMES.includes(format)) throw invalid('format', `must be one of ${FORMAT_NAMES.join(', ')}, got ${JSON.stringify(format)}`)
   if (options.match !== undefined && (typeof options.match !== 'string' || options.match === '')) throw invalid('match', `must be a glob pattern, got ${JSON.stringify(options.match)}`)
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalid('onProgress', 'must be a function')
+  if (options.checkpoint !== undefined && (typeof options.checkpoint !== 'string' || options.checkpoint === '')) throw invalid('checkpoint', `must be a file path, got ${JSON.stringify(options.checkpoint)}`)
+  if (options.resume !== undefined && typeof options.resume !== 'boolean') throw invalid('resume', `must be true or false, got ${JSON.stringify(options.resume)}`)
+  if (options.resume && options.checkpoint === undefined) throw invalid('resume', 'needs checkpoint: the file to resume from')
   const connection = {}
   for (const k of CONNECTION) if (options[k] !== undefined) connection[k] = options[k]
   connection.connectTimeout = positiveDuration(options.connectTimeout, 'connectTimeout', 10000)
@@ -76,7 +79,9 @@ function planExport (options) {
     maxElements: whole(options, 'maxElements'),
     progressInterval: whole(options, 'progressInterval'),
     onProgress: options.onProgress,
-    signal: options.signal
+    signal: options.signal,
+    checkpoint: options.checkpoint,
+    resume: options.resume === true
   })
 }
 

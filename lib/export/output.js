@@ -16,6 +16,12 @@ class CountingOutput extends Writable {
     this.dest = dest
     this.name = name
     this.bytes = 0
+    this.handed = 0 // bytes given to write(): `bytes` once written (a checkpoint's cut, ./checkpoints.js)
+  }
+
+  write (chunk, encoding, callback) {
+    this.handed += typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk.length
+    return super.write(chunk, encoding, callback)
   }
 
   _write (chunk, encoding, callback) {
@@ -27,12 +33,15 @@ class CountingOutput extends Writable {
 
 /**
  * Open the output: `output` a path (created or truncated now) or a Writable (not ended).
- * Returns { stream, name, failure: Promise that rejects when writing fails, finish() }.
+ * `at` (a resume, ./checkpoint.js): the file is cut to `at` bytes and written on from there.
+ * Returns { stream, name, failure: Promise that rejects when writing fails, finish(),
+ * written(): the bytes of a plain file written to it by this run }.
  */
-function openOutput (output) {
+function openOutput (output, { at = null } = {}) {
   const own = typeof output === 'string'
   const name = own ? output : 'the output'
   let dest
+  let file = null
   let done = Promise.resolve()
   let fail
   const failure = new Promise((resolve, reject) => { fail = reject })
@@ -40,11 +49,12 @@ function openOutput (output) {
   if (own) {
     let fd
     try {
-      fd = fs.openSync(output, 'w')
+      fd = fs.openSync(output, at === null ? 'w' : 'r+')
+      if (at !== null) fs.ftruncateSync(fd, at)
     } catch (err) {
       throw outputError(err, output)
     }
-    const file = fs.createWriteStream(null, { fd })
+    file = fs.createWriteStream(null, at === null ? { fd } : { fd, start: at })
     if (output.endsWith('.gz')) {
       dest = zlib.createGzip()
       done = new Promise((resolve, reject) => pipeline(dest, file, err => err ? reject(outputError(err, output)) : resolve()))
@@ -75,7 +85,8 @@ function openOutput (output) {
     },
     close () {
       if (own) dest.destroy()
-    }
+    },
+    written: () => file === null ? 0 : file.bytesWritten
   }
 }
 

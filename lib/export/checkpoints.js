@@ -1,0 +1,71 @@
+'use strict'
+
+const fs = require('node:fs')
+const { setTimeout: sleep } = require('node:timers/promises')
+const { PipeloadError, fsReason } = require('../errors')
+
+// The checkpoints of an export as it runs (./checkpoint.js says what one holds): every
+// WRITE_INTERVAL_MS, at the end and when it stops (Ctrl-C, an error). Each takes the cut
+// synchronously, between two records: each master's cursor whose keys are all handed to the
+// writer, and the output length those records reach once the writer's buffer is flushed.
+// The checkpoint is written only after the file holds that length and is fsynced: a
+// checkpoint never names bytes that a crash could lose.
+
+const WRITE_INTERVAL_MS = 500
+
+class ExportCheckpoints {
+  /**
+   * @param {object} o checkpointer (./checkpoint.js ExportCheckpointer), ledgers: [[master,
+   *   CursorLedger]], writer (its flush()), output (./output.js), path (the output file),
+   *   base (bytes kept from the run before), keys() (keys written so far)
+   */
+  constructor ({ checkpointer, ledgers, writer, output, path, base, keys }) {
+    Object.assign(this, { checkpointer, ledgers, writer, output, path, base, keys })
+    this.saving = null
+    this.timer = null
+    let fail
+    this.failure = new Promise((resolve, reject) => { fail = reject })
+    this.failure.catch(() => {})
+    this.fail = fail
+  }
+
+  start () {
+    this.timer = setInterval(() => {
+      if (this.saving === null) this.saving = this.save(false).catch(this.fail).finally(() => { this.saving = null })
+    }, WRITE_INTERVAL_MS)
+    this.timer.unref()
+  }
+
+  /** The last write: complete, or where the export stopped. */
+  async stop (complete) {
+    clearInterval(this.timer)
+    if (this.saving) await this.saving.catch(() => {})
+    await this.save(complete)
+  }
+
+  async save (complete) {
+    const masters = this.ledgers.map(([master, ledger]) => ({ master, ...ledger.mark() }))
+    const keys = this.keys()
+    const flushed = this.writer.flush() // its bytes go to the output now; the drain is the writes' concern
+    if (flushed) flushed.catch(() => {})
+    const bytes = this.output.stream.handed // this run's: what the file holds once written
+    while (this.output.written() < bytes) await Promise.race([sleep(5), this.output.failure])
+    syncFile(this.path)
+    this.checkpointer.write({ masters, bytes: this.base + bytes, keys, complete })
+  }
+}
+
+/** fsync the output's data: the checkpoint must not outlive it after a power loss. */
+function syncFile (file) {
+  let fd
+  try {
+    fd = fs.openSync(file, 'r')
+    fs.fdatasyncSync(fd)
+  } catch (err) {
+    throw new PipeloadError('PIPELOAD_OUTPUT_FAILED', `${file} could not be synced to disk for the checkpoint: ${fsReason(err, file)}`, { output: 'export', file, cause: err })
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+module.exports = { ExportCheckpoints, WRITE_INTERVAL_MS }

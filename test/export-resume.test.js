@@ -1,0 +1,188 @@
+'use strict'
+/* global describe, it, expect, beforeAll, afterAll */
+
+// pipeload export --checkpoint / --resume against real servers: an export SIGKILLed right
+// after a checkpoint (test/helpers/kill-after-checkpoint.js, which also slows the process so
+// that the export spans several checkpoint writes on any machine), then --resume: the file,
+// read line by line with JSON.parse (test/helpers/export-data.js), holds every key the test
+// wrote with its own ioredis client, each key's last lines (its last first line and the
+// parts after it, as a restore takes them) exactly the key; one server and a 3-master
+// cluster. A resume of another export is refused; a resume of a finished one writes nothing.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { startRedis } = require('./helpers/redis-server')
+const { startCluster } = require('./helpers/cluster')
+const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
+const { scaledMs } = require('./helpers/wait')
+const { writeDataset, readExport, comparable } = require('./helpers/export-data')
+const { exportKeys } = require('..')
+
+const KILL = path.join(__dirname, 'helpers', 'kill-after-checkpoint.js')
+// One key (or one page of a big key) a round trip, one in flight: with the kill hook's
+// slowing, some hundreds of keys between two checkpoint writes; 1,815 keys and 125 pages.
+const SLOW = ['--batch-size', '1', '--window', '1', '--page-size', '100', '--scan-count', '20']
+
+function exportCli (args, preload = null) {
+  const argv = [...(preload ? ['--require', KILL] : []), BIN, 'export', ...args]
+  const child = spawn(process.execPath, argv, { env: { ...BASE_ENV, ...preload }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', d => { out += d })
+  child.stderr.on('data', d => { err += d })
+  return new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal, out, err })))
+}
+
+/**
+ * The keys of an export file as a restore leaves them: a key's first line replaces what came
+ * before of it, its parts add to it. Each line must parse and the file end with a newline;
+ * each key's last first line is followed by its parts 2, 3, … in order (readExport checks).
+ */
+function restoredKeys (text) {
+  const lines = text.split('\n')
+  expect(lines.pop(), 'the file ends with a newline').toBe('')
+  const parsed = lines.map(l => JSON.parse(l))
+  const lastFirst = new Map()
+  parsed.forEach((r, i) => { if ((r.part ?? 1) === 1) lastFirst.set(JSON.stringify(r.key), i) })
+  const kept = lines.filter((l, i) => i >= (lastFirst.get(JSON.stringify(parsed[i].key)) ?? Infinity))
+  const got = readExport(kept.join('\n') + '\n')
+  for (const [k, parts] of got.parts) expect(parts, k).toEqual(parts.map((_, i) => i + 1))
+  return got.keys
+}
+
+/** kill -9 once a checkpoint counts past `after` keys, then --resume; returns the checkpoint the kill left. */
+async function killThenResume (url, file, cp, after, more = []) {
+  const args = [file, '-u', url, '--checkpoint', cp, ...SLOW, ...more]
+  const t0 = Date.now()
+  const first = await exportCli(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(after) })
+  expect(first.signal, first.err).toBe('SIGKILL')
+  const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
+  expect(saved).toMatchObject({ kind: 'export', complete: false })
+  expect(saved.keys).toBeGreaterThan(after)
+  expect(fs.statSync(file).size).toBeGreaterThanOrEqual(saved.bytes)
+  const r = await exportCli([...args, '--resume', '--json'])
+  expect(r.code, r.err).toBe(0)
+  const summary = JSON.parse(r.out)
+  expect(summary.checkpoint).toMatchObject({ resumed: true, keptBytes: saved.bytes, nothingLeft: false })
+  const done = JSON.parse(fs.readFileSync(cp, 'utf8'))
+  expect(done).toMatchObject({ complete: true, bytes: fs.statSync(file).size })
+  expect(done.masters.every(m => m.done && m.cursor === '0')).toBe(true)
+  return saved
+}
+
+describe('export --checkpoint / --resume, one server', () => {
+  let srv, redis, tmp, want
+  beforeAll(async () => {
+    srv = await startRedis()
+    redis = srv.client()
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-export-resume-'))
+    want = await writeDataset(redis, 'e:')
+  })
+  afterAll(async () => {
+    await srv?.stop()
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it('kill -9 after a checkpoint, then --resume: every key, each key\'s last lines exact, nothing torn', async () => {
+    const file = path.join(tmp, 'one.ndjson')
+    const cp = path.join(tmp, 'one.ckpt')
+    await killThenResume(srv.url, file, cp, 400)
+    expect(comparable(restoredKeys(fs.readFileSync(file, 'utf8')))).toEqual(comparable(want))
+  }, scaledMs(120_000))
+
+  it('a resume with another --match, --type, --db, output or target is refused (exit 2), the output untouched', async () => {
+    const file = path.join(tmp, 'other.ndjson')
+    const cp = path.join(tmp, 'other.ckpt')
+    const args = [file, '-u', srv.url, '--checkpoint', cp, '--match', 'e:h:*']
+    const first = await exportCli(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: '20' })
+    // Killed, or done within one checkpoint interval: either way a checkpoint of this export.
+    if (first.signal !== 'SIGKILL') expect(first.code, first.err).toBe(0)
+    const before = fs.readFileSync(file)
+    const cases = [
+      [[file, '-u', srv.url, '--match', 'e:s:*'], '--match "e:h:*" (this run: "e:s:*")'],
+      [[file, '-u', srv.url, '--match', 'e:h:*', '--type', 'hash'], '--type none (this run: hash)'],
+      [[file, '-u', `${srv.url}/3`, '--match', 'e:h:*'], `target 127.0.0.1:${srv.port}/0 (this run: 127.0.0.1:${srv.port}/3)`],
+      [[path.join(tmp, 'elsewhere.ndjson'), '-u', srv.url, '--match', 'e:h:*'], `output ${file} (this run: ${path.join(tmp, 'elsewhere.ndjson')})`]
+    ]
+    for (const [a, said] of cases) {
+      const r = await runCli(['export', ...a, '--checkpoint', cp, '--resume'])
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toContain(`pipeload: checkpoint ${cp}: it was written by another export: ${said}`)
+      expect(r.stderr).not.toMatch(/\n\s+at /) // no stack trace
+    }
+    expect(fs.readFileSync(file).equals(before)).toBe(true)
+    expect(fs.existsSync(path.join(tmp, 'elsewhere.ndjson'))).toBe(false)
+    // A gzipped output, stdout, CSV cannot be cut back: refused before anything is opened.
+    const gz = await runCli(['export', path.join(tmp, 'x.ndjson.gz'), '-u', srv.url, '--checkpoint', path.join(tmp, 'gz.ckpt')])
+    expect(gz.code).toBe(2)
+    expect(gz.stderr).toContain('checkpoint cannot be used with a gzipped output')
+    const out = await runCli(['export', '-', '-u', srv.url, '--checkpoint', path.join(tmp, 'out.ckpt')])
+    expect(out.code).toBe(2)
+    expect(out.stderr).toContain('checkpoint cannot be used with stdout')
+    // --resume without a checkpoint there, and without --checkpoint at all.
+    const none = await runCli(['export', file, '-u', srv.url, '--checkpoint', path.join(tmp, 'none.ckpt'), '--resume'])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain('no such file, so there is nothing to resume')
+    const bare = await runCli(['export', file, '-u', srv.url, '--resume'])
+    expect(bare.code).toBe(2)
+    expect(bare.stderr).toContain('--resume needs --checkpoint <file>')
+  }, scaledMs(60_000))
+
+  it('a resume after the export finished says nothing is left and leaves the output as it is', async () => {
+    const file = path.join(tmp, 'done.ndjson')
+    const cp = path.join(tmp, 'done.ckpt')
+    const r = await runCli(['export', file, '-u', srv.url, '--checkpoint', cp, '--batch-size', '100', '--page-size', '100', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ keys: want.size, checkpoint: { resumed: false } })
+    expect(comparable(readExport(fs.readFileSync(file, 'utf8')).keys)).toEqual(comparable(want))
+    const before = fs.statSync(file)
+    const again = await runCli(['export', file, '-u', srv.url, '--checkpoint', cp, '--resume'])
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toContain(`nothing left to export: checkpoint ${cp} records a complete export of ${want.size.toLocaleString('en-US')} keys to ${file}`)
+    const after = fs.statSync(file)
+    expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs])
+    // Without --resume, a finished export's checkpoint is replaced: the export runs again.
+    const fresh = await runCli(['export', file, '-u', srv.url, '--checkpoint', cp, '--json'])
+    expect(fresh.code, fresh.stderr).toBe(0)
+    expect(JSON.parse(fresh.stdout).keys).toBe(want.size)
+  }, scaledMs(60_000))
+
+  it('exportKeys({ checkpoint, resume }): an unfinished checkpoint is not overwritten without resume', async () => {
+    const file = path.join(tmp, 'lib.ndjson')
+    const cp = path.join(tmp, 'lib.ckpt')
+    const ac = new AbortController()
+    const run = exportKeys({ url: srv.url, output: file, checkpoint: cp, batchSize: 1, window: 1, pageSize: 100, signal: ac.signal, onProgress: p => { if (p.keys > 50) ac.abort() }, progressInterval: 1 })
+    await expect(run).rejects.toMatchObject({ code: 'PIPELOAD_ABORTED' })
+    // Stopped cleanly: the last checkpoint names the whole file.
+    const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
+    expect(saved).toMatchObject({ complete: false, bytes: fs.statSync(file).size })
+    await expect(exportKeys({ url: srv.url, output: file, checkpoint: cp })).rejects.toMatchObject({ code: 'PIPELOAD_CHECKPOINT_UNFINISHED' })
+    const s = await exportKeys({ url: srv.url, output: file, checkpoint: cp, resume: true, batchSize: 50 })
+    expect(s.checkpoint).toMatchObject({ resumed: true, keptBytes: saved.bytes })
+    expect(comparable(restoredKeys(fs.readFileSync(file, 'utf8')))).toEqual(comparable(want))
+  }, scaledMs(60_000))
+})
+
+describe('export --checkpoint / --resume, a 3-master cluster', () => {
+  let cluster, client, tmp, want
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 })
+    client = cluster.client()
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-export-resume-cluster-'))
+    want = await writeDataset(client, 'c:', { big: 1500, small: 200 })
+  }, scaledMs(120_000))
+  afterAll(async () => {
+    await cluster?.stop()
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it('kill -9 after a checkpoint, then --resume: every master SCANned on from its cursor, every key exact', async () => {
+    const file = path.join(tmp, 'cluster.ndjson')
+    const cp = path.join(tmp, 'cluster.ckpt')
+    const saved = await killThenResume(cluster.nodes[1].url, file, cp, 300)
+    expect(saved.masters.length).toBe(3)
+    expect(comparable(restoredKeys(fs.readFileSync(file, 'utf8')))).toEqual(comparable(want))
+  }, scaledMs(120_000))
+})
