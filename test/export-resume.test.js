@@ -59,7 +59,7 @@ async function killThenResume (url, file, cp, after, more = []) {
   const first = await exportCli(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(after) })
   expect(first.signal, first.err).toBe('SIGKILL')
   const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
-  expect(saved).toMatchObject({ kind: 'export', complete: false })
+  expect(saved).toMatchObject({ kind: 'export', complete: false, clean: false })
   expect(saved.keys).toBeGreaterThan(after)
   expect(fs.statSync(file).size).toBeGreaterThanOrEqual(saved.bytes)
   // What the kill left after the checkpoint's length, a torn line last: here one longer than
@@ -70,7 +70,7 @@ async function killThenResume (url, file, cp, after, more = []) {
   const summary = JSON.parse(r.out)
   expect(summary.checkpoint).toMatchObject({ resumed: true, keptBytes: saved.bytes, nothingLeft: false })
   const done = JSON.parse(fs.readFileSync(cp, 'utf8'))
-  expect(done).toMatchObject({ complete: true, bytes: fs.statSync(file).size })
+  expect(done).toMatchObject({ complete: true, clean: true, bytes: fs.statSync(file).size })
   expect(done.masters.every(m => m.done && m.cursor === '0')).toBe(true)
   return saved
 }
@@ -133,6 +133,38 @@ describe('export --checkpoint / --resume, one server', () => {
     expect(bare.stderr).toContain('--resume needs --checkpoint <file>')
   }, scaledMs(60_000))
 
+  it('SIGTERM stops cleanly: exit 143, the last checkpoint names the whole file; another master list, or an import, refuses it', async () => {
+    const file = path.join(tmp, 'term.ndjson')
+    const cp = path.join(tmp, 'term.ckpt')
+    const args = [file, '-u', srv.url, '--checkpoint', cp, ...SLOW]
+    const child = spawn(process.execPath, ['--require', KILL, BIN, 'export', ...args], {
+      // The kill hook only slows the export here (no checkpoint counts past the keyspace).
+      env: { ...BASE_ENV, KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(10 * want.size) },
+      stdio: 'ignore'
+    })
+    const exited = new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal })))
+    const deadline = Date.now() + scaledMs(30_000)
+    while (!fs.existsSync(cp) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+    child.kill('SIGTERM')
+    expect(await exited).toEqual({ code: 143, signal: null })
+    const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
+    expect(saved).toMatchObject({ complete: false, clean: true, bytes: fs.statSync(file).size })
+    expect(saved.keys).toBeLessThan(want.size)
+    // A cursor belongs to its master: a checkpoint of other masters is refused.
+    const other = path.join(tmp, 'term-other.ckpt')
+    fs.writeFileSync(other, JSON.stringify({ ...saved, masters: [{ master: '127.0.0.1:1', cursor: '0', done: false }] }))
+    const moved = await runCli(['export', file, '-u', srv.url, '--checkpoint', other, '--resume'])
+    expect(moved.code).toBe(2)
+    expect(moved.stderr).toContain(`it was written for the masters 127.0.0.1:1; the masters now are 127.0.0.1:${srv.port}`)
+    // An import told to resume from an export's checkpoint says what it is.
+    const imp = await runCli(['import', file, '--restore', '-u', srv.url, '--checkpoint', cp, '--resume'])
+    expect(imp.code).toBe(2)
+    expect(imp.stderr).toContain('it is the checkpoint of an export (pipeload export --checkpoint), not of an import')
+    const r = await runCli(['export', ...args, '--resume'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(comparable(restoredKeys(fs.readFileSync(file, 'utf8')))).toEqual(comparable(want))
+  }, scaledMs(90_000))
+
   it('a resume after the export finished says nothing is left and leaves the output as it is', async () => {
     const file = path.join(tmp, 'done.ndjson')
     const cp = path.join(tmp, 'done.ckpt')
@@ -160,7 +192,7 @@ describe('export --checkpoint / --resume, one server', () => {
     await expect(run).rejects.toMatchObject({ code: 'PIPELOAD_ABORTED' })
     // Stopped cleanly: the last checkpoint names the whole file.
     const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
-    expect(saved).toMatchObject({ complete: false, bytes: fs.statSync(file).size })
+    expect(saved).toMatchObject({ complete: false, clean: true, bytes: fs.statSync(file).size })
     await expect(exportKeys({ url: srv.url, output: file, checkpoint: cp })).rejects.toMatchObject({ code: 'PIPELOAD_CHECKPOINT_UNFINISHED' })
     const s = await exportKeys({ url: srv.url, output: file, checkpoint: cp, resume: true, batchSize: 50 })
     expect(s.checkpoint).toMatchObject({ resumed: true, keptBytes: saved.bytes })

@@ -11,9 +11,11 @@ const { targetOf } = require('../run/resume-into')
 // records what export it belongs to (`export`: the target, --match, --type, --format and the
 // output's path), each master's SCAN cursor whose keys are all written (./cursors.js), and
 // `bytes`: the output's length holding them, flushed and fsynced before the checkpoint names
-// it. A resume cuts the output back to `bytes` (what was written after the checkpoint goes)
-// and SCANs each master on from its cursor. Only a plain NDJSON file can be cut back so: a
-// gzipped one, stdout, a stream, CSV (its header) and Parquet (its footer) are refused.
+// it; `clean`: written as the export stopped (the end, Ctrl-C, an error), not on its interval,
+// after which a kill may have come. A resume cuts the output back to `bytes` (what was
+// written after the checkpoint goes) and SCANs each master on from its cursor. Only a plain
+// NDJSON file can be cut back so: a gzipped one, stdout, a stream, CSV (its header) and
+// Parquet (its footer) are refused.
 
 const VERSION = 1
 const KIND = 'export'
@@ -57,6 +59,7 @@ function problemsOf (state) {
   if (!isCount(state.bytes)) problems.push(`bytes is ${JSON.stringify(state.bytes)}, not a whole number ≥ 0`)
   if (!isCount(state.keys)) problems.push(`keys is ${JSON.stringify(state.keys)}, not a whole number ≥ 0`)
   if (typeof state.complete !== 'boolean') problems.push(`complete is ${JSON.stringify(state.complete)}, not true or false`)
+  if (typeof state.clean !== 'boolean') problems.push(`clean is ${JSON.stringify(state.clean)}, not true or false`)
   return problems
 }
 

@@ -31,19 +31,19 @@ class ExportCheckpoints {
 
   start () {
     this.timer = setInterval(() => {
-      if (this.saving === null) this.saving = this.save(false).catch(this.fail).finally(() => { this.saving = null })
+      if (this.saving === null) this.saving = this.save(false, false).catch(this.fail).finally(() => { this.saving = null })
     }, WRITE_INTERVAL_MS)
     this.timer.unref()
   }
 
-  /** The last write: complete, or where the export stopped. */
+  /** The last write (`clean`: a checkpoint not followed by a kill): complete, or where the export stopped. */
   async stop (complete) {
     clearInterval(this.timer)
     if (this.saving) await this.saving.catch(() => {})
-    await this.save(complete)
+    await this.save(complete, true)
   }
 
-  async save (complete) {
+  async save (complete, clean) {
     const masters = this.ledgers.map(([master, ledger]) => ({ master, ...ledger.mark() }))
     const keys = this.keys()
     const flushed = this.writer.flush() // its bytes go to the output now; the drain is the writes' concern
@@ -51,7 +51,7 @@ class ExportCheckpoints {
     const bytes = this.output.stream.handed // this run's: what the file holds once written
     while (this.output.written() < bytes) await Promise.race([sleep(5), this.output.failure])
     syncFile(this.path)
-    this.checkpointer.write({ masters, bytes: this.base + bytes, keys, complete })
+    this.checkpointer.write({ masters, bytes: this.base + bytes, keys, complete, clean })
   }
 }
 
