@@ -124,6 +124,10 @@ describe('export --checkpoint / --resume, one server', () => {
     const out = await runCli(['export', '-', '-u', srv.url, '--checkpoint', path.join(tmp, 'out.ckpt')])
     expect(out.code).toBe(2)
     expect(out.stderr).toContain('checkpoint cannot be used with stdout')
+    const same = await runCli(['export', file, '-u', srv.url, '--checkpoint', file])
+    expect(same.code).toBe(2)
+    expect(same.stderr).toContain(`the output ${file} is the same file as --checkpoint ${file}: each output needs its own file`)
+    expect(fs.readFileSync(file).equals(before)).toBe(true)
     // --resume without a checkpoint there, and without --checkpoint at all.
     const none = await runCli(['export', file, '-u', srv.url, '--checkpoint', path.join(tmp, 'none.ckpt'), '--resume'])
     expect(none.code).toBe(2)

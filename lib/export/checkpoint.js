@@ -6,6 +6,7 @@ const { PipeloadError, fsReason } = require('../errors')
 const { Checkpointer } = require('../run/checkpoint')
 const { refuseCheckpointPath } = require('../run/output-path')
 const { targetOf } = require('../run/resume-into')
+const { refuseOutputsOverInputs } = require('../run/same-file')
 
 // export --checkpoint / --resume (docs/export.md "Resume and consistency"). The checkpoint
 // records what export it belongs to (`export`: the target, --match, --type, --format and the
@@ -41,6 +42,8 @@ function refuseUncheckpointable (plan) {
   if (typeof plan.output !== 'string') throw refuse('with stdout or a stream as the output')
   if (plan.output.endsWith('.gz')) throw refuse(`with a gzipped output (${plan.output}): write the plain file, gzip it after`)
   if (plan.format !== 'ndjson') throw refuse(`with --format ${plan.format}, only with ndjson`)
+  // One file as both would be replaced by the other.
+  refuseOutputsOverInputs([{ option: '--checkpoint', file: plan.checkpoint }, { option: 'the output', file: plan.output }], [])
 }
 
 const isCount = v => Number.isSafeInteger(v) && v >= 0

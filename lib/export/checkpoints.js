@@ -46,7 +46,9 @@ class ExportCheckpoints {
   async save (complete, clean) {
     const masters = this.ledgers.map(([master, ledger]) => ({ master, ...ledger.mark() }))
     const keys = this.keys()
-    const flushed = this.writer.flush() // its bytes go to the output now; the drain is the writes' concern
+    // The writer's buffer goes to the output now. Its drain is not awaited: the next record's
+    // write, which flushes again within 64 KiB, waits for it; so a tick adds one buffer at most.
+    const flushed = this.writer.flush()
     if (flushed) flushed.catch(() => {})
     const bytes = this.output.stream.handed // this run's: what the file holds once written
     while (this.output.written() < bytes) await Promise.race([sleep(5), this.output.failure])
