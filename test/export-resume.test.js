@@ -22,7 +22,9 @@ const { exportKeys } = require('..')
 
 const KILL = path.join(__dirname, 'helpers', 'kill-after-checkpoint.js')
 // One key (or one page of a big key) a round trip, one in flight: with the kill hook's
-// slowing, some hundreds of keys between two checkpoint writes; 1,815 keys and 125 pages.
+// slowing, some 200-400 keys between two checkpoint writes on a 2-core machine, killed past
+// 400 (one server: 3,615 keys and 125 pages) or 300 (the cluster: 2,415 keys), so that a
+// machine several times faster is still killed mid-export.
 const SLOW = ['--batch-size', '1', '--window', '1', '--page-size', '100', '--scan-count', '20']
 
 function exportCli (args, preload = null) {
@@ -55,7 +57,6 @@ function restoredKeys (text) {
 /** kill -9 once a checkpoint counts past `after` keys, then --resume; returns the checkpoint the kill left. */
 async function killThenResume (url, file, cp, after, more = []) {
   const args = [file, '-u', url, '--checkpoint', cp, ...SLOW, ...more]
-  const t0 = Date.now()
   const first = await exportCli(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(after) })
   expect(first.signal, first.err).toBe('SIGKILL')
   const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
@@ -81,7 +82,7 @@ describe('export --checkpoint / --resume, one server', () => {
     srv = await startRedis()
     redis = srv.client()
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-export-resume-'))
-    want = await writeDataset(redis, 'e:')
+    want = await writeDataset(redis, 'e:', { small: 600 })
   })
   afterAll(async () => {
     await srv?.stop()
@@ -210,7 +211,7 @@ describe('export --checkpoint / --resume, a 3-master cluster', () => {
     cluster = await startCluster({ masters: 3 })
     client = cluster.client()
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-export-resume-cluster-'))
-    want = await writeDataset(client, 'c:', { big: 1500, small: 200 })
+    want = await writeDataset(client, 'c:', { big: 1500, small: 400 })
   }, scaledMs(120_000))
   afterAll(async () => {
     await cluster?.stop()
