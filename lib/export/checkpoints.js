@@ -52,21 +52,24 @@ class ExportCheckpoints {
     if (flushed) flushed.catch(() => {})
     const bytes = this.output.stream.handed // this run's: what the file holds once written
     while (this.output.written() < bytes) await Promise.race([sleep(5), this.output.failure])
-    syncFile(this.path)
+    await syncFile(this.path)
     this.checkpointer.write({ masters, bytes: this.base + bytes, keys, complete, clean })
   }
 }
 
-/** fsync the output's data: the checkpoint must not outlive it after a power loss. */
-function syncFile (file) {
-  let fd
+/**
+ * fsync the output's data: the checkpoint must not outlive it after a power loss. Off the
+ * event loop (the reads go on meanwhile): synchronous, it took some 15% of an export's time.
+ */
+async function syncFile (file) {
+  let handle
   try {
-    fd = fs.openSync(file, 'r')
-    fs.fdatasyncSync(fd)
+    handle = await fs.promises.open(file, 'r')
+    await handle.datasync()
   } catch (err) {
     throw new PipeloadError('PIPELOAD_OUTPUT_FAILED', `${file} could not be synced to disk for the checkpoint: ${fsReason(err, file)}`, { output: 'export', file, cause: err })
   } finally {
-    if (fd !== undefined) fs.closeSync(fd)
+    await handle?.close()
   }
 }
 
