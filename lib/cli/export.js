@@ -37,6 +37,7 @@ Examples:
   pipeload export users.ndjson.gz --match 'user:*' -u redis://cache:6379/2
   pipeload export - --type hash,string | gzip > dump.ndjson.gz
   pipeload export dump.ndjson -u redis://node-1:7000  every master of the cluster, side by side
+  pipeload export dump.ndjson --checkpoint dump.ckpt  and after a crash or Ctrl-C, the same with --resume
 
 Keys are found with SCAN: a key there for the whole export is written at least once; a key
 written or deleted meanwhile may or may not be. A key bigger than --page-size elements is
@@ -44,7 +45,8 @@ written as several lines ("part": 2, 3, …). Format: docs/export.md.
 
 Exit codes:
   0        every key exported (keys deleted meanwhile are skipped and counted)
-  2        bad usage: an unknown option, an invalid value
+  2        bad usage: an unknown option, an invalid value, a --resume from a checkpoint
+           that is not this export's
   4        no connection: unreachable, timed out, authentication failed, connection lost;
            a read answered with an error (NOPERM: a right missing; MOVED: slots moving)
   74       the output could not be written
