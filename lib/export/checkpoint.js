@@ -40,7 +40,6 @@ function exportIdentity (plan) {
 function refuseUncheckpointable (plan) {
   const refuse = why => new PipeloadError('PIPELOAD_OPTION_INVALID', `checkpoint cannot be used ${why}: a resume cuts the output back to the length the checkpoint records (docs/export.md "Resume and consistency")`, { option: 'checkpoint' })
   if (typeof plan.output !== 'string') throw refuse('with stdout or a stream as the output')
-  if (plan.output.endsWith('.gz')) throw refuse(`with a gzipped output (${plan.output}): write the plain file, gzip it after`)
   if (plan.format !== 'ndjson') throw refuse(`with --format ${plan.format}, only with ndjson`)
   // One file as both would be replaced by the other.
   refuseOutputsOverInputs([{ option: '--checkpoint', file: plan.checkpoint }, { option: 'the output', file: plan.output }], [])
@@ -134,8 +133,9 @@ function checkOutput (file, state, output) {
   try {
     const size = fs.fstatSync(fd).size
     if (size < state.bytes) throw invalid(file, `the output ${output} holds ${size.toLocaleString('en-US')} bytes, fewer than the ${state.bytes.toLocaleString('en-US')} the checkpoint says were written: it changed since; remove the checkpoint to start over`)
+    // A line's end there; of a gzipped file, a gzip member's (its trailer is not checked).
     const last = Buffer.alloc(1)
-    if (state.bytes > 0 && (fs.readSync(fd, last, 0, 1, state.bytes - 1) !== 1 || last[0] !== 0x0a)) {
+    if (state.bytes > 0 && !output.endsWith('.gz') && (fs.readSync(fd, last, 0, 1, state.bytes - 1) !== 1 || last[0] !== 0x0a)) {
       throw invalid(file, `the output ${output} does not end a line at byte ${state.bytes.toLocaleString('en-US')}, where the checkpoint says its lines end: it changed since; remove the checkpoint to start over`)
     }
   } finally {

@@ -50,10 +50,18 @@ class ExportCheckpoints {
     // write, which flushes again within 64 KiB, waits for it; so a tick adds one buffer at most.
     const flushed = this.writer.flush()
     if (flushed) flushed.catch(() => {})
-    const bytes = this.output.stream.handed // this run's: what the file holds once written
-    while (this.output.written() < bytes) await Promise.race([sleep(5), this.output.failure])
+    const bytes = await this.length()
     await syncFile(this.path)
     this.checkpointer.write({ masters, bytes: this.base + bytes, keys, complete, clean })
+  }
+
+  /** This run's bytes of the file once what was handed to the output is in it (a gzip member ended). */
+  async length () {
+    const { stream, failure } = this.output
+    if (this.path.endsWith('.gz')) return stream.writableFinished ? this.output.written() : Promise.race([stream.cut(), failure])
+    const bytes = stream.handed
+    while (this.output.written() < bytes) await Promise.race([sleep(5), failure])
+    return bytes
   }
 }
 

@@ -33,7 +33,7 @@ async function exportKeys (options) {
   try {
     const ledgers = cp ? ledgersOf(cp, connections.map(c => c.target)) : null
     const total = await dbsize(connections)
-    output = openOutput(plan.output, { at: cp?.at ?? null })
+    output = openOutput(plan.output, cp ? { at: cp.at, members: true } : {})
     const writer = writerOf(plan.format).createWriter(output.stream, {})
     const emit = serialized(writer)
     const readers = connections.map((c, i) => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal, ledger: ledgers?.[i][1] }))
