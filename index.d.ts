@@ -696,8 +696,9 @@ export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeou
   signal?: AbortSignal
   /**
    * A file where each master's SCAN cursor whose keys are all written, and the output's
-   * length holding them, are kept (every 500 ms, at the end, on abort). Only with a plain
-   * NDJSON file as `output` (not .gz, not a stream). docs/export.md "Resume and consistency".
+   * length holding them, are kept (every 500 ms, at the end, on abort). Only with an NDJSON
+   * file as `output` (.gz too: written in gzip members; not a stream). docs/export.md
+   * "Resume and consistency".
    */
   checkpoint?: string
   /** Go on from `checkpoint`: the output is cut back to the length it records, each master SCANned on from its cursor. */

@@ -27,7 +27,7 @@ function exportCommand (io) {
     .option('-w, --window <n>', 'batches awaiting replies at most, per master', String(EXPORT_DEFAULTS.window))
     .option('--page-size <n>', 'elements per page of a big key (a line of its own, "part": n)', String(EXPORT_DEFAULTS.pageSize))
     .option('--scan-count <n>', "SCAN's COUNT: keys asked for per SCAN", String(EXPORT_DEFAULTS.scanCount))
-    .option('--checkpoint <file>', "keep each master's SCAN cursor and the output's length written in <file> (a plain .ndjson output)")
+    .option('--checkpoint <file>', "keep each master's SCAN cursor and the output's length written in <file> (an .ndjson or .ndjson.gz output)")
     .option('--resume', 'go on from the --checkpoint: cut the output back to its length and SCAN on from its cursors')
   addFlags(cmd, REPORT_FLAGS)
   addConnectionOptions(cmd)

@@ -14,9 +14,9 @@ const { refuseOutputsOverInputs } = require('../run/same-file')
 // `bytes`: the output's length holding them, flushed and fsynced before the checkpoint names
 // it; `clean`: written as the export stopped (the end, Ctrl-C, an error), not on its interval,
 // after which a kill may have come. A resume cuts the output back to `bytes` (what was
-// written after the checkpoint goes) and SCANs each master on from its cursor. Only a plain
-// NDJSON file can be cut back so: a gzipped one, stdout, a stream, CSV (its header) and
-// Parquet (its footer) are refused.
+// written after the checkpoint goes) and SCANs each master on from its cursor. Only an NDJSON
+// file can be cut back so (a gzipped one is written in members, one ended at each checkpoint:
+// ./gzip-members.js): stdout, a stream, CSV (its header) and Parquet (its footer) are refused.
 
 const VERSION = 1
 const KIND = 'export'
@@ -36,7 +36,7 @@ function exportIdentity (plan) {
   }
 }
 
-/** --checkpoint needs an output it can cut back: a plain NDJSON file. */
+/** --checkpoint needs an output it can cut back: an NDJSON file (.gz too). */
 function refuseUncheckpointable (plan) {
   const refuse = why => new PipeloadError('PIPELOAD_OPTION_INVALID', `checkpoint cannot be used ${why}: a resume cuts the output back to the length the checkpoint records (docs/export.md "Resume and consistency")`, { option: 'checkpoint' })
   if (typeof plan.output !== 'string') throw refuse('with stdout or a stream as the output')
