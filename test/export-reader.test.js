@@ -24,7 +24,13 @@ describe('export reader: keys that change under it', () => {
     const conn = await connectData({ host: srv.host, port: srv.port, target: 'test' }, 5000, undefined, undefined, { buffers: true })
     const requests = new Requests(conn)
     const send = requests.send.bind(requests)
-    requests.send = (bytes, n) => { sent.push(n); return send(bytes, n) }
+    // sent: the commands of each round trip; sent.pages: the round trips of pages only.
+    sent.pages = 0
+    requests.send = (bytes, n) => {
+      sent.push(n)
+      if (!bytes.includes('TYPE')) sent.pages++
+      return send(bytes, n)
+    }
     const stats = new ExportStats()
     const records = []
     const reader = new MasterReader({
@@ -98,6 +104,81 @@ describe('export reader: keys that change under it', () => {
     expect(keysPerBatch.length).toBeGreaterThan(15)
     expect(Math.max(...keysPerBatch.slice(7))).toBeLessThanOrEqual(4)
     expect(keysPerBatch.reduce((a, b) => a + b, 0)).toBe(60 + stats.guessedWrong)
+  })
+
+  it('a big key\'s pages come one after the other, among many small keys and several batches in flight', async () => {
+    await redis.flushall()
+    // 2000 small keys and 12 big ones (of 700 to 1030 elements: over the listpack limits, 7 to 11 pages of 100), written
+    // interleaved so that SCAN returns big keys in batches full of small ones.
+    const big = new Map()
+    const p = redis.pipeline()
+    for (let i = 0; i < 2000; i++) {
+      p.set(`s:${i}`, String(i))
+      if (i % 160 === 0) {
+        const n = 700 + (i / 160) * 30
+        const k = `big:${i}`
+        const t = ['hash', 'list', 'set', 'zset'][(i / 160) % 4]
+        const els = Array.from({ length: n }, (_, j) => `e${j}`)
+        if (t === 'hash') p.hset(k, ...els.flatMap(e => [e, 'v']))
+        if (t === 'list') p.rpush(k, ...els)
+        if (t === 'set') p.sadd(k, ...els)
+        if (t === 'zset') p.zadd(k, ...els.flatMap((e, j) => [String(j), e]))
+        big.set(k, n)
+      }
+    }
+    await p.exec()
+    const { records } = await readAll({ window: 4, batchSize: 20, pageSize: 100 }, () => {})
+    const keys = records.map(r => r.key.toString())
+    expect(new Set(keys).size).toBe(2000 + big.size)
+    // Each key's lines form one run: no other key between its parts, parts 1, 2, 3, … in order.
+    const runs = []
+    for (const r of records) {
+      const k = r.key.toString()
+      if (runs.length === 0 || runs[runs.length - 1].key !== k) runs.push({ key: k, parts: [] })
+      runs[runs.length - 1].parts.push(r.part)
+    }
+    expect(runs.length).toBe(2000 + big.size)
+    for (const run of runs) expect(run.parts).toEqual(run.parts.map((_, i) => i + 1))
+    for (const [k, n] of big) {
+      const parts = runs.find(r => r.key === k).parts
+      expect(parts.length, k).toBeGreaterThan(2)
+      const mine = records.filter(r => r.key.toString() === k)
+      const step = mine[0].type === 'hash' || mine[0].type === 'zset' ? 2 : 1
+      const names = new Set(mine.flatMap(r => r.value.filter((_, j) => j % step === 0).map(String)))
+      expect(names.size, k).toBe(n)
+    }
+  })
+
+  it('keys just over a page: one more round trip a batch, not one a key (pages read ahead)', async () => {
+    await redis.flushall()
+    const [, was] = await redis.config('GET', 'hash-max-listpack-entries')
+    await redis.config('SET', 'hash-max-listpack-entries', '16') // a hashtable: HSCAN in pages
+    try {
+      const p = redis.pipeline()
+      for (let k = 0; k < 300; k++) p.hset(`two:${k}`, ...Array.from({ length: 150 }, (_, i) => [`f${i}`, 'v']).flat())
+      await p.exec()
+      const sent = []
+      const { records } = await readAll({ window: 2, batchSize: 50, pageSize: 100 }, () => {}, sent)
+      const runs = records.reduce((acc, r) => {
+        if (acc.length === 0 || !acc[acc.length - 1].key.equals(r.key)) acc.push({ key: r.key, fields: 0, parts: [] })
+        acc[acc.length - 1].parts.push(r.part)
+        acc[acc.length - 1].fields += r.value.length / 2
+        return acc
+      }, [])
+      expect(runs.length).toBe(300)
+      for (const run of runs) {
+        expect(run.parts).toEqual(run.parts.map((_, i) => i + 1))
+        expect(run.fields).toBe(150)
+      }
+      expect(records.length).toBeGreaterThanOrEqual(600)
+      // 300 keys of 2 pages or more; 50 keys a batch (after the first, guessed strings, are
+      // read again): a few page round trips a batch at most, far from one per key.
+      const keyBatches = sent.length - sent.pages
+      expect(sent.pages).toBeLessThanOrEqual(keyBatches * 3)
+      expect(sent.pages).toBeLessThan(100)
+    } finally {
+      await redis.config('SET', 'hash-max-listpack-entries', was)
+    }
   })
 
   it('pages of a big list and stream follow each other without a gap or a repeat', async () => {

@@ -35,8 +35,8 @@ async function exportKeys (options) {
     const total = await dbsize(connections)
     output = openOutput(plan.output, cp ? { at: cp.at, members: true } : {})
     const writer = writerOf(plan.format).createWriter(output.stream, {})
-    const emit = serialized(writer)
-    const readers = connections.map((c, i) => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal, ledger: ledgers?.[i][1] }))
+    const shared = sharedWriter(writer)
+    const readers = connections.map((c, i) => new MasterReader({ requests: c.requests, plan, stats: c.stats, signal: plan.signal, ledger: ledgers?.[i][1], ...shared.master() }))
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
     const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
@@ -85,15 +85,41 @@ async function dbsize (connections) {
   return sizes.reduce((sum, [n]) => sum + (typeof n === 'number' ? n : 0), 0)
 }
 
-/** emit(record) for every master into one writer: a write waits for the one before it. */
-function serialized (writer) {
-  let waiting = null
-  return function emit (record) {
-    if (waiting !== null) return waiting.then(() => emit(record))
-    const w = writer.write(record)
-    if (w === undefined) return undefined
-    waiting = Promise.resolve(w).finally(() => { waiting = null })
-    return waiting
+/**
+ * One writer for every master: master() gives each its emit(record), where a write waits for
+ * the one before it, and hold()/release(): while a master holds the writer (a big key's
+ * parts, which come one after the other), the other masters' records wait.
+ */
+function sharedWriter (writer) {
+  let waiting = null // the write before, until the output drains
+  let holder = null // the master holding the writer
+  let free = null // resolves when it releases it
+  let freed = null
+  return {
+    master () {
+      const me = {}
+      const emit = record => {
+        if (holder !== null && holder !== me) return free.then(() => emit(record))
+        if (waiting !== null) return waiting.then(() => emit(record))
+        const w = writer.write(record)
+        if (w === undefined) return undefined
+        waiting = Promise.resolve(w).finally(() => { waiting = null })
+        return waiting
+      }
+      const hold = () => {
+        if (holder === me) return undefined
+        if (holder !== null) return free.then(hold)
+        holder = me
+        free = new Promise(resolve => { freed = resolve })
+        return undefined
+      }
+      const release = () => {
+        if (holder !== me) return
+        holder = null
+        freed()
+      }
+      return { emit, hold, release }
+    }
   }
 }
 

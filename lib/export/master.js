@@ -7,25 +7,38 @@ const { PAGES } = require('./pages')
 // One master read to its end: SCAN finds the keys, and each batch of keys is read in one
 // round trip: TYPE, PTTL and the first page of the type guessed for it (the one type asked,
 // else the previous key's type). A wrong guess is read again in a later batch, now knowing
-// the type. A key bigger than a page goes on page by page, one page per batch, until its
-// cursor ends. The next SCAN rides in a batch too, whenever few keys are left to read.
+// the type. The next SCAN rides in a batch too, whenever few keys are left to read.
 // `window` batches are in flight; their replies are handled in order, and each record is
 // handed to `emit`, which is awaited (the output's backpressure stops the reading).
+// A key bigger than a page is read on to its end where it stands in its batch, one page per
+// round trip, before the next key's record: a key's parts are written one after the other
+// (docs/export.md), and meanwhile no batch is sent and the keys after it in the batches
+// already answered wait (with a page or two of each big one read ahead), so memory stays
+// bounded by the window. With several masters writing into one output, `hold()` before a
+// big key's first part and `release()` after its last keep the other masters' records out
+// from between its parts.
 
 // A key whose type changes under the reader each time it is read again is counted, not
 // read for ever.
 const MAX_READS = 3
 
+// Pages of a big key read ahead (held) while a key before it in the batch is written.
+const READ_AHEAD = 2
+
 class MasterReader {
   /**
    * @param {object} o requests (./requests.js), plan (the export's frozen plan), emit(record)
-   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal, ledger
-   *   (--checkpoint: ./cursors.js, which also says where SCAN starts)
+   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal; hold() and
+   *   release() where other masters write into the same output (export.js): hold() returns
+   *   undefined or a Promise that resolves once the output takes this master's records only;
+   *   ledger (--checkpoint: ./cursors.js, which also says where SCAN starts)
    */
-  constructor ({ requests, plan, emit, stats, signal, ledger = null }) {
+  constructor ({ requests, plan, emit, stats, signal, hold, release, ledger = null }) {
     this.requests = requests
     this.plan = plan
     this.emit = emit
+    this.hold = hold
+    this.release = release
     this.stats = stats
     this.signal = signal
     this.ledger = ledger
@@ -35,7 +48,6 @@ class MasterReader {
     this.keys = [] // found, not read yet: keys[keyAt…]
     this.keyAt = 0
     this.again = [] // { key, guess, known, reads }: read again (wrong guess, type changed)
-    this.pages = [] // { key, type, ttl, part, at, reads }: the next page of a big key
     this.lastType = plan.types?.length === 1 ? plan.types[0] : 'string'
     // Elements a key's first page held, on average (a moving estimate): a batch takes as many
     // keys as maxElements allows, so a keyspace of medium hashes (hundreds of fields, read
@@ -49,7 +61,7 @@ class MasterReader {
   async run () {
     const inflight = []
     for (;;) {
-      if (this.signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', `export aborted (Redis at ${this.requests.conn.target})`)
+      this.checkAborted()
       while (inflight.length < this.plan.window) {
         const batch = this.nextBatch()
         if (batch === null) break
@@ -68,13 +80,6 @@ class MasterReader {
     const items = []
     let n = 0
     let budget = maxElements
-    while (this.pages.length && items.length < batchSize && (items.length === 0 || budget >= pageSize)) {
-      const p = this.pages.shift()
-      w.command(PAGES[p.type].command(p.key, p.at, pageSize))
-      items.push(p)
-      n += 1
-      budget -= pageSize
-    }
     while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length) && (items.length === 0 || budget >= this.perKey)) {
       budget -= this.perKey
       const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0 }
@@ -104,21 +109,21 @@ class MasterReader {
     return c
   }
 
-  // first() and page() return what emit() returned: a Promise only when the output is full
-  // (no Promise a key otherwise).
+  /**
+   * A batch's replies: every key's first page is read, then the records are written in the
+   * keys' order, a big key's later pages read where it stands (writeKey()).
+   */
   async handle (batch, replies) {
+    const keys = []
     let i = 0
     for (const item of batch.items) {
-      const mark = this.ledger && this.before(item)
-      let wait
-      if (item.type !== undefined) {
-        wait = this.page(item, replies[i++])
-      } else {
-        wait = this.first(item, replies[i], replies[i + 1], replies[i + 2])
-        i += 3
-      }
-      if (wait !== undefined) await wait
-      if (mark) this.after(item, mark)
+      // --checkpoint: a key found by SCAN gets its generation (./cursors.js); one read again carries it.
+      if (this.ledger && item.gen === undefined) item.gen = this.ledger.take()
+      const again = this.again.length
+      const k = this.first(item, replies[i], replies[i + 1], replies[i + 2])
+      i += 3
+      if (k !== undefined) keys.push(k)
+      else if (this.ledger && this.again.length === again) this.ledger.done(item.gen) // skipped
     }
     if (batch.scan) {
       const sent = this.cursor
@@ -130,19 +135,54 @@ class MasterReader {
       this.firstElements = 0
       this.firstKeys = 0
     }
+    for (let at = 0; at < keys.length; at++) {
+      const k = keys[at]
+      if (k.next === null && k.records.length === 1) {
+        // A key of one page (most): emit() returns a Promise only when the output is full.
+        const wait = this.emit(k.records[0])
+        if (wait !== undefined) await wait
+      } else {
+        await this.writeKey(keys, at)
+      }
+      // Its records are with the writer (or it is read again from its start: not done yet).
+      if (this.ledger && !k.restarted) this.ledger.done(k.gen)
+    }
   }
 
-  // --checkpoint: a key taken fresh gets its SCAN generation; one that goes on (its next
-  // page, or read again) passes it on; else it is done, its records handed to the writer.
-  before (item) {
-    if (item.gen === undefined) item.gen = this.ledger.take()
-    return { pages: this.pages.length, again: this.again.length }
+  /**
+   * Write keys[at] whole, reading its later pages one round trip each; the same round trips
+   * read ahead a page of each big key after it in the batch (up to READ_AHEAD pages held), so
+   * that a batch of keys just over a page costs one more round trip, not one more a key.
+   * With other masters writing into the output, it is held from the key's first part to its
+   * last.
+   */
+  async writeKey (keys, at) {
+    const k = keys[at]
+    const held = k.next !== null || k.records.length > 1 ? this.hold?.() : undefined
+    if (held !== undefined) await held
+    try {
+      while (k.records.length > 0 || k.next !== null) {
+        if (k.records.length > 0) {
+          const wait = this.emit(k.records.shift())
+          if (wait !== undefined) await wait
+          continue
+        }
+        this.checkAborted()
+        const group = [k]
+        for (let j = at + 1; j < keys.length; j++) if (keys[j].next !== null && keys[j].records.length < READ_AHEAD) group.push(keys[j])
+        const w = new CommandBuffer()
+        for (const g of group) w.command(PAGES[g.next.type].command(g.next.key, g.next.at, this.plan.pageSize))
+        this.stats.batches++
+        const replies = await this.requests.send(w.take(), group.length)
+        group.forEach((g, n) => this.page(g, g.next, replies[n]))
+      }
+    } finally {
+      this.release?.()
+    }
   }
 
-  after (item, mark) {
-    const next = this.pages.length > mark.pages ? this.pages[mark.pages] : this.again.length > mark.again ? this.again[mark.again] : null
-    if (next) next.gen = item.gen
-    else this.ledger.done(item.gen)
+  checkAborted () {
+    if (this.signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', `export aborted (Redis at ${this.requests.conn.target})`)
   }
 
   scanReply (reply) {
@@ -173,14 +213,20 @@ class MasterReader {
       const reads = item.known || type === item.guess ? item.reads + 1 : item.reads
       if (reads >= MAX_READS) { this.stats.changed++; return }
       this.stats.guessedWrong++
-      this.again.push({ key: item.key, guess: type, known: true, reads })
+      this.again.push({ key: item.key, guess: type, known: true, reads, gen: item.gen })
       return
     }
-    return this.page({ key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
+    const k = { records: [], next: null, gen: item.gen }
+    this.page(k, { key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
+    return k
   }
 
-  /** One page of a key: its record, and the next page queued. */
-  page (p, reply) {
+  /**
+   * One page `p` of a key `k` ({ records: to write, next: its next page or null }): its
+   * record added to k.records, and k.next set.
+   */
+  page (k, p, reply) {
+    k.next = null
     if (reply instanceof Error) {
       if (!isWrongType(reply)) throw readError(reply, PAGES[p.type].command(p.key, p.at, 1)[0], p.key, this.requests.conn.target)
       // The key is another type now: read again from its start (a part 1 replaces the key on
@@ -189,7 +235,8 @@ class MasterReader {
       this.stats.uncounted(p.type)
       if (p.reads + 1 >= MAX_READS) { this.stats.changed++; return }
       this.stats.restarted++
-      this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1 })
+      this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1, gen: k.gen })
+      k.restarted = true
       return
     }
     const { value, next } = PAGES[p.type].parse(reply, p.at, this.plan.pageSize)
@@ -200,15 +247,15 @@ class MasterReader {
     // An empty page: a scan page that found nothing in its buckets (go on), or a collection
     // deleted since its TYPE (Redis deletes empty collections; a stream may be empty).
     if (value.length === 0 && p.type !== 'string' && !(p.type === 'stream' && p.part === 1 && next === null)) {
-      if (next !== null) this.pages.push({ ...p, at: next })
+      if (next !== null) k.next = { ...p, at: next }
       else if (p.part === 1) this.stats.deleted++
       return
     }
     const record = { key: p.key, type: p.type, ttl: p.ttl, part: p.part, value }
     if (p.part === 1) this.stats.counted(p.type)
     else this.stats.parts++
-    if (next !== null) this.pages.push({ ...p, part: p.part + 1, at: next })
-    return this.emit(record)
+    k.records.push(record)
+    if (next !== null) k.next = { ...p, part: p.part + 1, at: next }
   }
 }
 

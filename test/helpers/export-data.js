@@ -134,17 +134,22 @@ function fieldPairs (v) {
 
 /**
  * Read an exported NDJSON text: { keys: Map as above (ttl: the first line's ms), lines,
- * parts: Map hex(key) -> the part numbers in file order }.
+ * parts: Map hex(key) -> the part numbers in file order }; throws where a part does not
+ * follow a line of its key.
  */
 function readExport (text) {
   const keys = new Map()
   const parts = new Map()
   const lines = text.split('\n')
   if (lines.pop() !== '') throw new Error('the file does not end with a newline')
+  let before = null // the key of the line before
   for (const lineText of lines) {
     const r = JSON.parse(lineText)
     const k = hx(r.key)
     const part = r.part ?? 1
+    // A key's parts are consecutive (docs/export.md).
+    if (part > 1 && before !== k) throw new Error(`part ${part} of ${k} does not follow a line of its key`)
+    before = k
     if (!parts.has(k)) parts.set(k, [])
     parts.get(k).push(part)
     if (part === 1) {
