@@ -7,7 +7,8 @@
 // read line by line with JSON.parse (test/helpers/export-data.js), holds every key the test
 // wrote with its own ioredis client, each key's last lines (its last first line and the
 // parts after it, as a restore takes them) exactly the key; one server and a 3-master
-// cluster. A resume of another export is refused; a resume of a finished one writes nothing.
+// cluster; restored (import --restore) into another db and read back key by key, exact. A
+// resume of another export is refused; a resume of a finished one writes nothing.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -55,6 +56,29 @@ function restoredKeys (text) {
   return got.keys
 }
 
+/**
+ * The keys of db `c` under `prefix`, read with the test's own client in writeDataset's shape
+ * (test/helpers/export-data.js), ttl as PTTL (a number) or null: for comparable().
+ */
+async function readBack (c, prefix) {
+  const hex = b => b.toString('hex')
+  const pairs = flat => { const out = []; for (let i = 0; i < flat.length; i += 2) out.push([flat[i], flat[i + 1]]); return out }
+  const out = new Map()
+  for (const key of await c.keysBuffer(prefix + '*')) {
+    const type = await c.type(key)
+    const pttl = await c.pttl(key)
+    let value
+    if (type === 'string') value = hex(await c.getBuffer(key))
+    else if (type === 'hash') value = new Map(pairs(await c.callBuffer('HGETALL', key)).map(([f, v]) => [hex(f), hex(v)]))
+    else if (type === 'list') value = (await c.lrangeBuffer(key, 0, -1)).map(hex)
+    else if (type === 'set') value = (await c.smembersBuffer(key)).map(hex).sort()
+    else if (type === 'zset') value = new Map(pairs(await c.zrangeBuffer(key, 0, -1, 'WITHSCORES')).map(([m, sc]) => [hex(m), sc.toString()]))
+    else value = (await c.xrangeBuffer(key, '-', '+')).map(([id, fields]) => ({ id: id.toString(), fields: fields.map(hex) }))
+    out.set(hex(key), { type, ttl: pttl > 0 ? pttl : null, value })
+  }
+  return out
+}
+
 /** kill -9 once a checkpoint counts past `after` keys, then --resume; returns the checkpoint the kill left. */
 async function killThenResume (url, file, cp, after, more = []) {
   const args = [file, '-u', url, '--checkpoint', cp, ...SLOW, ...more]
@@ -95,6 +119,10 @@ describe('export --checkpoint / --resume, one server', () => {
     const cp = path.join(tmp, 'one.ckpt')
     await killThenResume(srv.url, file, cp, 400)
     expect(comparable(restoredKeys(fs.readFileSync(file, 'utf8')))).toEqual(comparable(want))
+    // Restored into db 1: the keys written twice leave the keyspace exact, read back by this test.
+    const r = await runCli(['import', file, '--restore', '-u', `${srv.url}/1`, '--batch-size', '50'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(comparable(await readBack(srv.client({ db: 1 }), 'e:'))).toEqual(comparable(want))
   }, scaledMs(120_000))
 
   it('a gzipped output: kill -9 after a checkpoint, then --resume: valid gzip (members end to end), every key exact', async () => {
