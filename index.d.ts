@@ -705,6 +705,31 @@ export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeou
   /** ms between onProgress calls. Default 250. */
   progressInterval?: number
   signal?: AbortSignal
+  /**
+   * A file where each master's SCAN cursor whose keys are all written, and the output's
+   * length holding them, are kept (every 500 ms, at the end, on abort). Only with an NDJSON
+   * file as `output` (.gz too: written in gzip members; not a stream). docs/export.md
+   * "Resume and consistency".
+   */
+  checkpoint?: string
+  /** Go on from `checkpoint`: the output is cut back to the length it records, each master SCANned on from its cursor. */
+  resume?: boolean
+}
+
+/** What an export's summary says of its checkpoint (with `checkpoint` only). */
+export interface ExportCheckpointSummary {
+  /** The checkpoint path. */
+  file: string
+  /** Whether this run went on from a checkpoint. */
+  resumed: boolean
+  /** The output's bytes kept from the runs before (null: a new file). */
+  keptBytes: number | null
+  /** A resume of a complete export: nothing was read or written. */
+  nothingLeft: boolean
+  /** Keys the runs before wrote (a key written again after a resume counts again). */
+  keysBefore: number
+  /** With nothingLeft: when the export finished (ISO 8601). */
+  finishedAt?: string
 }
 
 export interface ExportProgress {
@@ -750,6 +775,8 @@ export interface ExportSummary {
   masters: string[]
   durationMs: number
   keysPerSec: number
+  /** With `checkpoint` only. */
+  checkpoint?: ExportCheckpointSummary
 }
 
 /** Write the keyspace of a server, or of every master of a cluster, to a file or stream. */

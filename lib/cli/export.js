@@ -32,6 +32,8 @@ function exportCommand (io) {
     .option('-w, --window <n>', 'batches awaiting replies at most, per master', String(EXPORT_DEFAULTS.window))
     .option('--page-size <n>', 'elements per page of a big key (a line of its own, "part": n)', String(EXPORT_DEFAULTS.pageSize))
     .option('--scan-count <n>', "SCAN's COUNT: keys asked for per SCAN", String(EXPORT_DEFAULTS.scanCount))
+    .option('--checkpoint <file>', "keep each master's SCAN cursor and the output's length written in <file> (an .ndjson or .ndjson.gz output)")
+    .option('--resume', 'go on from the --checkpoint: cut the output back to its length and SCAN on from its cursors')
   addFlags(cmd, REPORT_FLAGS)
   addConnectionOptions(cmd)
   cmd.addHelpText('after', `
@@ -42,6 +44,7 @@ Examples:
   pipeload export dump.ndjson -u redis://node-1:7000  every master of the cluster, side by side
   pipeload export users.csv --format csv --match 'user:*' --fields name,email,age
   pipeload export dump.parquet --format parquet       every hash and string, one row per key
+  pipeload export dump.ndjson --checkpoint dump.ckpt  and after a crash or Ctrl-C, the same with --resume
 
 Keys are found with SCAN: a key there for the whole export is written at least once; a key
 written or deleted meanwhile may or may not be. A key bigger than --page-size elements is
@@ -49,7 +52,8 @@ written as several lines ("part": 2, 3, …); in CSV and Parquet, one row. Forma
 
 Exit codes:
   0        every key exported (keys deleted meanwhile are skipped and counted)
-  2        bad usage: an unknown option, an invalid value, a --type the format cannot hold
+  2        bad usage: an unknown option, an invalid value, a --type the format cannot hold,
+           a --resume from a checkpoint that is not this export's
   3        a key the format cannot hold (csv, parquet): a hash with a field not among the
            columns, bytes that are not UTF-8, a hash over --max-record-size
   4        no connection: unreachable, timed out, authentication failed, connection lost;
@@ -67,6 +71,9 @@ async function runExport (output, flags, io) {
   if (flags.json && output === '-') {
     throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--json and the output - both want stdout: write the export to a file, or drop --json', { option: '--json' })
   }
+  if (flags.resume && flags.checkpoint === undefined) {
+    throw new PipeloadError('PIPELOAD_OPTION_INVALID', '--resume needs --checkpoint <file>: the checkpoint to resume from', { option: '--resume' })
+  }
   const warn = line => io.stderr.write(line + '\n')
   const progressShown = progressMode(flags, io.stderr.isTTY)
   const options = {
@@ -80,6 +87,8 @@ async function runExport (output, flags, io) {
     window: intFlag('--window', flags.window),
     pageSize: intFlag('--page-size', flags.pageSize),
     scanCount: intFlag('--scan-count', flags.scanCount),
+    ...(flags.checkpoint !== undefined ? { checkpoint: flags.checkpoint } : {}),
+    ...(flags.resume ? { resume: true } : {}),
     signal: io.signal
   }
   if (flags.format !== 'ndjson') require('./heap-growth').limitHeapGrowth()

@@ -1,7 +1,7 @@
 'use strict'
 
 const { performance } = require('node:perf_hooks')
-const { callbackError } = require('../errors')
+const { callbackError, PipeloadError } = require('../errors')
 const { openControl, connectData } = require('../send/connection')
 const { planExport } = require('./options')
 const { masterEndpoints } = require('./masters')
@@ -11,6 +11,7 @@ const { ExportStats } = require('./stats')
 const { encodeCommands } = require('./commands')
 const { openOutput } = require('./output')
 const { writerOf } = require('./formats')
+const { planCheckpoint, ledgersOf, startCheckpoints, nothingLeft, checkpointSummary } = require('./resume')
 
 // exportKeys(): plan, connect (one server, or every master), open the output and the
 // format's writer, read every master side by side into it, summary.
@@ -22,25 +23,34 @@ const { writerOf } = require('./formats')
  */
 async function exportKeys (options) {
   const plan = planExport(options)
+  const cp = planCheckpoint(plan)
+  if (cp?.state?.complete) return nothingLeft(plan, cp)
   const started = performance.now()
   const connections = await connect(plan)
   let output = null
   let progress = null
+  let checkpoints = null
   try {
+    const ledgers = cp ? ledgersOf(cp, connections.map(c => c.target)) : null
     const total = await dbsize(connections)
-    output = openOutput(plan.output)
+    output = openOutput(plan.output, cp ? { at: cp.at, members: true } : {})
     const writer = writerOf(plan.format).createWriter(output.stream, plan.writer)
     const shared = sharedWriter(writer)
-    const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, stats: c.stats, signal: plan.signal, ...shared.master() }))
+    const readers = connections.map((c, i) => new MasterReader({ requests: c.requests, plan, stats: c.stats, signal: plan.signal, ledger: ledgers?.[i][1], ...shared.master() }))
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
     const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
-    await Promise.race([Promise.all(readers.map(r => r.run())), output.failure, ...(progress ? [progress.failure] : [])])
+    checkpoints = cp ? startCheckpoints(cp, { ledgers, writer, output, path: plan.output, keys: () => ExportStats.sum(connections.map(c => c.stats)).keys }) : null
+    await Promise.race([Promise.all(readers.map(r => r.run())), output.failure, ...(progress ? [progress.failure] : []), ...(checkpoints ? [checkpoints.failure] : [])])
     await Promise.race([writer.end(), output.failure])
     await output.finish()
+    await checkpoints?.stop(true)
     progress?.last()
-    return summaryOf(plan, connections, total, output, started)
+    const summary = summaryOf(plan, connections, total, output, started)
+    return cp ? { ...summary, checkpoint: checkpointSummary(cp) } : summary
   } catch (err) {
+    // Where it stopped (Ctrl-C, a read error), unless the output or the checkpoint failed.
+    if (checkpoints && !(err instanceof PipeloadError && err.code === 'PIPELOAD_OUTPUT_FAILED')) await checkpoints.stop(false).catch(() => {})
     output?.close()
     throw err
   } finally {

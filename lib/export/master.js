@@ -30,9 +30,10 @@ class MasterReader {
    * @param {object} o requests (./requests.js), plan (the export's frozen plan), emit(record)
    *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal; hold() and
    *   release() where other masters write into the same output (export.js): hold() returns
-   *   undefined or a Promise that resolves once the output takes this master's records only
+   *   undefined or a Promise that resolves once the output takes this master's records only;
+   *   ledger (--checkpoint: ./cursors.js, which also says where SCAN starts)
    */
-  constructor ({ requests, plan, emit, stats, signal, hold, release }) {
+  constructor ({ requests, plan, emit, stats, signal, hold, release, ledger = null }) {
     this.requests = requests
     this.plan = plan
     this.emit = emit
@@ -40,8 +41,9 @@ class MasterReader {
     this.release = release
     this.stats = stats
     this.signal = signal
-    this.cursor = '0'
-    this.scanned = false // SCAN's cursor came back to 0
+    this.ledger = ledger
+    this.cursor = ledger ? ledger.next : '0'
+    this.scanned = ledger ? ledger.ended : false // SCAN's cursor came back to 0
     this.scanning = false // a SCAN is in flight
     this.keys = [] // found, not read yet: keys[keyAt…]
     this.keyAt = 0
@@ -115,11 +117,19 @@ class MasterReader {
     const keys = []
     let i = 0
     for (const item of batch.items) {
+      // --checkpoint: a key found by SCAN gets its generation (./cursors.js); one read again carries it.
+      if (this.ledger && item.gen === undefined) item.gen = this.ledger.take()
+      const again = this.again.length
       const k = this.first(item, replies[i], replies[i + 1], replies[i + 2])
       i += 3
       if (k !== undefined) keys.push(k)
+      else if (this.ledger && this.again.length === again) this.ledger.done(item.gen) // skipped
     }
-    if (batch.scan) this.scanReply(replies[i])
+    if (batch.scan) {
+      const sent = this.cursor
+      this.scanReply(replies[i])
+      this.ledger?.found(sent, this.cursor, replies[i][1].length)
+    }
     if (this.firstKeys > 0) {
       this.perKey = Math.max(1, (this.perKey + this.firstElements / this.firstKeys) / 2)
       this.firstElements = 0
@@ -134,6 +144,8 @@ class MasterReader {
       } else {
         await this.writeKey(keys, at)
       }
+      // Its records are with the writer (or it is read again from its start: not done yet).
+      if (this.ledger && !k.restarted) this.ledger.done(k.gen)
     }
   }
 
@@ -201,10 +213,10 @@ class MasterReader {
       const reads = item.known || type === item.guess ? item.reads + 1 : item.reads
       if (reads >= MAX_READS) { this.stats.changed++; return }
       this.stats.guessedWrong++
-      this.again.push({ key: item.key, guess: type, known: true, reads })
+      this.again.push({ key: item.key, guess: type, known: true, reads, gen: item.gen })
       return
     }
-    const k = { records: [], next: null }
+    const k = { records: [], next: null, gen: item.gen }
     this.page(k, { key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
     return k
   }
@@ -223,7 +235,8 @@ class MasterReader {
       this.stats.uncounted(p.type)
       if (p.reads + 1 >= MAX_READS) { this.stats.changed++; return }
       this.stats.restarted++
-      this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1 })
+      this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1, gen: k.gen })
+      k.restarted = true
       return
     }
     const { value, next } = PAGES[p.type].parse(reply, p.at, this.plan.pageSize)

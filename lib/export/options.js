@@ -32,7 +32,7 @@ const WRITER_OPTIONS = Object.freeze({
   rowGroupSize: ['parquet'],
   rowGroupBytes: ['parquet']
 })
-const KNOWN = new Set([...CONNECTION, ...Object.keys(WRITER_OPTIONS), 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'maxElements', 'onProgress', 'progressInterval', 'signal'])
+const KNOWN = new Set([...CONNECTION, ...Object.keys(WRITER_OPTIONS), 'output', 'format', 'match', 'types', 'batchSize', 'window', 'pageSize', 'scanCount', 'maxElements', 'onProgress', 'progressInterval', 'signal', 'checkpoint', 'resume'])
 
 function invalid (option, message) {
   return new PipeloadError('PIPELOAD_OPTION_INVALID', `${option} ${message}`, { option })
@@ -113,6 +113,9 @@ function planExport (options) {
   if (!FORMAT_NAMES.includes(format)) throw invalid('format', `must be one of ${FORMAT_NAMES.join(', ')}, got ${JSON.stringify(format)}`)
   if (options.match !== undefined && (typeof options.match !== 'string' || options.match === '')) throw invalid('match', `must be a glob pattern, got ${JSON.stringify(options.match)}`)
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalid('onProgress', 'must be a function')
+  if (options.checkpoint !== undefined && (typeof options.checkpoint !== 'string' || options.checkpoint === '')) throw invalid('checkpoint', `must be a file path, got ${JSON.stringify(options.checkpoint)}`)
+  if (options.resume !== undefined && typeof options.resume !== 'boolean') throw invalid('resume', `must be true or false, got ${JSON.stringify(options.resume)}`)
+  if (options.resume && options.checkpoint === undefined) throw invalid('resume', 'needs checkpoint: the file to resume from')
   const connection = {}
   for (const k of CONNECTION) if (options[k] !== undefined) connection[k] = options[k]
   connection.connectTimeout = positiveDuration(options.connectTimeout, 'connectTimeout', 10000)
@@ -130,7 +133,9 @@ function planExport (options) {
     maxElements: whole(options, 'maxElements'),
     progressInterval: whole(options, 'progressInterval'),
     onProgress: options.onProgress,
-    signal: options.signal
+    signal: options.signal,
+    checkpoint: options.checkpoint,
+    resume: options.resume === true
   })
 }
 

@@ -5,6 +5,7 @@ const zlib = require('node:zlib')
 const { Writable, pipeline } = require('node:stream')
 const { finished } = require('node:stream/promises')
 const { outputError } = require('../send/dry-run')
+const { GzipMembers } = require('./gzip-members')
 
 // Where an export writes: a file (gzipped when its name ends in .gz) or a Writable of the
 // caller's (stdout). The writer writes into a CountingOutput, which counts the bytes and
@@ -16,23 +17,62 @@ class CountingOutput extends Writable {
     this.dest = dest
     this.name = name
     this.bytes = 0
+    this.handed = 0 // bytes given to write(): `bytes` once written (a checkpoint's cut, ./checkpoints.js)
+    this.busy = false // a chunk is with `dest`, not taken yet
+    this.cuts = [] // cut(): { at, resolve, reject }, in order
+    this.cutting = null
+  }
+
+  write (chunk, encoding, callback) {
+    this.handed += typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk.length
+    return super.write(chunk, encoding, callback)
   }
 
   _write (chunk, encoding, callback) {
+    if (this.cutting) {
+      this.cutting.then(() => this._write(chunk, encoding, callback), callback)
+      return
+    }
     this.bytes += chunk.length
-    if (this.dest.write(chunk)) callback()
-    else this.dest.once('drain', () => callback())
+    this.busy = true
+    const taken = () => {
+      this.busy = false
+      if (this.cuts.length && this.cuts[0].at === this.bytes) this.runCut().then(() => callback(), callback)
+      else callback()
+    }
+    if (this.dest.write(chunk)) taken()
+    else this.dest.once('drain', taken)
+  }
+
+  /**
+   * A gzipped output with --checkpoint (./gzip-members.js): end the gzip member once every
+   * byte handed so far is in it. Resolves with the bytes the file stream has written then.
+   */
+  cut () {
+    const cut = new Promise((resolve, reject) => this.cuts.push({ at: this.handed, resolve, reject }))
+    if (!this.busy && !this.cutting && this.bytes === this.handed) this.runCut().catch(() => {})
+    return cut
+  }
+
+  runCut () {
+    const c = this.cuts.shift()
+    this.cutting = this.dest.cut().then(c.resolve, err => { c.reject(err); throw err }).finally(() => { this.cutting = null })
+    return this.cutting
   }
 }
 
 /**
  * Open the output: `output` a path (created or truncated now) or a Writable (not ended).
- * Returns { stream, name, failure: Promise that rejects when writing fails, finish() }.
+ * `at` (a resume, ./checkpoint.js): the file is cut to `at` bytes and written on from there;
+ * `members` (--checkpoint): a .gz file is written in gzip members that cut() ends.
+ * Returns { stream, name, failure: Promise that rejects when writing fails, finish(),
+ * written(): the bytes of a plain file written to it by this run }.
  */
-function openOutput (output) {
+function openOutput (output, { at = null, members = false } = {}) {
   const own = typeof output === 'string'
   const name = own ? output : 'the output'
   let dest
+  let file = null
   let done = Promise.resolve()
   let fail
   const failure = new Promise((resolve, reject) => { fail = reject })
@@ -40,12 +80,17 @@ function openOutput (output) {
   if (own) {
     let fd
     try {
-      fd = fs.openSync(output, 'w')
+      fd = fs.openSync(output, at === null ? 'w' : 'r+')
+      if (at !== null) fs.ftruncateSync(fd, at)
     } catch (err) {
       throw outputError(err, output)
     }
-    const file = fs.createWriteStream(null, { fd })
-    if (output.endsWith('.gz')) {
+    file = fs.createWriteStream(null, at === null ? { fd } : { fd, start: at })
+    if (output.endsWith('.gz') && members) {
+      dest = new GzipMembers(file)
+      done = new Promise((resolve, reject) => { file.once('finish', resolve); file.once('error', err => reject(outputError(err, output))) })
+      done.catch(err => fail(err))
+    } else if (output.endsWith('.gz')) {
       dest = zlib.createGzip()
       done = new Promise((resolve, reject) => pipeline(dest, file, err => err ? reject(outputError(err, output)) : resolve()))
       done.catch(err => fail(err))
@@ -75,7 +120,8 @@ function openOutput (output) {
     },
     close () {
       if (own) dest.destroy()
-    }
+    },
+    written: () => file === null ? 0 : file.bytesWritten
   }
 }
 

@@ -14,8 +14,10 @@ function formatExportProgress (p) {
   return s
 }
 
-/** Two lines: what was written where, and what was skipped. */
+/** Two lines: what was written where, and what was skipped; a third after a --resume. */
 function formatExportSummary (s) {
+  const c = s.checkpoint
+  if (c?.nothingLeft) return `nothing left to export: checkpoint ${c.file} records a complete export of ${count(c.keysBefore, 'key')} to ${s.output} (finished ${c.finishedAt}); the output was not touched`
   const byType = Object.entries(s.types).map(([t, n]) => `${t} ${int(n)}`).join(', ')
   const parts = s.parts ? `, ${count(s.parts, 'more part')} of big keys` : ''
   const rate = s.keys > 0 ? ` · ${int(s.keysPerSec)} keys/s` : ''
@@ -26,9 +28,11 @@ function formatExportSummary (s) {
   if (s.otherTypes) skipped.push(`${int(s.otherTypes)} of other types`)
   for (const [t, n] of Object.entries(s.unsupported)) skipped.push(`${int(n)} of type ${t} (not exported)`)
   const again = s.restarted ? ` · ${count(s.restarted, 'key')} read again from the start (its type changed between pages)` : ''
+  const resumed = c?.resumed ? [`resumed from checkpoint ${c.file}: the first ${bytes(c.keptBytes)} of ${s.output} kept (${count(c.keysBefore, 'key')} written before), the rest written again`] : []
   return [
     `exported ${count(s.keys, 'key')}${byType ? ` (${byType})` : ''}${parts} from ${from} to ${s.output} in ${duration(s.durationMs)}${rate} · ${bytes(s.bytes)} written`,
-    `skipped: ${skipped.length ? skipped.join(', ') : 'none'}${again}`
+    `skipped: ${skipped.length ? skipped.join(', ') : 'none'}${again}`,
+    ...resumed
   ].join('\n')
 }
 

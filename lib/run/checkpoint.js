@@ -58,6 +58,7 @@ const isCount = v => Number.isSafeInteger(v) && v >= 0
 /** Every way a parsed checkpoint is not one this version can resume from; [] when it is. */
 function checkpointProblems (state) {
   if (state === null || typeof state !== 'object' || Array.isArray(state)) return ['it is not a JSON object']
+  if (state.kind === 'export') return ['it is the checkpoint of an export (pipeload export --checkpoint), not of an import']
   if (state.version !== VERSION) return [`version ${JSON.stringify(state.version)} is not ${VERSION}, the version this pipeload writes`]
   const problems = []
   const count = name => {
@@ -331,11 +332,16 @@ class Checkpointer {
     return !this.failed && Date.now() - this.lastWrite >= WRITE_INTERVAL_MS
   }
 
+  /** The file's text for `state`. */
+  body (state) {
+    return JSON.stringify({ version: VERSION, [Array.isArray(this.identity) ? 'inputs' : 'input']: this.identity, ...this.writes, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
+  }
+
   /** Replace the checkpoint with `state`; a failure is PIPELOAD_OUTPUT_FAILED and ends the writes. */
   write (state) {
     if (this.failed) return
     this.lastWrite = Date.now()
-    const body = JSON.stringify({ version: VERSION, [Array.isArray(this.identity) ? 'inputs' : 'input']: this.identity, ...this.writes, ...state, updatedAt: new Date().toISOString() }, null, 2) + '\n'
+    const body = this.body(state)
     let fd = null
     let opened = false // only then is the temporary file ours to remove
     try {

@@ -1,6 +1,7 @@
 'use strict'
 
-// Preloaded (node --require) into a pipeload process by test/parquet-resume.test.js: it SIGKILLs
+// Preloaded (node --require) into a pipeload process by test/parquet-resume.test.js (and the
+// other kill -9 tests: resume-into, restore, export-resume): it SIGKILLs
 // the process right after the first checkpoint it writes (renamed into place) that counts more
 // than KILL_AFTER_RECORDS records and is not complete, so that "killed mid-load, past a given
 // row" happens every time, however fast the machine, without polling the file.
@@ -29,7 +30,8 @@ fs.renameSync = function (from, to, ...rest) {
   const done = rename.call(fs, from, to, ...rest)
   if (path.resolve(String(to)) === CP) {
     const state = JSON.parse(fs.readFileSync(CP, 'utf8'))
-    if (state.records > AFTER && !state.complete) process.kill(process.pid, 'SIGKILL')
+    // An import's checkpoint counts records; an export's (test/export-resume.test.js) keys.
+    if ((state.records ?? state.keys) > AFTER && !state.complete) process.kill(process.pid, 'SIGKILL')
   }
   return done
 }
