@@ -7,12 +7,15 @@ const { EXPORT_DEFAULTS, typesOf } = require('../export/options')
 const { FORMAT_NAMES } = require('../export/formats')
 const { addConnectionOptions, connectionOptions, intFlag } = require('./connection-flags')
 const { addFlags } = require('./table-flags')
+const { durationFlag } = require('./duration-flag')
 const { progressMode, progressOutput } = require('./progress')
 
 // `pipeload export`: argv -> exportKeys() options -> the summary and an exit code.
 
 /** import's --json, -q/--quiet and --progress/--no-progress, from the option table. */
 const REPORT_FLAGS = OPTIONS.filter(e => ['--json', '-q, --quiet'].includes(e.flag) || (e.flag && e.flag.startsWith('--progress ')))
+/** import's --retry-timeout: how long a lost connection is tried again. */
+const RETRY_FLAGS = OPTIONS.filter(e => e.name === 'retryTimeout')
 
 /** The `export` subcommand; `io` = { stdout, stderr, env, signal } as for import. */
 function exportCommand (io) {
@@ -28,6 +31,7 @@ function exportCommand (io) {
     .option('--page-size <n>', 'elements per page of a big key (a line of its own, "part": n)', String(EXPORT_DEFAULTS.pageSize))
     .option('--scan-count <n>', "SCAN's COUNT: keys asked for per SCAN", String(EXPORT_DEFAULTS.scanCount))
   addFlags(cmd, REPORT_FLAGS)
+  addFlags(cmd, RETRY_FLAGS)
   addConnectionOptions(cmd)
   cmd.addHelpText('after', `
 Examples:
@@ -70,6 +74,7 @@ async function runExport (output, flags, io) {
     window: intFlag('--window', flags.window),
     pageSize: intFlag('--page-size', flags.pageSize),
     scanCount: intFlag('--scan-count', flags.scanCount),
+    ...(flags.retryTimeout === undefined ? {} : { retryTimeout: durationFlag(flags.retryTimeout, '--retry-timeout') }),
     signal: io.signal
   }
   const { exportKeys } = require('../export/export')

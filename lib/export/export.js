@@ -7,6 +7,8 @@ const { planExport } = require('./options')
 const { masterEndpoints } = require('./masters')
 const { Requests } = require('./requests')
 const { MasterReader } = require('./master')
+const { reconnector } = require('./reconnect')
+const { checkExportRights } = require('./rights')
 const { ExportStats } = require('./stats')
 const { encodeCommands } = require('./commands')
 const { openOutput } = require('./output')
@@ -31,7 +33,7 @@ async function exportKeys (options) {
     output = openOutput(plan.output)
     const writer = writerOf(plan.format).createWriter(output.stream, {})
     const emit = serialized(writer)
-    const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal }))
+    const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal, reconnect: reconnectOf(c, plan) }))
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
     const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
@@ -49,6 +51,18 @@ async function exportKeys (options) {
   }
 }
 
+/** A master's reconnect(cause) (./reconnect.js); it keeps `c` pointing at the connection in use. */
+function reconnectOf (c, plan) {
+  const o = plan.connection
+  const again = reconnector({ endpoint: c.endpoint, connectTimeout: o.connectTimeout, retryTimeout: o.retryTimeout, said: o.said, signal: o.signal, owner: c.owner })
+  return async cause => {
+    const r = await again(cause)
+    c.requests = r.requests
+    c.target = r.target
+    return r
+  }
+}
+
 /** A data connection (replies as Buffers) to each server to read. */
 async function connect (plan) {
   const o = plan.connection
@@ -56,6 +70,7 @@ async function connect (plan) {
   let found
   try {
     found = await masterEndpoints(control, o)
+    await checkExportRights(control, { ...o, types: plan.types })
   } finally {
     control.disconnect()
   }
@@ -66,7 +81,7 @@ async function connect (plan) {
     for (const c of conns) c.close()
     throw failed.reason
   }
-  return conns.map(conn => ({ target: conn.target, cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
+  return conns.map((conn, i) => ({ target: conn.target, endpoint: found.endpoints[i], cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
 }
 
 /** DBSIZE summed over the servers: the progress's total. */
@@ -135,6 +150,7 @@ function summaryOf (plan, connections, total, output, started) {
     otherTypes: s.otherTypes,
     unsupported: s.unsupported,
     batches: s.batches,
+    reconnects: s.reconnects,
     bytes: output.stream.bytes,
     output: output.name,
     format: plan.format,

@@ -3,6 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { CommandBuffer } = require('./commands')
 const { PAGES } = require('./pages')
+const { rewind, found, taken } = require('./restart')
 
 // One master read to its end: SCAN finds the keys, and each batch of keys is read in one
 // round trip: TYPE, PTTL and the first page of the type guessed for it (the one type asked,
@@ -19,10 +20,13 @@ const MAX_READS = 3
 class MasterReader {
   /**
    * @param {object} o requests (./requests.js), plan (the export's frozen plan), emit(record)
-   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal
+   *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal, and
+   *   reconnect(cause) (./reconnect.js: resolves with { requests, fresh } once connected
+   *   again, fresh: to another server; without it a lost connection ends the read)
    */
-  constructor ({ requests, plan, emit, stats, signal }) {
+  constructor ({ requests, plan, emit, stats, signal, reconnect }) {
     this.requests = requests
+    this.reconnect = reconnect
     this.plan = plan
     this.emit = emit
     this.stats = stats
@@ -34,6 +38,10 @@ class MasterReader {
     this.keyAt = 0
     this.again = [] // { key, guess, known, reads }: read again (wrong guess, type changed)
     this.pages = [] // { key, type, ttl, part, at, reads }: the next page of a big key
+    // SCAN replies by generation (./restart.js): where a lost connection goes on from.
+    this.gen = 0
+    this.scanFrom = new Map() // generation -> the cursor that asked for it
+    this.keyGens = [] // { gen, left }: the generations of keys[keyAt…]
     this.lastType = plan.types?.length === 1 ? plan.types[0] : 'string'
     // Elements a key's first page held, on average (a moving estimate): a batch takes as many
     // keys as maxElements allows, so a keyspace of medium hashes (hundreds of fields, read
@@ -44,18 +52,35 @@ class MasterReader {
     this.firstKeys = 0
   }
 
+  /** Read to the end; a lost connection: connected again (reconnect), go on (./restart.js). */
   async run () {
-    const inflight = []
+    for (;;) {
+      const inflight = []
+      try {
+        return await this.readAll(inflight)
+      } catch (err) {
+        if (!this.reconnect || err.code !== 'PIPELOAD_CONNECTION_LOST' || this.signal?.aborted) throw err
+        this.requests.close()
+        const { requests, fresh } = await this.reconnect(err)
+        this.requests = requests
+        this.stats.reconnects++
+        rewind(this, inflight, fresh)
+      }
+    }
+  }
+
+  async readAll (inflight) {
     for (;;) {
       if (this.signal?.aborted) throw new PipeloadError('PIPELOAD_ABORTED', `export aborted (Redis at ${this.requests.conn.target})`)
       while (inflight.length < this.plan.window) {
         const batch = this.nextBatch()
         if (batch === null) break
+        batch.replies.catch(() => {}) // a lost connection rejects every batch: run() handles it
         inflight.push(batch)
       }
       if (inflight.length === 0) return
-      const batch = inflight.shift()
-      await this.handle(batch, await batch.replies)
+      const replies = await inflight[0].replies
+      await this.handle(inflight.shift(), replies)
     }
   }
 
@@ -75,7 +100,7 @@ class MasterReader {
     }
     while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length) && (items.length === 0 || budget >= this.perKey)) {
       budget -= this.perKey
-      const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0 }
+      const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0, gen: taken(this) }
       w.command(['TYPE', k.key])
       w.command(['PTTL', k.key])
       w.command(PAGES[k.guess].command(k.key, null, pageSize))
@@ -127,6 +152,7 @@ class MasterReader {
   scanReply (reply) {
     if (reply instanceof Error) throw readError(reply, 'SCAN', null, this.requests.conn.target)
     this.scanning = false
+    found(this, this.cursor, reply[1].length)
     this.cursor = reply[0].toString('latin1')
     if (this.cursor === '0') this.scanned = true
     const keys = reply[1]
@@ -152,10 +178,10 @@ class MasterReader {
       const reads = item.known || type === item.guess ? item.reads + 1 : item.reads
       if (reads >= MAX_READS) { this.stats.changed++; return }
       this.stats.guessedWrong++
-      this.again.push({ key: item.key, guess: type, known: true, reads })
+      this.again.push({ key: item.key, guess: type, known: true, reads, gen: item.gen })
       return
     }
-    return this.page({ key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
+    return this.page({ key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads, gen: item.gen }, page)
   }
 
   /** One page of a key: its record, and the next page queued. */
@@ -168,7 +194,7 @@ class MasterReader {
       this.stats.uncounted(p.type)
       if (p.reads + 1 >= MAX_READS) { this.stats.changed++; return }
       this.stats.restarted++
-      this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1 })
+      this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1, gen: p.gen })
       return
     }
     const { value, next } = PAGES[p.type].parse(reply, p.at, this.plan.pageSize)

@@ -15,6 +15,7 @@ class ExportStats {
     this.otherTypes = 0 // of a type not asked (--type with several types)
     this.unsupported = {} // of a type export cannot write (a module's), by type
     this.batches = 0
+    this.reconnects = 0 // connections lost and made again (lib/export/restart.js)
   }
 
   counted (type) {
@@ -31,7 +32,7 @@ class ExportStats {
   static sum (all) {
     const s = new ExportStats()
     for (const o of all) {
-      for (const k of ['keys', 'parts', 'scanned', 'deleted', 'changed', 'restarted', 'guessedWrong', 'otherTypes', 'batches']) s[k] += o[k]
+      for (const k of ['keys', 'parts', 'scanned', 'deleted', 'changed', 'restarted', 'guessedWrong', 'otherTypes', 'batches', 'reconnects']) s[k] += o[k]
       for (const [t, n] of Object.entries(o.types)) s.types[t] = (s.types[t] || 0) + n
       for (const [t, n] of Object.entries(o.unsupported)) s.unsupported[t] = (s.unsupported[t] || 0) + n
     }

@@ -1,0 +1,52 @@
+'use strict'
+
+const { performance } = require('node:perf_hooks')
+const { setTimeout: sleep } = require('node:timers/promises')
+const { connectData } = require('../send/connection')
+const { PipeloadError } = require('../errors')
+const { BACKOFF_FIRST, nextBackoff, gaveUp } = require('../send/pipeline')
+const { Requests } = require('./requests')
+
+// A master's connection again after it was lost, as import reconnects (lib/send/pipeline.js):
+// 100 ms doubling to 2 s between attempts, for up to the retry timeout from the loss, then
+// PIPELOAD_CONNECTION_LOST (exit 4) naming the cause and the last attempt's error. In a
+// cluster, each attempt first asks the nodes known who owns the master's slots now
+// (`owner()`, ./failover.js): after a failover that is another server, read from cursor 0.
+
+/**
+ * reconnect(cause) for one master's reader: resolves with { requests, fresh } (fresh: another
+ * server than before). `o`: endpoint, connectTimeout, retryTimeout, said ({ retryTimeout }
+ * as given), signal, owner (async () => the endpoint now owning the master's slots, or null).
+ */
+function reconnector (o) {
+  let endpoint = o.endpoint
+  return async function reconnect (cause) {
+    const started = performance.now()
+    const left = () => o.retryTimeout - (performance.now() - started)
+    let delay = BACKOFF_FIRST
+    let last = cause
+    for (;;) {
+      if (o.signal?.aborted) throw abortedError(endpoint.target)
+      if (left() <= 0) throw gaveUp(cause, last, o.said?.retryTimeout ?? `${o.retryTimeout} ms`, endpoint.target)
+      try { await sleep(Math.min(delay, Math.max(0, left())), undefined, { signal: o.signal }) } catch { throw abortedError(endpoint.target) }
+      delay = nextBackoff(delay)
+      try {
+        const now = o.owner ? await o.owner(Math.max(1, Math.min(left(), o.connectTimeout))) : null
+        const to = now ?? endpoint
+        const conn = await connectData(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal, undefined, { buffers: true })
+        const fresh = to.target !== endpoint.target
+        endpoint = to
+        return { requests: new Requests(conn), fresh, target: to.target }
+      } catch (err) {
+        if (err.code === 'PIPELOAD_ABORTED') throw err
+        last = err
+      }
+    }
+  }
+}
+
+function abortedError (target) {
+  return new PipeloadError('PIPELOAD_ABORTED', `export aborted (Redis at ${target})`, { target })
+}
+
+module.exports = { reconnector }
