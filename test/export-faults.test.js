@@ -18,6 +18,12 @@ const { writeDataset, readExport, comparable } = require('./helpers/export-data'
 const { dataConnections } = require('./helpers/data-connections')
 const { waitFor, scaledMs } = require('./helpers/wait')
 const { exportKeys } = require('..')
+const { connectData } = require('../lib/send/connection')
+const { Requests } = require('../lib/export/requests')
+const { MasterReader } = require('../lib/export/master')
+const { ExportStats } = require('../lib/export/stats')
+const { reconnector } = require('../lib/export/reconnect')
+const { line } = require('../lib/export/ndjson')
 
 /**
  * The lines a restore keeps: for each key, its last run of lines from a part 1 (a part 1
@@ -80,6 +86,50 @@ describe('export faults: a lost connection', () => {
     expect(comparable(got.keys)).toEqual(comparable(want))
     expect(s.reconnects).toBe(3)
     expect(s.keys).toBeGreaterThanOrEqual(want.size)
+  })
+
+  it('a big key whose pages were being read when the connection died is read again from part 1', async () => {
+    const db = srv.client({ db: 3 })
+    const expected = {}
+    const fields = n => Array.from({ length: n }, (_, i) => [`f${i}`, `value ${i}`]).flat()
+    for (const t of ['a', 'b', 'c', 'd', 'e', 'f']) {
+      await db.hset(`big:${t}`, ...fields(1000))
+      expected[`big:${t}`] = 1000
+    }
+    // The connection is killed while part 5 of the 2nd and of the 4th key is being written:
+    // the rest of that key is not read yet (its next page waits to be sent).
+    const endpoint = { host: srv.host, port: srv.port, db: 3, target: srv.url }
+    const conn = await connectData(endpoint, 5000, undefined, undefined, { buffers: true })
+    const stats = new ExportStats()
+    const lines = []
+    const seen = []
+    const reader = new MasterReader({
+      requests: new Requests(conn),
+      stats,
+      plan: { window: 1, batchSize: 1, pageSize: 100, scanCount: 1, maxElements: 100_000 },
+      reconnect: reconnector({ endpoint, connectTimeout: 5000, retryTimeout: scaledMs(20_000) }),
+      emit: async r => {
+        lines.push(r)
+        if (r.part === 1 && !seen.includes(r.key.toString())) seen.push(r.key.toString())
+        if (r.part === 5 && [2, 4].includes(seen.indexOf(r.key.toString()) + 1) && lines.filter(l => l.part === 5 && l.key.equals(r.key)).length === 1) await killDataConnection()
+      }
+    })
+    try {
+      await reader.run()
+    } finally {
+      reader.requests.close()
+    }
+    const text = lines.map(line).join('')
+    const got = {}
+    for (const l of restoredText(text).trim().split('\n')) {
+      const r = JSON.parse(l)
+      got[r.key] = (got[r.key] ?? 0) + Object.keys(r.value).length
+    }
+    expect(got).toEqual(expected)
+    expect(stats.reconnects).toBe(2)
+    // The 2nd and 4th keys: parts 1 to 5, then again from part 1.
+    for (const k of [seen[1], seen[3]]) expect(lines.filter(l => l.key.toString() === k).map(l => l.part).slice(0, 6)).toEqual([1, 2, 3, 4, 5, 1])
+    await db.flushdb()
   })
 
   it('past --retry-timeout: exit 4, one line naming the loss and the retry timeout', async () => {
