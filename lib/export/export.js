@@ -25,7 +25,7 @@ const { writerOf } = require('./formats')
 async function exportKeys (options) {
   const plan = planExport(options)
   const started = performance.now()
-  const connections = await connect(plan)
+  const { connections, faults } = await connect(plan)
   let output = null
   let progress = null
   try {
@@ -33,7 +33,7 @@ async function exportKeys (options) {
     output = openOutput(plan.output)
     const writer = writerOf(plan.format).createWriter(output.stream, {})
     const emit = serialized(writer)
-    const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal, reconnect: reconnectOf(c, plan) }))
+    const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, emit, stats: c.stats, signal: plan.signal, reconnect: reconnectOf(c, plan), redirects: c.redirects }))
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
     const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
@@ -41,12 +41,14 @@ async function exportKeys (options) {
     await Promise.race([writer.end(), output.failure])
     await output.finish()
     progress?.last()
-    return summaryOf(plan, connections, total, output, started)
+    const moved = faults ? await faults.moved() : []
+    return summaryOf(plan, connections, total, output, started, moved)
   } catch (err) {
     output?.close()
     throw err
   } finally {
     progress?.stop()
+    faults?.close()
     for (const c of connections) c.requests.close()
   }
 }
@@ -81,7 +83,10 @@ async function connect (plan) {
     for (const c of conns) c.close()
     throw failed.reason
   }
-  return conns.map((conn, i) => ({ target: conn.target, endpoint: found.endpoints[i], cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
+  const connections = conns.map((conn, i) => ({ target: conn.target, endpoint: found.endpoints[i], cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
+  // Loaded for a cluster only.
+  const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, o) : null
+  return { connections, faults }
 }
 
 /** DBSIZE summed over the servers: the progress's total. */
@@ -136,7 +141,8 @@ function ticker (plan, snapshot) {
   }
 }
 
-function summaryOf (plan, connections, total, output, started) {
+/** `moved`: the slots that moved while they were read (null: no node answered CLUSTER SLOTS at the end). */
+function summaryOf (plan, connections, total, output, started, moved) {
   const s = ExportStats.sum(connections.map(c => c.stats))
   const durationMs = performance.now() - started
   return {
@@ -151,6 +157,7 @@ function summaryOf (plan, connections, total, output, started) {
     unsupported: s.unsupported,
     batches: s.batches,
     reconnects: s.reconnects,
+    ...(connections[0].cluster ? { cluster: { failovers: s.failovers, moved: s.moved, asked: s.asked, slotsMoved: moved === null ? null : moved.length } } : {}),
     bytes: output.stream.bytes,
     output: output.name,
     format: plan.format,

@@ -22,11 +22,13 @@ class MasterReader {
    * @param {object} o requests (./requests.js), plan (the export's frozen plan), emit(record)
    *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal, and
    *   reconnect(cause) (./reconnect.js: resolves with { requests, fresh } once connected
-   *   again, fresh: to another server; without it a lost connection ends the read)
+   *   again, fresh: to another server; without it a lost connection ends the read), and in
+   *   a cluster redirects (./redirects.js: MOVED and ASK followed)
    */
-  constructor ({ requests, plan, emit, stats, signal, reconnect }) {
+  constructor ({ requests, plan, emit, stats, signal, reconnect, redirects }) {
     this.requests = requests
     this.reconnect = reconnect
+    this.redirects = redirects
     this.plan = plan
     this.emit = emit
     this.stats = stats
@@ -63,7 +65,8 @@ class MasterReader {
         this.requests.close()
         const { requests, fresh } = await this.reconnect(err)
         this.requests = requests
-        this.stats.reconnects++
+        if (fresh) this.stats.failovers++
+        else this.stats.reconnects++
         rewind(this, inflight, fresh)
       }
     }
@@ -80,6 +83,7 @@ class MasterReader {
       }
       if (inflight.length === 0) return
       const replies = await inflight[0].replies
+      if (this.redirects) await this.redirects.follow(this, inflight[0], replies)
       await this.handle(inflight.shift(), replies)
     }
   }

@@ -27,10 +27,24 @@ function formatExportSummary (s) {
   for (const [t, n] of Object.entries(s.unsupported)) skipped.push(`${int(n)} of type ${t} (not exported)`)
   const again = s.restarted ? ` · ${count(s.restarted, 'key')} read again from the start (its type changed between pages)` : ''
   const lost = s.reconnects ? ` · reconnected ${count(s.reconnects, 'time')} (keys read again: some written twice)` : ''
-  return [
+  const lines = [
     `exported ${count(s.keys, 'key')}${byType ? ` (${byType})` : ''}${parts} from ${from} to ${s.output} in ${duration(s.durationMs)}${rate} · ${bytes(s.bytes)} written`,
     `skipped: ${skipped.length ? skipped.join(', ') : 'none'}${again}${lost}`
-  ].join('\n')
+  ]
+  const warning = clusterWarning(s.cluster)
+  if (warning) lines.push(warning)
+  return lines.join('\n')
+}
+
+/** A cluster whose slots moved or whose masters failed over during the export (docs/export.md "Faults"). */
+function clusterWarning (c) {
+  if (!c) return ''
+  const said = []
+  if (c.failovers) said.push(`${count(c.failovers, 'master')} failed over: read again from the new master`)
+  if (c.moved || c.asked) said.push(`${count(c.moved + c.asked, 'key read')} redirected (MOVED ${int(c.moved)}, ASK ${int(c.asked)})`)
+  if (c.slotsMoved) said.push(`${count(c.slotsMoved, 'slot')} moved to another master during the export: a key moved then may be missing or written twice (docs/export.md#faults)`)
+  if (c.slotsMoved === null) said.push('no node answered CLUSTER SLOTS at the end: slots that moved are not known')
+  return said.length ? `warning: ${said.join('; ')}` : ''
 }
 
 module.exports = { formatExportProgress, formatExportSummary }
