@@ -3,7 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { CommandBuffer } = require('./commands')
 const { PAGES } = require('./pages')
-const { rewind, found, taken } = require('./restart')
+const { rewind, found, taken, checkReady } = require('./restart')
 
 // One master read to its end: SCAN finds the keys, and each batch of keys is read in one
 // round trip: TYPE, PTTL and the first page of the type guessed for it (the one type asked,
@@ -83,6 +83,7 @@ class MasterReader {
       }
       if (inflight.length === 0) return
       const replies = await inflight[0].replies
+      checkReady(replies, this.requests.conn.target)
       if (this.redirects) await this.redirects.follow(this, inflight[0], replies)
       await this.handle(inflight.shift(), replies)
     }

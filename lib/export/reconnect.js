@@ -6,6 +6,7 @@ const { connectData } = require('../send/connection')
 const { PipeloadError } = require('../errors')
 const { BACKOFF_FIRST, nextBackoff, gaveUp } = require('../send/pipeline')
 const { Requests } = require('./requests')
+const { notReady } = require('../send/not-ready')
 
 // A master's connection again after it was lost, as import reconnects (lib/send/pipeline.js):
 // 100 ms doubling to 2 s between attempts, for up to the retry timeout from the loss, then
@@ -20,9 +21,13 @@ const { Requests } = require('./requests')
  */
 function reconnector (o) {
   let endpoint = o.endpoint
+  // From the first loss until a reply that is not "not now" comes on a new connection: a
+  // server that accepts connections and answers every read LOADING or CLUSTERDOWN still
+  // ends the export once the retry timeout is up.
+  let lostSince = null
   return async function reconnect (cause) {
-    const started = performance.now()
-    const left = () => o.retryTimeout - (performance.now() - started)
+    lostSince ??= performance.now()
+    const left = () => o.retryTimeout - (performance.now() - lostSince)
     let delay = BACKOFF_FIRST
     let last = cause
     for (;;) {
@@ -36,13 +41,31 @@ function reconnector (o) {
         const conn = await connectData(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal, undefined, { buffers: true })
         const fresh = to.target !== endpoint.target
         endpoint = to
-        return { requests: new Requests(conn), fresh, target: to.target }
+        return { requests: settling(new Requests(conn), () => { lostSince = null }), fresh, target: to.target }
       } catch (err) {
         if (err.code === 'PIPELOAD_ABORTED') throw err
         last = err
       }
     }
   }
+}
+
+/** `requests` that call settled() once a request is answered without a "not now" reply. */
+function settling (requests, settled) {
+  const send = requests.send.bind(requests)
+  let done = false
+  requests.send = (bytes, n) => {
+    const replies = send(bytes, n)
+    if (!done) {
+      replies.then(r => {
+        if (done || r.some(x => x instanceof Error && notReady(x.message))) return
+        done = true
+        settled()
+      }, () => {})
+    }
+    return replies
+  }
+  return requests
 }
 
 function abortedError (target) {

@@ -1,5 +1,8 @@
 'use strict'
 
+const { PipeloadError } = require('../errors')
+const { notReady } = require('../send/not-ready')
+
 // Where a master's read goes on after its connection was lost (lib/export/master.js).
 // Each SCAN reply is a generation: its keys, and every read of them (a wrong guess read
 // again, the pages of a big key), carry its number. The read goes on from the cursor that
@@ -55,4 +58,17 @@ function taken (reader) {
   return head.gen
 }
 
-module.exports = { rewind, found, taken, oldestPending }
+/**
+ * A reply that says "not now" (LOADING, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, BUSY: a server
+ * restarted and loading, a cluster mid-failover) counts as a lost connection: connected
+ * again after a pause, the read goes on from the last cursor written whole.
+ */
+function checkReady (replies, target) {
+  for (const r of replies) {
+    if (r instanceof Error && notReady(r.message)) {
+      throw new PipeloadError('PIPELOAD_CONNECTION_LOST', `Redis at ${target} answered ${r.message.split(' ')[0]} (${r.message})`, { target, reply: r.message })
+    }
+  }
+}
+
+module.exports = { rewind, found, taken, oldestPending, checkReady }
