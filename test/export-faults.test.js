@@ -22,7 +22,7 @@ const { connectData } = require('../lib/send/connection')
 const { Requests } = require('../lib/export/requests')
 const { MasterReader } = require('../lib/export/master')
 const { ExportStats } = require('../lib/export/stats')
-const { reconnector } = require('../lib/export/reconnect')
+const { reconnector, runIdOf } = require('../lib/export/reconnect')
 const { line } = require('../lib/export/ndjson')
 
 /**
@@ -84,8 +84,19 @@ describe('export faults: a lost connection', () => {
     const s = await exportKeys({ url: srv.url, output: out, batchSize: 50, pageSize: 100, scanCount: 50, window: 3, retryTimeout: scaledMs(20_000) })
     const got = readExport(restoredText(text()))
     expect(comparable(got.keys)).toEqual(comparable(want))
-    expect(s.reconnects).toBe(3)
+    expect(s).toMatchObject({ reconnects: 3, rescans: 0 })
     expect(s.keys).toBeGreaterThanOrEqual(want.size)
+  })
+
+  it('the server restarted mid-export (its data saved and loaded again): every key', async () => {
+    const { out, text } = heldOutput(2, async n => {
+      if (n !== 1) return
+      await redis.call('SAVE')
+      await srv.restart()
+    })
+    const s = await exportKeys({ url: srv.url, output: out, batchSize: 50, pageSize: 100, scanCount: 50, window: 3, retryTimeout: scaledMs(20_000) })
+    expect(comparable(readExport(restoredText(text())).keys)).toEqual(comparable(want))
+    expect(s).toMatchObject({ reconnects: 1, rescans: 1 })
   })
 
   it('a big key whose pages were being read when the connection died is read again from part 1', async () => {
@@ -100,14 +111,16 @@ describe('export faults: a lost connection', () => {
     // the rest of that key is not read yet (its next page waits to be sent).
     const endpoint = { host: srv.host, port: srv.port, db: 3, target: srv.url }
     const conn = await connectData(endpoint, 5000, undefined, undefined, { buffers: true })
+    const requests = new Requests(conn)
+    const runId = await runIdOf(requests)
     const stats = new ExportStats()
     const lines = []
     const seen = []
     const reader = new MasterReader({
-      requests: new Requests(conn),
+      requests,
       stats,
       plan: { window: 1, batchSize: 1, pageSize: 100, scanCount: 1, maxElements: 100_000 },
-      reconnect: reconnector({ endpoint, connectTimeout: 5000, retryTimeout: scaledMs(20_000) }),
+      reconnect: reconnector({ endpoint, runId, connectTimeout: 5000, retryTimeout: scaledMs(20_000) }),
       emit: async r => {
         lines.push(r)
         if (r.part === 1 && !seen.includes(r.key.toString())) seen.push(r.key.toString())
@@ -235,6 +248,6 @@ describe('export faults: keys deleted and retyped while they are read', () => {
     const r = await runCli(['export', path.join(tmp, 'j.ndjson'), '-u', srv.url, '--json'])
     expect(r.code).toBe(0)
     const j = JSON.parse(r.stdout)
-    expect(j).toMatchObject({ keys: 1, deleted: 0, changed: 0, restarted: 0, reconnects: 0 })
+    expect(j).toMatchObject({ keys: 1, deleted: 0, changed: 0, restarted: 0, reconnects: 0, rescans: 0 })
   })
 })

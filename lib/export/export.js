@@ -7,7 +7,7 @@ const { planExport } = require('./options')
 const { masterEndpoints } = require('./masters')
 const { Requests } = require('./requests')
 const { MasterReader } = require('./master')
-const { reconnector } = require('./reconnect')
+const { reconnector, runIdOf } = require('./reconnect')
 const { checkExportRights } = require('./rights')
 const { ExportStats } = require('./stats')
 const { encodeCommands } = require('./commands')
@@ -56,9 +56,10 @@ async function exportKeys (options) {
 /** A master's reconnect(cause) (./reconnect.js); it keeps `c` pointing at the connection in use. */
 function reconnectOf (c, plan) {
   const o = plan.connection
-  const again = reconnector({ endpoint: c.endpoint, connectTimeout: o.connectTimeout, retryTimeout: o.retryTimeout, said: o.said, signal: o.signal, owner: c.owner })
+  const again = reconnector({ endpoint: c.endpoint, runId: c.runId, connectTimeout: o.connectTimeout, retryTimeout: o.retryTimeout, said: o.said, signal: o.signal, owner: c.owner })
   return async cause => {
     const r = await again(cause)
+    if (r.target !== c.target) c.stats.failovers++
     c.requests = r.requests
     c.target = r.target
     return r
@@ -84,6 +85,9 @@ async function connect (plan) {
     throw failed.reason
   }
   const connections = conns.map((conn, i) => ({ target: conn.target, endpoint: found.endpoints[i], cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
+  // Each server's run_id: a reconnect to another process starts its SCAN again (./reconnect.js).
+  const ids = await Promise.all(connections.map(c => runIdOf(c.requests)))
+  connections.forEach((c, i) => { c.runId = ids[i] })
   // Loaded for a cluster only.
   const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, o) : null
   return { connections, faults }
@@ -157,6 +161,7 @@ function summaryOf (plan, connections, total, output, started, moved) {
     unsupported: s.unsupported,
     batches: s.batches,
     reconnects: s.reconnects,
+    rescans: s.rescans,
     ...(connections[0].cluster ? { cluster: { failovers: s.failovers, moved: s.moved, asked: s.asked, slotsMoved: moved === null ? null : moved.length } } : {}),
     bytes: output.stream.bytes,
     output: output.name,

@@ -65,8 +65,8 @@ class MasterReader {
         this.requests.close()
         const { requests, fresh } = await this.reconnect(err)
         this.requests = requests
-        if (fresh) this.stats.failovers++
-        else this.stats.reconnects++
+        this.stats.reconnects++
+        if (fresh) this.stats.rescans++
         rewind(this, inflight, fresh)
       }
     }

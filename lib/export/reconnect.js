@@ -6,13 +6,17 @@ const { connectData } = require('../send/connection')
 const { PipeloadError } = require('../errors')
 const { BACKOFF_FIRST, nextBackoff, gaveUp } = require('../send/pipeline')
 const { Requests } = require('./requests')
+const { encodeCommands } = require('./commands')
 const { notReady } = require('../send/not-ready')
 
 // A master's connection again after it was lost, as import reconnects (lib/send/pipeline.js):
 // 100 ms doubling to 2 s between attempts, for up to the retry timeout from the loss, then
 // PIPELOAD_CONNECTION_LOST (exit 4) naming the cause and the last attempt's error. In a
 // cluster, each attempt first asks the nodes known who owns the master's slots now
-// (`owner()`, ./failover.js): after a failover that is another server, read from cursor 0.
+// (`owner()`, ./cluster-faults.js). A SCAN cursor means something only to the process that
+// gave it (each has its own hash seed): when the server reached is another one (a failover's
+// new master) or the same address with another run_id (restarted), the read starts again
+// from cursor 0 (`fresh`); a run_id that cannot be read (no +info) counts as another.
 
 /**
  * reconnect(cause) for one master's reader: resolves with { requests, fresh } (fresh: another
@@ -21,6 +25,7 @@ const { notReady } = require('../send/not-ready')
  */
 function reconnector (o) {
   let endpoint = o.endpoint
+  let runId = o.runId ?? null
   // From the first loss until a reply that is not "not now" comes on a new connection: a
   // server that accepts connections and answers every read LOADING or CLUSTERDOWN still
   // ends the export once the retry timeout is up.
@@ -39,15 +44,25 @@ function reconnector (o) {
         const now = o.owner ? await o.owner(Math.max(1, Math.min(left(), o.connectTimeout))) : null
         const to = now ?? endpoint
         const conn = await connectData(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal, undefined, { buffers: true })
-        const fresh = to.target !== endpoint.target
+        const requests = new Requests(conn)
+        const id = await runIdOf(requests)
+        const fresh = to.target !== endpoint.target || id === null || id !== runId
         endpoint = to
-        return { requests: settling(new Requests(conn), () => { lostSince = null }), fresh, target: to.target }
+        runId = id
+        return { requests: settling(requests, () => { lostSince = null }), fresh, target: to.target }
       } catch (err) {
         if (err.code === 'PIPELOAD_ABORTED') throw err
         last = err
       }
     }
   }
+}
+
+/** The server's run_id (INFO server), or null when it does not say (no +info). */
+async function runIdOf (requests) {
+  const [info] = await requests.send(encodeCommands([['INFO', 'server']]), 1)
+  if (info instanceof Error) return null
+  return /^run_id:(\w+)/m.exec(info.toString('latin1'))?.[1] ?? null
 }
 
 /** `requests` that call settled() once a request is answered without a "not now" reply. */
@@ -72,4 +87,4 @@ function abortedError (target) {
   return new PipeloadError('PIPELOAD_ABORTED', `export aborted (Redis at ${target})`, { target })
 }
 
-module.exports = { reconnector }
+module.exports = { reconnector, runIdOf }

@@ -26,7 +26,7 @@ function formatExportSummary (s) {
   if (s.otherTypes) skipped.push(`${int(s.otherTypes)} of other types`)
   for (const [t, n] of Object.entries(s.unsupported)) skipped.push(`${int(n)} of type ${t} (not exported)`)
   const again = s.restarted ? ` · ${count(s.restarted, 'key')} read again from the start (its type changed between pages)` : ''
-  const lost = s.reconnects ? ` · reconnected ${count(s.reconnects, 'time')} (keys read again: some written twice)` : ''
+  const lost = s.reconnects ? ` · reconnected ${count(s.reconnects, 'time')}${s.rescans ? ` (${int(s.rescans)} to a restarted or new server: its SCAN from the start)` : ''}: keys read again, some written twice` : ''
   const lines = [
     `exported ${count(s.keys, 'key')}${byType ? ` (${byType})` : ''}${parts} from ${from} to ${s.output} in ${duration(s.durationMs)}${rate} · ${bytes(s.bytes)} written`,
     `skipped: ${skipped.length ? skipped.join(', ') : 'none'}${again}${lost}`
