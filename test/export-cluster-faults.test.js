@@ -9,7 +9,10 @@
 
 const { Writable } = require('node:stream')
 const { startCluster } = require('./helpers/cluster')
-const { writeDataset, readExport, comparable } = require('./helpers/export-data')
+const { writeDataset, readExport, comparable, hex } = require('./helpers/export-data')
+const Redis = require('ioredis')
+
+const ASK_KEYS = 200
 const { waitFor, scaledMs } = require('./helpers/wait')
 const { exportKeys } = require('..')
 
@@ -51,6 +54,11 @@ describe('export faults in a cluster (3 masters, 3 replicas)', () => {
     cluster = await startCluster({ masters: 3, replicas: 1 })
     client = cluster.client()
     want = await writeDataset(client, 'c:', { big: 1500, small: 300 })
+    // Keys of one slot (hash tag {t}), for the ASK test.
+    for (let i = 0; i < ASK_KEYS; i++) {
+      await client.set(`ask:{t}:${i}`, `v${i}`)
+      want.set(hex(`ask:{t}:${i}`), { type: 'string', ttl: null, value: hex(`v${i}`) })
+    }
     // Every write on the replicas too: a failover then loses none of them.
     for (const port of await cluster.masterPorts()) {
       const c = cluster.nodeAt(port).client()
@@ -96,6 +104,49 @@ describe('export faults in a cluster (3 masters, 3 replicas)', () => {
     expect(summary.cluster.failovers).toBe(1)
     expect(summary.cluster.slotsMoved).toBe(0)
     expect(summary.masters).not.toContain(`127.0.0.1:${master}`)
+  }, scaledMs(120_000))
+
+  it('slots resharded mid-export (redis-cli --cluster reshard, MIGRATE): reads answered MOVED are followed, the moved slots read again, every key', async () => {
+    const [from, to] = await cluster.masterPorts()
+    const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
+    const { summary, text } = await exportDuring(live().url, async () => {
+      await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
+        '--cluster-slots', '3000', '--cluster-yes', '--cluster-pipeline', '50'])
+      await cluster.settled()
+    })
+    expectWhole(text)
+    expect(summary.cluster.moved).toBeGreaterThan(0)
+    expect(summary.cluster).toMatchObject({ slotsMoved: 3000, slotsReread: 3000, failovers: 0 })
+  }, scaledMs(120_000))
+
+  it('a slot being migrated mid-export (SETSLOT MIGRATING/IMPORTING, half its keys MIGRATEd): reads answered ASK are followed with ASKING, every key', async () => {
+    const slot = Number(await client.cluster('KEYSLOT', 'ask:{t}:0'))
+    const owners = await cluster.slots()
+    const source = owners.find(([lo, hi]) => slot >= lo && slot <= hi)[2]
+    const target = (await cluster.masterPorts()).find(p => p !== source)
+    const src = cluster.nodeAt(source).client()
+    const dst = cluster.nodeAt(target).client()
+    const srcId = await src.cluster('MYID')
+    const dstId = await dst.cluster('MYID')
+    try {
+      const { summary, text } = await exportDuring(live().url, async () => {
+        await dst.cluster('SETSLOT', slot, 'IMPORTING', srcId)
+        await src.cluster('SETSLOT', slot, 'MIGRATING', dstId)
+        const keys = Array.from({ length: ASK_KEYS / 2 }, (_, i) => `ask:{t}:${i}`)
+        await src.call('MIGRATE', '127.0.0.1', String(target), '', '0', String(scaledMs(10_000)), 'KEYS', ...keys)
+      })
+      expectWhole(text)
+      expect(summary.cluster.asked).toBeGreaterThan(0)
+      expect(summary.cluster.slotsReread).toBeGreaterThanOrEqual(1)
+    } finally {
+      // The migration finished: the slot is the target's.
+      const rest = await src.cluster('GETKEYSINSLOT', slot, ASK_KEYS)
+      if (rest.length) await src.call('MIGRATE', '127.0.0.1', String(target), '', '0', String(scaledMs(10_000)), 'KEYS', ...rest)
+      for (const c of [dst, src]) await c.cluster('SETSLOT', slot, 'NODE', dstId)
+      src.disconnect()
+      dst.disconnect()
+      await cluster.settled()
+    }
   }, scaledMs(120_000))
 
   it('a master killed mid-export: its replica takes over, found by a slot-map refresh, every key', async () => {

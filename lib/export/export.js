@@ -37,12 +37,13 @@ async function exportKeys (options) {
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
     const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
-    await Promise.race([Promise.all(readers.map(r => r.run())), output.failure, ...(progress ? [progress.failure] : [])])
+    const extra = new ExportStats() // the keys of slots that moved, read again
+    const reading = Promise.all(readers.map(r => r.run())).then(() => faults?.reread((requests, keys) => readKeys(requests, keys, plan, emit, extra, faults)))
+    const moved = await Promise.race([reading, output.failure, ...(progress ? [progress.failure] : [])])
     await Promise.race([writer.end(), output.failure])
     await output.finish()
     progress?.last()
-    const moved = faults ? await faults.moved() : []
-    return summaryOf(plan, connections, total, output, started, moved)
+    return summaryOf(plan, connections, total, output, started, extra, moved)
   } catch (err) {
     output?.close()
     throw err
@@ -91,6 +92,15 @@ async function connect (plan) {
   // Loaded for a cluster only.
   const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, o) : null
   return { connections, faults }
+}
+
+/** Keys found otherwise than by SCAN (a moved slot's, ./cluster-faults.js), read as a master's. */
+function readKeys (requests, keys, plan, emit, stats, faults) {
+  const reader = new MasterReader({ requests, plan, emit, stats, signal: plan.signal, redirects: faults.redirects(stats) })
+  reader.keys = keys
+  reader.keyGens = [{ gen: 0, left: keys.length }]
+  reader.scanned = true
+  return reader.run()
 }
 
 /** DBSIZE summed over the servers: the progress's total. */
@@ -146,8 +156,8 @@ function ticker (plan, snapshot) {
 }
 
 /** `moved`: the slots that moved while they were read (null: no node answered CLUSTER SLOTS at the end). */
-function summaryOf (plan, connections, total, output, started, moved) {
-  const s = ExportStats.sum(connections.map(c => c.stats))
+function summaryOf (plan, connections, total, output, started, extra, moved) {
+  const s = ExportStats.sum([...connections.map(c => c.stats), extra])
   const durationMs = performance.now() - started
   return {
     keys: s.keys,
@@ -162,7 +172,7 @@ function summaryOf (plan, connections, total, output, started, moved) {
     batches: s.batches,
     reconnects: s.reconnects,
     rescans: s.rescans,
-    ...(connections[0].cluster ? { cluster: { failovers: s.failovers, moved: s.moved, asked: s.asked, slotsMoved: moved === null ? null : moved.length } } : {}),
+    ...(connections[0].cluster ? { cluster: { failovers: s.failovers, moved: s.moved, asked: s.asked, slotsMoved: moved.slots === null ? null : moved.slots.length, slotsReread: moved.reread } } : {}),
     bytes: output.stream.bytes,
     output: output.name,
     format: plan.format,
