@@ -201,6 +201,35 @@ describe('export faults: ACL rights', () => {
   })
 })
 
+describe('export faults: --match for keys found by CLUSTER GETKEYSINSLOT (lib/export/glob.js)', () => {
+  let srv, redis
+  beforeAll(async () => {
+    srv = await startRedis()
+    redis = srv.client()
+  })
+  afterAll(async () => { await srv?.stop() })
+
+  it('matches as the server\'s SCAN MATCH does', async () => {
+    const { globMatch } = require('../lib/export/glob')
+    const keys = ['user:1', 'user:12', 'usr:1', 'user:', 'h\\llo', 'hallo', 'hello', 'hxllo', 'a*b', 'a[b', 'session:7x', 'session:x',
+      'é:1', '*', '', 'x]y', 'b-c', 'ab', 'abc', 'aXbYc']
+    const patterns = ['user:*', 'user:?', 'h[ae]llo', 'h[^e]llo', 'h[a-e]llo', 'h[e-a]llo', 'a\\*b', 'a\\[b', 'session:[0-9]*', '*', '**', '?',
+      'a*c', 'a*b*c', '*:1', '[', 'x]*', '[a-]*', 'h\\\\llo', '[\\]]*', 'é*', 'h[]llo', '[^]abc']
+    for (const k of keys.filter(k => k !== '')) await redis.set(k, '1')
+    for (const p of patterns) {
+      const server = new Set()
+      let cursor = '0'
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', p, 'COUNT', 1000)
+        cursor = next
+        for (const k of found) server.add(k)
+      } while (cursor !== '0')
+      const ours = keys.filter(k => k !== '' && globMatch(p, Buffer.from(k)))
+      expect(ours.sort(), p).toEqual([...server].sort())
+    }
+  })
+})
+
 describe('export faults: keys deleted and retyped while they are read', () => {
   let srv, redis, tmp
   beforeAll(async () => {

@@ -56,7 +56,7 @@ function inClass (p, i, b) {
     if (p[i] === BACKSLASH && i + 1 < p.length) {
       i++
       if (p[i] === b) matched = true
-    } else if (i + 2 < p.length && p[i + 1] === DASH && p[i + 2] !== CLOSE) {
+    } else if (i + 2 < p.length && p[i + 1] === DASH) {
       let lo = p[i]
       let hi = p[i + 2]
       if (lo > hi) [lo, hi] = [hi, lo]

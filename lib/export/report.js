@@ -42,7 +42,7 @@ function clusterWarning (c) {
   const said = []
   if (c.failovers) said.push(`${count(c.failovers, 'master')} failed over: read again from the new master`)
   if (c.moved || c.asked) said.push(`${count(c.moved + c.asked, 'key read')} redirected (MOVED ${int(c.moved)}, ASK ${int(c.asked)})`)
-  if (c.slotsMoved) said.push(`${count(c.slotsMoved, 'slot')} moved to another master during the export: a key moved then may be missing or written twice (docs/export.md#faults)`)
+  if (c.slotsMoved || c.slotsReread) said.push(`${count(c.slotsMoved, 'slot')} moved to another master during the export; the keys of ${count(c.slotsReread, 'slot')} (moved, or being migrated at the end) read again where they are now, some written twice${c.slotsReread < c.slotsMoved ? ': slots still moving after 3 rounds, a key of them may be missing' : ''} (docs/export.md#faults)`)
   if (c.slotsMoved === null) said.push('no node answered CLUSTER SLOTS at the end: slots that moved are not known')
   return said.length ? `warning: ${said.join('; ')}` : ''
 }
