@@ -47,8 +47,9 @@ written as several lines ("part": 2, 3, …). Format: docs/export.md.
 Exit codes:
   0        every key exported (keys deleted meanwhile are skipped and counted)
   2        bad usage: an unknown option, an invalid value
-  4        no connection: unreachable, timed out, authentication failed, connection lost;
-           a read answered with an error (NOPERM: a right missing; MOVED: slots moving)
+  4        no connection: unreachable, timed out, authentication failed, connection lost
+           past --retry-timeout; a right missing (ACL DRYRUN, NOPERM); a read answered
+           with another error
   74       the output could not be written
   70       an internal error (a bug: please report it with the printed stack)
   130/143  interrupted by Ctrl-C / SIGTERM`)

@@ -66,7 +66,7 @@ function clusterFaults (found, connections, o) {
           byNode.get(node).push(slot)
         }
         if (byNode.size === 0) break
-        await Promise.all([...byNode].map(([node, list]) => readSlots(map, node, list, read, o)))
+        await Promise.all([...byNode].map(([node, list]) => readSlots(map, node, list, { read, ...o })))
       }
       return { slots, reread: new Set([...done].map(d => d.slice(d.indexOf('/') + 1))).size }
     },
@@ -107,8 +107,8 @@ async function migrating (map, o) {
   return pairs
 }
 
-/** The keys of `slots` on `owner`, read with read(requests, keys). */
-async function readSlots (map, owner, slots, read, o) {
+/** The keys of `slots` on `owner`, read with o.read(requests, keys). */
+async function readSlots (map, owner, slots, o) {
   const requests = new Requests(await connectData(map.endpoint(owner), o.connectTimeout, o.signal, undefined, { buffers: true }))
   try {
     for (const slot of slots) {
@@ -117,7 +117,7 @@ async function readSlots (map, owner, slots, read, o) {
       const [keys] = await requests.send(encodeCommands([['CLUSTER', 'GETKEYSINSLOT', String(slot), String(n)]]), 1)
       if (!Array.isArray(keys)) continue
       const wanted = o.match === undefined ? keys : keys.filter(k => globMatch(o.match, k))
-      if (wanted.length) await read(requests, wanted)
+      if (wanted.length) await o.read(requests, wanted)
     }
   } finally {
     requests.close()

@@ -37,13 +37,16 @@ async function exportKeys (options) {
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
     const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
-    const extra = new ExportStats() // the keys of slots that moved, read again
-    const reading = Promise.all(readers.map(r => r.run())).then(() => faults?.reread((requests, keys) => readKeys(requests, keys, plan, emit, extra, faults)))
+    // Then, in a cluster, the keys of slots that moved, read again (counted with the first master's).
+    const again = { plan, emit, stats: connections[0].stats, faults }
+    const reading = Promise.all(readers.map(r => r.run())).then(() => faults?.reread((requests, keys) => readKeys(requests, keys, again)))
     const moved = await Promise.race([reading, output.failure, ...(progress ? [progress.failure] : [])])
     await Promise.race([writer.end(), output.failure])
     await output.finish()
     progress?.last()
-    return summaryOf(plan, connections, total, output, started, extra, moved)
+    const summary = summaryOf(plan, connections, total, output, started)
+    if (faults) summary.cluster = clusterOf(connections, moved)
+    return summary
   } catch (err) {
     output?.close()
     throw err
@@ -90,12 +93,12 @@ async function connect (plan) {
   const ids = await Promise.all(connections.map(c => runIdOf(c.requests)))
   connections.forEach((c, i) => { c.runId = ids[i] })
   // Loaded for a cluster only.
-  const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, o) : null
+  const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, { ...o, match: plan.match }) : null
   return { connections, faults }
 }
 
 /** Keys found otherwise than by SCAN (a moved slot's, ./cluster-faults.js), read as a master's. */
-function readKeys (requests, keys, plan, emit, stats, faults) {
+function readKeys (requests, keys, { plan, emit, stats, faults }) {
   const reader = new MasterReader({ requests, plan, emit, stats, signal: plan.signal, redirects: faults.redirects(stats) })
   reader.keys = keys
   reader.keyGens = [{ gen: 0, left: keys.length }]
@@ -155,9 +158,8 @@ function ticker (plan, snapshot) {
   }
 }
 
-/** `moved`: the slots that moved while they were read (null: no node answered CLUSTER SLOTS at the end). */
-function summaryOf (plan, connections, total, output, started, extra, moved) {
-  const s = ExportStats.sum([...connections.map(c => c.stats), extra])
+function summaryOf (plan, connections, total, output, started) {
+  const s = ExportStats.sum(connections.map(c => c.stats))
   const durationMs = performance.now() - started
   return {
     keys: s.keys,
@@ -172,7 +174,6 @@ function summaryOf (plan, connections, total, output, started, extra, moved) {
     batches: s.batches,
     reconnects: s.reconnects,
     rescans: s.rescans,
-    ...(connections[0].cluster ? { cluster: { failovers: s.failovers, moved: s.moved, asked: s.asked, slotsMoved: moved.slots === null ? null : moved.slots.length, slotsReread: moved.reread } } : {}),
     bytes: output.stream.bytes,
     output: output.name,
     format: plan.format,
@@ -181,6 +182,12 @@ function summaryOf (plan, connections, total, output, started, extra, moved) {
     durationMs: Math.round(durationMs),
     keysPerSec: durationMs > 0 ? Math.round(s.keys / (durationMs / 1000)) : 0
   }
+}
+
+/** A cluster's faults (docs/export.md "Faults"): `moved` is faults.reread()'s answer. */
+function clusterOf (connections, moved) {
+  const s = ExportStats.sum(connections.map(c => c.stats))
+  return { failovers: s.failovers, moved: s.moved, asked: s.asked, slotsMoved: moved.slots === null ? null : moved.slots.length, slotsReread: moved.reread }
 }
 
 module.exports = { exportKeys }

@@ -81,8 +81,9 @@ async function main (): Promise<void> {
 
 async function exporting (): Promise<number> {
   const s: ExportSummary = await exportKeys({ url: 'redis://127.0.0.1:6379/2', output: 'dump.ndjson.gz', match: 'user:*', types: ['hash', 'string'], onProgress: p => { void p.etaMs } })
-  await pipeload.exportKeys({ output: process.stdout, types: 'zset' })
-  return s.keys + (s.types.hash ?? 0) + s.deleted
+  await pipeload.exportKeys({ output: process.stdout, types: 'zset', retryTimeout: '2m' })
+  const moved: number | null = s.cluster ? s.cluster.slotsMoved : 0
+  return s.keys + (s.types.hash ?? 0) + s.deleted + s.reconnects + s.rescans + (moved ?? 0)
 }
 void exporting
 // @ts-expect-error: output is required
