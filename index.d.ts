@@ -710,7 +710,7 @@ export interface ExportProgress {
 }
 
 export interface ExportSummary {
-  /** Keys written (a key read again from its start counts once). */
+  /** Keys written (a key read again from its start counts once; one written again after a reconnect, a failover or a moved slot, twice). */
   keys: number
   types: Partial<Record<ExportType, number>>
   /** Records after a key's first (the parts of big keys). */
