@@ -69,20 +69,6 @@ class SlotMap {
     return this.ranges.some(r => r[2] === target)
   }
 
-  /** The slots whose master is not the one of the first map. */
-  moved () {
-    const slots = []
-    for (let s = 0; s < 16384; s++) {
-      const before = ownerIn(this.first, s)
-      if (before !== null && before !== this.ownerOf(s)) slots.push(s)
-    }
-    return slots
-  }
-}
-
-function ownerIn (ranges, slot) {
-  for (const [start, end, owner] of ranges) if (slot >= start && slot <= end) return owner
-  return null
 }
 
 module.exports = { SlotMap }
