@@ -68,7 +68,6 @@ class SlotMap {
   serves (target) {
     return this.ranges.some(r => r[2] === target)
   }
-
 }
 
 module.exports = { SlotMap }
