@@ -671,8 +671,8 @@ export class JsonNumber {
 export type ExportType = 'string' | 'hash' | 'list' | 'set' | 'zset' | 'stream'
 export type ExportFormat = 'ndjson' | 'csv' | 'parquet'
 
-/** exportKeys() options (docs/library.md "exportKeys"); the connection options are load()'s, but those of its reconnects and `redis`. */
-export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeout' | 'retryTimeout' | 'onReconnect'> {
+/** exportKeys() options (docs/library.md "exportKeys"); the connection options are load()'s, but `redis`, `timeout` and `onReconnect`. */
+export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeout' | 'onReconnect'> {
   /** A file path (created or truncated; gzipped when it ends in .gz) or a Writable (written to, not ended). */
   output: string | NodeJS.WritableStream
   /** Default 'ndjson' (docs/export.md): every type. 'csv': hashes; 'parquet': hashes and strings. */
@@ -746,7 +746,7 @@ export interface ExportProgress {
 }
 
 export interface ExportSummary {
-  /** Keys written (a key read again from its start counts once). */
+  /** Keys written (a key read again from its start counts once; one written again after a reconnect, a failover or a moved slot, twice). */
   keys: number
   types: Partial<Record<ExportType, number>>
   /** Records after a key's first (the parts of big keys). */
@@ -764,6 +764,12 @@ export interface ExportSummary {
   /** Keys of types export does not write (a module's), by type. */
   unsupported: Record<string, number>
   batches: number
+  /** Connections lost and made again (docs/export.md "Faults"): the keys from the last SCAN cursor written whole read again. */
+  reconnects: number
+  /** Of those, to another server process (restarted, a failover's new master): its SCAN from cursor 0. */
+  rescans: number
+  /** A cluster only (docs/export.md "Faults"). */
+  cluster?: ExportClusterFaults
   /** Bytes written (before gzip). */
   bytes: number
   /** The path, or 'the output' for a stream ('stdout' in the CLI). */
@@ -777,6 +783,20 @@ export interface ExportSummary {
   keysPerSec: number
   /** With `checkpoint` only. */
   checkpoint?: ExportCheckpointSummary
+}
+
+/** What a cluster's export met (docs/export.md "Faults"). */
+export interface ExportClusterFaults {
+  /** Masters whose read started again on the master that took their slots. */
+  failovers: number
+  /** Key reads sent again after MOVED. */
+  moved: number
+  /** Key reads sent again after ASK (with ASKING). */
+  asked: number
+  /** Slots whose master at the end is not the one they were read from; null: no node answered CLUSTER SLOTS at the end. */
+  slotsMoved: number | null
+  /** Slots whose keys were read again where they are now (moved, or being migrated at the end). */
+  slotsReread: number
 }
 
 /** Write the keyspace of a server, or of every master of a cluster, to a file or stream. */

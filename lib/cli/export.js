@@ -8,12 +8,15 @@ const { parseSize } = require('../run/option-values')
 const { FORMAT_NAMES } = require('../export/formats')
 const { addConnectionOptions, connectionOptions, intFlag } = require('./connection-flags')
 const { addFlags } = require('./table-flags')
+const { durationFlag } = require('./duration-flag')
 const { progressMode, progressOutput } = require('./progress')
 
 // `pipeload export`: argv -> exportKeys() options -> the summary and an exit code.
 
 /** import's --json, -q/--quiet and --progress/--no-progress, from the option table. */
 const REPORT_FLAGS = OPTIONS.filter(e => ['--json', '-q, --quiet'].includes(e.flag) || (e.flag && e.flag.startsWith('--progress ')))
+/** import's --retry-timeout: how long a lost connection is tried again. */
+const RETRY_FLAGS = OPTIONS.filter(e => e.name === 'retryTimeout')
 
 /** The `export` subcommand; `io` = { stdout, stderr, env, signal } as for import. */
 function exportCommand (io) {
@@ -35,6 +38,7 @@ function exportCommand (io) {
     .option('--checkpoint <file>', "keep each master's SCAN cursor and the output's length written in <file> (an .ndjson or .ndjson.gz output)")
     .option('--resume', 'go on from the --checkpoint: cut the output back to its length and SCAN on from its cursors')
   addFlags(cmd, REPORT_FLAGS)
+  addFlags(cmd, RETRY_FLAGS)
   addConnectionOptions(cmd)
   cmd.addHelpText('after', `
 Examples:
@@ -56,8 +60,9 @@ Exit codes:
            a --resume from a checkpoint that is not this export's
   3        a key the format cannot hold (csv, parquet): a hash with a field not among the
            columns, bytes that are not UTF-8, a hash over --max-record-size
-  4        no connection: unreachable, timed out, authentication failed, connection lost;
-           a read answered with an error (NOPERM: a right missing; MOVED: slots moving)
+  4        no connection: unreachable, timed out, authentication failed, connection lost
+           past --retry-timeout; a right missing (ACL DRYRUN, NOPERM); a read answered
+           with another error
   74       the output could not be written
   70       an internal error (a bug: please report it with the printed stack)
   130/143  interrupted by Ctrl-C / SIGTERM`)
@@ -89,6 +94,7 @@ async function runExport (output, flags, io) {
     scanCount: intFlag('--scan-count', flags.scanCount),
     ...(flags.checkpoint !== undefined ? { checkpoint: flags.checkpoint } : {}),
     ...(flags.resume ? { resume: true } : {}),
+    ...(flags.retryTimeout === undefined ? {} : { retryTimeout: durationFlag(flags.retryTimeout, '--retry-timeout') }),
     signal: io.signal
   }
   if (flags.format !== 'ndjson') require('./heap-growth').limitHeapGrowth()

@@ -15,12 +15,12 @@ const WRITE_INTERVAL_MS = 500
 
 class ExportCheckpoints {
   /**
-   * @param {object} o checkpointer (./checkpoint.js ExportCheckpointer), ledgers: [[master,
-   *   CursorLedger]], writer (its flush()), output (./output.js), path (the output file),
+   * @param {object} o checkpointer (./checkpoint.js ExportCheckpointer), masters() (each
+   *   master's { master, cursor, done } now: its address and its ledger's mark), writer (its flush()), output (./output.js), path (the output file),
    *   base (bytes kept from the run before), keys() (keys written so far)
    */
-  constructor ({ checkpointer, ledgers, writer, output, path, base, keys }) {
-    Object.assign(this, { checkpointer, ledgers, writer, output, path, base, keys })
+  constructor ({ checkpointer, masters, writer, output, path, base, keys }) {
+    Object.assign(this, { checkpointer, masters, writer, output, path, base, keys })
     this.saving = null
     this.timer = null
     let fail
@@ -44,7 +44,7 @@ class ExportCheckpoints {
   }
 
   async save (complete, clean) {
-    const masters = this.ledgers.map(([master, ledger]) => ({ master, ...ledger.mark() }))
+    const masters = this.masters()
     const keys = this.keys()
     // The writer's buffer goes to the output now. Its drain is not awaited: the next record's
     // write, which flushes again within 64 KiB, waits for it; so a tick adds one buffer at most.

@@ -1,12 +1,16 @@
 'use strict'
 
-// Where a master's export can be resumed from (--checkpoint): the SCAN cursor whose keys
-// are all written. Each SCAN reply is a generation: the cursor it was sent with and the keys
-// it found. A key is taken by a batch in the order found, and is done once its last page is
-// handed to the writer (or it is skipped: deleted, another type, changed). A resume SCANs
-// again from the cursor of the first generation with a key not done (its keys written
-// already come again: SCAN's at-least-once), or, when every generation found is done, from
-// the cursor the last SCAN returned ('0' after the last one: this master is complete).
+// A master's SCAN cursor whose keys are all written: where a resume starts (--checkpoint:
+// ./checkpoints.js saves mark()) and where the read goes on after its connection was lost
+// (./reconnect.js, rewind()). Each SCAN reply is a generation: the cursor it was sent with
+// and the keys it found. A key is taken by a batch in the order found and carries its
+// generation through every read of it (a wrong guess read again, a big key's pages); it is
+// done once its last page is handed to the writer (or it is skipped: deleted, another type,
+// changed). The mark is the cursor of the first generation with a key not done (its keys
+// written already come again: SCAN's at-least-once; a big key in progress is read again
+// from its first page, whose part 1 replaces it on restore), or, when every generation
+// found is done, the cursor the last SCAN returned ('0' after the last one: this master is
+// complete).
 
 class CursorLedger {
   /** @param {{ cursor: string, done: boolean }} [from] a checkpoint's entry for this master */
@@ -44,6 +48,21 @@ class CursorLedger {
   mark () {
     if (this.gens.length) return { cursor: this.gens[0].cursor, done: false }
     return { cursor: this.next, done: this.ended }
+  }
+
+  /**
+   * The connection was lost: what was found and not written is forgotten, and SCAN goes on
+   * from the mark; `fromStart`: from cursor 0 (another process now: a failover's new master
+   * or a restarted server, whose hash table is not the old one's, so the old cursor means
+   * nothing there; the mark is then that server's). Returns the new mark.
+   */
+  rewind (fromStart) {
+    const m = fromStart ? { cursor: '0', done: false } : this.mark()
+    this.gens = []
+    this.untaken = []
+    this.next = m.cursor
+    this.ended = m.done
+    return m
   }
 }
 

@@ -7,6 +7,9 @@ const { planExport } = require('./options')
 const { masterEndpoints } = require('./masters')
 const { Requests } = require('./requests')
 const { MasterReader } = require('./master')
+const { CursorLedger } = require('./cursors')
+const { reconnector, runIdOf } = require('./reconnect')
+const { checkExportRights } = require('./rights')
 const { ExportStats } = require('./stats')
 const { encodeCommands } = require('./commands')
 const { openOutput } = require('./output')
@@ -26,27 +29,34 @@ async function exportKeys (options) {
   const cp = planCheckpoint(plan)
   if (cp?.state?.complete) return nothingLeft(plan, cp)
   const started = performance.now()
-  const connections = await connect(plan)
+  const { connections, faults } = await connect(plan)
   let output = null
   let progress = null
   let checkpoints = null
   try {
-    const ledgers = cp ? ledgersOf(cp, connections.map(c => c.target)) : null
+    const ledgers = ledgersOf(cp, connections.map(c => c.target))
+    connections.forEach((c, i) => { c.ledger = ledgers[i] })
     const total = await dbsize(connections)
     output = openOutput(plan.output, cp ? { at: cp.at, members: true } : {})
     const writer = writerOf(plan.format).createWriter(output.stream, plan.writer)
     const shared = sharedWriter(writer)
-    const readers = connections.map((c, i) => new MasterReader({ requests: c.requests, plan, stats: c.stats, signal: plan.signal, ledger: ledgers?.[i][1], ...shared.master() }))
+    const readers = connections.map(c => new MasterReader({ requests: c.requests, plan, stats: c.stats, signal: plan.signal, ledger: c.ledger, reconnect: reconnectOf(c, plan), redirects: c.redirects, ...shared.master() }))
     // With --match or --type DBSIZE counts keys that will not be written: no ETA then.
-    const snapshot = () => progressOf(connections, total, output, started, plan.match === undefined && plan.types === undefined)
+    const snapshot = () => progressOf({ connections, total, output, started }, plan.match === undefined && plan.types === undefined)
     progress = plan.onProgress ? ticker(plan, snapshot) : null
-    checkpoints = cp ? startCheckpoints(cp, { ledgers, writer, output, path: plan.output, keys: () => ExportStats.sum(connections.map(c => c.stats)).keys }) : null
-    await Promise.race([Promise.all(readers.map(r => r.run())), output.failure, ...(progress ? [progress.failure] : []), ...(checkpoints ? [checkpoints.failure] : [])])
+    // Each master's mark under its address now (a failover's new master: its own cursor).
+    const masters = () => connections.map(c => ({ master: c.target, ...c.ledger.mark() }))
+    checkpoints = cp ? startCheckpoints(cp, { masters, writer, output, path: plan.output, keys: () => ExportStats.sum(connections.map(c => c.stats)).keys }) : null
+    // Then, in a cluster, the keys of slots that moved, read again (counted with the first master's).
+    const again = { plan, shared, stats: connections[0].stats, faults }
+    const reading = Promise.all(readers.map(r => r.run())).then(() => faults?.reread((requests, keys) => readKeys(requests, keys, again)))
+    const moved = await Promise.race([reading, output.failure, ...(progress ? [progress.failure] : []), ...(checkpoints ? [checkpoints.failure] : [])])
     await Promise.race([writer.end(), output.failure])
     await output.finish()
     await checkpoints?.stop(true)
     progress?.last()
-    const summary = summaryOf(plan, connections, total, output, started)
+    const summary = summaryOf(plan, { connections, total, output, started })
+    if (faults) summary.cluster = clusterOf(connections, moved)
     return cp ? { ...summary, checkpoint: checkpointSummary(cp) } : summary
   } catch (err) {
     // Where it stopped (Ctrl-C, a read error), unless the output or the checkpoint failed.
@@ -55,7 +65,21 @@ async function exportKeys (options) {
     throw err
   } finally {
     progress?.stop()
+    faults?.close()
     for (const c of connections) c.requests.close()
+  }
+}
+
+/** A master's reconnect(cause) (./reconnect.js); it keeps `c` pointing at the connection in use. */
+function reconnectOf (c, plan) {
+  const o = plan.connection
+  const again = reconnector({ endpoint: c.endpoint, runId: c.runId, connectTimeout: o.connectTimeout, retryTimeout: o.retryTimeout, said: o.said, signal: o.signal, owner: c.owner })
+  return async cause => {
+    const r = await again(cause)
+    if (r.target !== c.target) c.stats.failovers++
+    c.requests = r.requests
+    c.target = r.target
+    return r
   }
 }
 
@@ -66,6 +90,7 @@ async function connect (plan) {
   let found
   try {
     found = await masterEndpoints(control, o)
+    await checkExportRights(control, { ...o, types: plan.types })
   } finally {
     control.disconnect()
   }
@@ -76,7 +101,23 @@ async function connect (plan) {
     for (const c of conns) c.close()
     throw failed.reason
   }
-  return conns.map(conn => ({ target: conn.target, cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
+  const connections = conns.map((conn, i) => ({ target: conn.target, endpoint: found.endpoints[i], cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
+  // Each server's run_id: a reconnect to another process starts its SCAN again (./reconnect.js).
+  const ids = await Promise.all(connections.map(c => runIdOf(c.requests)))
+  connections.forEach((c, i) => { c.runId = ids[i] })
+  // Loaded for a cluster only.
+  const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, { ...o, match: plan.match }) : null
+  return { connections, faults }
+}
+
+/** Keys found otherwise than by SCAN (a moved slot's, ./cluster-faults.js), read as a master's. */
+function readKeys (requests, keys, { plan, shared, stats, faults }) {
+  // As if one SCAN, the last, had found them.
+  const ledger = new CursorLedger({ cursor: '0', done: true })
+  ledger.found('0', '0', keys.length)
+  const reader = new MasterReader({ requests, plan, stats, signal: plan.signal, ledger, redirects: faults.redirects(stats), ...shared.master() })
+  reader.keys = keys
+  return reader.run()
 }
 
 /** DBSIZE summed over the servers: the progress's total. */
@@ -123,7 +164,8 @@ function sharedWriter (writer) {
   }
 }
 
-function progressOf (connections, total, output, started, eta) {
+/** `run`: { connections, total, output, started }; `eta`: whether an ETA can be told. */
+function progressOf ({ connections, total, output, started }, eta) {
   const s = ExportStats.sum(connections.map(c => c.stats))
   const elapsedMs = performance.now() - started
   const keysPerSec = elapsedMs > 0 ? s.keys / (elapsedMs / 1000) : 0
@@ -157,7 +199,7 @@ function ticker (plan, snapshot) {
   }
 }
 
-function summaryOf (plan, connections, total, output, started) {
+function summaryOf (plan, { connections, total, output, started }) {
   const s = ExportStats.sum(connections.map(c => c.stats))
   const durationMs = performance.now() - started
   return {
@@ -171,6 +213,8 @@ function summaryOf (plan, connections, total, output, started) {
     otherTypes: s.otherTypes,
     unsupported: s.unsupported,
     batches: s.batches,
+    reconnects: s.reconnects,
+    rescans: s.rescans,
     bytes: output.stream.bytes,
     output: output.name,
     format: plan.format,
@@ -179,6 +223,12 @@ function summaryOf (plan, connections, total, output, started) {
     durationMs: Math.round(durationMs),
     keysPerSec: durationMs > 0 ? Math.round(s.keys / (durationMs / 1000)) : 0
   }
+}
+
+/** A cluster's faults (docs/export.md "Faults"): `moved` is faults.reread()'s answer. */
+function clusterOf (connections, moved) {
+  const s = ExportStats.sum(connections.map(c => c.stats))
+  return { failovers: s.failovers, moved: s.moved, asked: s.asked, slotsMoved: moved.slots === null ? null : moved.slots.length, slotsReread: moved.reread }
 }
 
 module.exports = { exportKeys }

@@ -3,6 +3,8 @@
 const { PipeloadError } = require('../errors')
 const { CommandBuffer } = require('./commands')
 const { PAGES } = require('./pages')
+const { CursorLedger } = require('./cursors')
+const { checkReady } = require('./reconnect')
 
 // One master read to its end: SCAN finds the keys, and each batch of keys is read in one
 // round trip: TYPE, PTTL and the first page of the type guessed for it (the one type asked,
@@ -31,10 +33,16 @@ class MasterReader {
    *   (undefined or a Promise), stats (this master's counts, ./stats.js), signal; hold() and
    *   release() where other masters write into the same output (export.js): hold() returns
    *   undefined or a Promise that resolves once the output takes this master's records only;
-   *   ledger (--checkpoint: ./cursors.js, which also says where SCAN starts)
+   *   ledger (./cursors.js: the cursor whose keys are all written, which --checkpoint saves
+   *   and a reconnect goes on from; a checkpoint's also says where SCAN starts);
+   *   reconnect(cause) (./reconnect.js: resolves with { requests, fresh } once connected
+   *   again, fresh: to another server; without it a lost connection ends the read), and in
+   *   a cluster redirects (./redirects.js: MOVED and ASK followed)
    */
-  constructor ({ requests, plan, emit, stats, signal, hold, release, ledger = null }) {
+  constructor ({ requests, plan, emit, stats, signal, hold, release, ledger = new CursorLedger(), reconnect, redirects }) {
     this.requests = requests
+    this.reconnect = reconnect
+    this.redirects = redirects
     this.plan = plan
     this.emit = emit
     this.hold = hold
@@ -42,8 +50,8 @@ class MasterReader {
     this.stats = stats
     this.signal = signal
     this.ledger = ledger
-    this.cursor = ledger ? ledger.next : '0'
-    this.scanned = ledger ? ledger.ended : false // SCAN's cursor came back to 0
+    this.cursor = ledger.next
+    this.scanned = ledger.ended // SCAN's cursor came back to 0
     this.scanning = false // a SCAN is in flight
     this.keys = [] // found, not read yet: keys[keyAt…]
     this.keyAt = 0
@@ -58,18 +66,38 @@ class MasterReader {
     this.firstKeys = 0
   }
 
+  /** Read to the end; a lost connection: connected again (reconnect), go on from the ledger's mark. */
   async run () {
-    const inflight = []
+    for (;;) {
+      const inflight = []
+      try {
+        return await this.readAll(inflight)
+      } catch (err) {
+        if (!this.reconnect || err.code !== 'PIPELOAD_CONNECTION_LOST' || this.signal?.aborted) throw err
+        this.requests.close()
+        const { requests, fresh } = await this.reconnect(err)
+        this.requests = requests
+        this.stats.reconnects++
+        if (fresh) this.stats.rescans++
+        this.rewind(fresh)
+      }
+    }
+  }
+
+  async readAll (inflight) {
     for (;;) {
       this.checkAborted()
       while (inflight.length < this.plan.window) {
         const batch = this.nextBatch()
         if (batch === null) break
+        batch.replies.catch(() => {}) // a lost connection rejects every batch: run() handles it
         inflight.push(batch)
       }
       if (inflight.length === 0) return
-      const batch = inflight.shift()
-      await this.handle(batch, await batch.replies)
+      const replies = await inflight[0].replies
+      checkReady(replies, this.requests.conn.target)
+      if (this.redirects) await this.redirects.follow(this, inflight[0], replies)
+      await this.handle(inflight.shift(), replies)
     }
   }
 
@@ -82,7 +110,7 @@ class MasterReader {
     let budget = maxElements
     while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length) && (items.length === 0 || budget >= this.perKey)) {
       budget -= this.perKey
-      const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0 }
+      const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0, gen: this.ledger.take() }
       w.command(['TYPE', k.key])
       w.command(['PTTL', k.key])
       w.command(PAGES[k.guess].command(k.key, null, pageSize))
@@ -117,18 +145,16 @@ class MasterReader {
     const keys = []
     let i = 0
     for (const item of batch.items) {
-      // --checkpoint: a key found by SCAN gets its generation (./cursors.js); one read again carries it.
-      if (this.ledger && item.gen === undefined) item.gen = this.ledger.take()
       const again = this.again.length
       const k = this.first(item, replies[i], replies[i + 1], replies[i + 2])
       i += 3
       if (k !== undefined) keys.push(k)
-      else if (this.ledger && this.again.length === again) this.ledger.done(item.gen) // skipped
+      else if (this.again.length === again) this.ledger.done(item.gen) // skipped
     }
     if (batch.scan) {
       const sent = this.cursor
       this.scanReply(replies[i])
-      this.ledger?.found(sent, this.cursor, replies[i][1].length)
+      this.ledger.found(sent, this.cursor, replies[i][1].length)
     }
     if (this.firstKeys > 0) {
       this.perKey = Math.max(1, (this.perKey + this.firstElements / this.firstKeys) / 2)
@@ -145,7 +171,7 @@ class MasterReader {
         await this.writeKey(keys, at)
       }
       // Its records are with the writer (or it is read again from its start: not done yet).
-      if (this.ledger && !k.restarted) this.ledger.done(k.gen)
+      if (!k.restarted) this.ledger.done(k.gen)
     }
   }
 
@@ -174,11 +200,27 @@ class MasterReader {
         for (const g of group) w.command(PAGES[g.next.type].command(g.next.key, g.next.at, this.plan.pageSize))
         this.stats.batches++
         const replies = await this.requests.send(w.take(), group.length)
+        checkReady(replies, this.requests.conn.target)
+        if (this.redirects) await this.redirects.follow(this, { items: group.map(g => g.next) }, replies)
         group.forEach((g, n) => this.page(g, g.next, replies[n]))
       }
     } finally {
       this.release?.()
     }
+  }
+
+  /**
+   * After a reconnect: what was found and not written is forgotten, SCAN goes on from the
+   * ledger's mark (./cursors.js), from cursor 0 when `fresh` (another process).
+   */
+  rewind (fresh) {
+    const { cursor, done } = this.ledger.rewind(fresh)
+    this.cursor = cursor
+    this.scanned = done
+    this.scanning = false
+    this.keys = []
+    this.keyAt = 0
+    this.again = []
   }
 
   checkAborted () {

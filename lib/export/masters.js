@@ -16,11 +16,16 @@ async function masterEndpoints (control, { connectTimeout, said, signal }) {
     const ranges = await topology.slots()
     const template = endpointTemplate(control)
     const seen = new Map()
-    for (const [, , [host, port]] of ranges) {
+    const nodes = new Set()
+    for (const [, , [host, port], ...replicas] of ranges) {
       const target = `${host}:${port}`
       if (!seen.has(target)) seen.set(target, Object.freeze({ ...template, host, port, target }))
+      nodes.add(target)
+      for (const r of replicas) nodes.add(`${r[0]}:${r[1]}`)
     }
-    return { cluster: true, endpoints: [...seen.values()] }
+    // The map and every node, for a fault's slot-map refresh (./slots.js).
+    const map = { template, nodes: [...nodes], ranges: ranges.map(([start, end, [host, port]]) => [start, end, `${host}:${port}`]) }
+    return { cluster: true, endpoints: [...seen.values()], map }
   } finally {
     topology.close()
   }

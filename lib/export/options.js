@@ -22,7 +22,7 @@ const EXPORT_DEFAULTS = Object.freeze({
   progressInterval: 250
 })
 
-const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout']
+const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout', 'retryTimeout']
 // The options of the CSV and Parquet writers (lib/export/table.js, parquet.js): each the
 // formats it is for. Their defaults are the writers' own.
 const WRITER_OPTIONS = Object.freeze({
@@ -119,8 +119,10 @@ function planExport (options) {
   const connection = {}
   for (const k of CONNECTION) if (options[k] !== undefined) connection[k] = options[k]
   connection.connectTimeout = positiveDuration(options.connectTimeout, 'connectTimeout', 10000)
+  // A lost connection: reconnect for this long (import's --retry-timeout), then exit 4.
+  connection.retryTimeout = positiveDuration(options.retryTimeout, 'retryTimeout', 60000)
   return Object.freeze({
-    connection: Object.freeze({ ...connection, said: saidDurations(options, ['connectTimeout']), signal: options.signal }),
+    connection: Object.freeze({ ...connection, said: saidDurations(options, ['connectTimeout', 'retryTimeout']), signal: options.signal }),
     output: outputOf(options.output),
     format,
     match: options.match,

@@ -14,7 +14,7 @@ function formatExportProgress (p) {
   return s
 }
 
-/** Two lines: what was written where, and what was skipped; a third after a --resume. */
+/** Two lines: what was written where, and what was skipped; then one after a --resume, and a cluster's faults. */
 function formatExportSummary (s) {
   const c = s.checkpoint
   if (c?.nothingLeft) return `nothing left to export: checkpoint ${c.file} records a complete export of ${count(c.keysBefore, 'key')} to ${s.output} (finished ${c.finishedAt}); the output was not touched`
@@ -29,11 +29,26 @@ function formatExportSummary (s) {
   for (const [t, n] of Object.entries(s.unsupported)) skipped.push(`${int(n)} of type ${t} (not exported)`)
   const again = s.restarted ? ` · ${count(s.restarted, 'key')} read again from the start (its type changed between pages)` : ''
   const resumed = c?.resumed ? [`resumed from checkpoint ${c.file}: the first ${bytes(c.keptBytes)} of ${s.output} kept (${count(c.keysBefore, 'key')} written before), the rest written again`] : []
-  return [
+  const lost = s.reconnects ? ` · reconnected ${count(s.reconnects, 'time')}${s.rescans ? ` (${int(s.rescans)} to a restarted or new server: its SCAN from the start)` : ''}: keys read again, some written twice` : ''
+  const lines = [
     `exported ${count(s.keys, 'key')}${byType ? ` (${byType})` : ''}${parts} from ${from} to ${s.output} in ${duration(s.durationMs)}${rate} · ${bytes(s.bytes)} written`,
-    `skipped: ${skipped.length ? skipped.join(', ') : 'none'}${again}`,
+    `skipped: ${skipped.length ? skipped.join(', ') : 'none'}${again}${lost}`,
     ...resumed
-  ].join('\n')
+  ]
+  const warning = clusterWarning(s.cluster)
+  if (warning) lines.push(warning)
+  return lines.join('\n')
+}
+
+/** A cluster whose slots moved or whose masters failed over during the export (docs/export.md "Faults"). */
+function clusterWarning (c) {
+  if (!c) return ''
+  const said = []
+  if (c.failovers) said.push(`${count(c.failovers, 'master')} failed over: read again from the new master`)
+  if (c.moved || c.asked) said.push(`${count(c.moved + c.asked, 'key read')} redirected (MOVED ${int(c.moved)}, ASK ${int(c.asked)})`)
+  if (c.slotsMoved || c.slotsReread) said.push(`${count(c.slotsMoved, 'slot')} moved to another master during the export; the keys of ${count(c.slotsReread, 'slot')} (moved, or being migrated at the end) read again where they are now, some written twice${c.slotsReread < c.slotsMoved ? ': slots still moving after 3 rounds, a key of them may be missing' : ''} (docs/export.md#faults)`)
+  if (c.slotsMoved === null) said.push('no node answered CLUSTER SLOTS at the end: slots that moved are not known')
+  return said.length ? `warning: ${said.join('; ')}` : ''
 }
 
 module.exports = { formatExportProgress, formatExportSummary }

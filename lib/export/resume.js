@@ -23,17 +23,20 @@ function planCheckpoint (plan) {
   return { file: plan.checkpoint, state, at: state ? state.bytes : null, checkpointer }
 }
 
-/** Each master's ledger, from the checkpoint's cursor when it resumes: [[target, CursorLedger]]. */
+/**
+ * Each master's ledger (`cp`: null without --checkpoint), from the checkpoint's cursor when
+ * it resumes: a CursorLedger per target.
+ */
 function ledgersOf (cp, targets) {
-  if (cp.state) checkSameMasters(cp.file, cp.state, targets)
-  const from = new Map((cp.state?.masters ?? []).map(m => [m.master, { cursor: m.cursor, done: m.done }]))
-  return targets.map(t => [t, new CursorLedger(from.get(t))])
+  if (cp?.state) checkSameMasters(cp.file, cp.state, targets)
+  const from = new Map((cp?.state?.masters ?? []).map(m => [m.master, { cursor: m.cursor, done: m.done }]))
+  return targets.map(t => new CursorLedger(from.get(t)))
 }
 
 /** The running checkpoints of an export (started). */
-function startCheckpoints (cp, { ledgers, writer, output, path, keys }) {
+function startCheckpoints (cp, { masters, writer, output, path, keys }) {
   const before = cp.state?.keys ?? 0
-  const c = new ExportCheckpoints({ checkpointer: cp.checkpointer, ledgers, writer, output, path, base: cp.at ?? 0, keys: () => before + keys() })
+  const c = new ExportCheckpoints({ checkpointer: cp.checkpointer, masters, writer, output, path, base: cp.at ?? 0, keys: () => before + keys() })
   c.start()
   return c
 }

@@ -15,6 +15,11 @@ class ExportStats {
     this.otherTypes = 0 // of a type not asked (--type with several types)
     this.unsupported = {} // of a type export cannot write (a module's), by type
     this.batches = 0
+    this.reconnects = 0 // connections lost and made again (lib/export/master.js, cursors.js)
+    this.rescans = 0 // reconnects to another process (a restart, a failover): SCAN from cursor 0
+    this.failovers = 0 // a cluster master's read started again on its new master
+    this.moved = 0 // key reads sent again after MOVED (lib/export/redirects.js)
+    this.asked = 0 // key reads sent again after ASK
   }
 
   counted (type) {
@@ -31,7 +36,7 @@ class ExportStats {
   static sum (all) {
     const s = new ExportStats()
     for (const o of all) {
-      for (const k of ['keys', 'parts', 'scanned', 'deleted', 'changed', 'restarted', 'guessedWrong', 'otherTypes', 'batches']) s[k] += o[k]
+      for (const k of ['keys', 'parts', 'scanned', 'deleted', 'changed', 'restarted', 'guessedWrong', 'otherTypes', 'batches', 'reconnects', 'rescans', 'failovers', 'moved', 'asked']) s[k] += o[k]
       for (const [t, n] of Object.entries(o.types)) s.types[t] = (s.types[t] || 0) + n
       for (const [t, n] of Object.entries(o.unsupported)) s.unsupported[t] = (s.unsupported[t] || 0) + n
     }
