@@ -111,7 +111,7 @@ describe('export faults: a lost connection', () => {
     // The connection is killed while part 5 of the 2nd and of the 4th key is being written:
     // the rest of that key is not read yet (its next page waits to be sent).
     const endpoint = { host: srv.host, port: srv.port, db: 3, target: srv.url }
-    const conn = await connectData(endpoint, 5000, undefined, undefined, { buffers: true })
+    const conn = await connectData(endpoint, 5000, undefined, { buffers: true })
     const requests = new Requests(conn)
     const runId = await runIdOf(requests)
     const stats = new ExportStats()
@@ -152,7 +152,7 @@ describe('export faults: a lost connection', () => {
     for (let i = 0; i < 600; i++) want.set(`s:${i}`, `value ${i}`)
     await db.mset(...[...want].flat())
     const endpoint = { host: srv.host, port: srv.port, db: 4, target: srv.url }
-    const requests = new Requests(await connectData(endpoint, 5000, undefined, undefined, { buffers: true }))
+    const requests = new Requests(await connectData(endpoint, 5000, undefined, { buffers: true }))
     const ledger = new CursorLedger()
     const stats = new ExportStats()
     const got = new Map()

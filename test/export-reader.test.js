@@ -21,7 +21,7 @@ describe('export reader: keys that change under it', () => {
   afterAll(async () => { await srv?.stop() })
 
   async function readAll (plan, onRecord, sent = []) {
-    const conn = await connectData({ host: srv.host, port: srv.port, target: 'test' }, 5000, undefined, undefined, { buffers: true })
+    const conn = await connectData({ host: srv.host, port: srv.port, target: 'test' }, 5000, undefined, { buffers: true })
     const requests = new Requests(conn)
     const send = requests.send.bind(requests)
     // sent: the commands of each round trip; sent.pages: the round trips of pages only.

@@ -109,7 +109,7 @@ async function migrating (map, o) {
 
 /** The keys of `slots` on `owner`, read with o.read(requests, keys). */
 async function readSlots (map, owner, slots, o) {
-  const requests = new Requests(await connectData(map.endpoint(owner), o.connectTimeout, o.signal, undefined, { buffers: true }))
+  const requests = new Requests(await connectData(map.endpoint(owner), o.connectTimeout, o.signal, { buffers: true }))
   try {
     for (const slot of slots) {
       const [n] = await requests.send(encodeCommands([['CLUSTER', 'COUNTKEYSINSLOT', String(slot)]]), 1)

@@ -94,7 +94,7 @@ async function connect (plan) {
   } finally {
     control.disconnect()
   }
-  const opened = await Promise.allSettled(found.endpoints.map(ep => connectData(ep, o.connectTimeout ?? 10000, o.signal, o.said?.connectTimeout, { buffers: true })))
+  const opened = await Promise.allSettled(found.endpoints.map(ep => connectData(ep, o.connectTimeout ?? 10000, o.signal, { said: o.said?.connectTimeout, buffers: true })))
   const conns = opened.filter(r => r.status === 'fulfilled').map(r => r.value)
   const failed = opened.find(r => r.status === 'rejected')
   if (failed) {

@@ -43,7 +43,7 @@ function reconnector (o) {
       try {
         const now = o.owner ? await o.owner(Math.max(1, Math.min(left(), o.connectTimeout))) : null
         const to = now ?? endpoint
-        const conn = await connectData(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal, undefined, { buffers: true })
+        const conn = await connectData(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal, { buffers: true })
         const requests = new Requests(conn)
         const id = await runIdOf(requests)
         const fresh = to.target !== endpoint.target || id === null || id !== runId

@@ -81,7 +81,7 @@ class Redirects {
   async connection (target) {
     let r = this.side.get(target)
     if (r && !r.failed) return r
-    r = new Requests(await connectData(this.map.endpoint(target), this.connectTimeout, this.signal, undefined, { buffers: true }))
+    r = new Requests(await connectData(this.map.endpoint(target), this.connectTimeout, this.signal, { buffers: true }))
     this.side.set(target, r)
     return r
   }

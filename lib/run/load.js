@@ -92,7 +92,7 @@ async function openSink (plan, run) {
     if (cluster) return require('../send/cluster').openClusterSink(o, input, run, { control, owned, connections: connections.count })
     endpoint = dataEndpoint(control)
     if (connections.count > 1) return await openLanes(o, { control, owned, endpoint, count: connections.count, input, run })
-    conn = await connectData(endpoint, o.connectTimeout, o.signal, o.said.connectTimeout)
+    conn = await connectData(endpoint, o.connectTimeout, o.signal, { said: o.said.connectTimeout })
     // With Sentinel, batches are kept until the master's replicas have them: where its
     // replication stands before the first (lib/send/replication.js).
     if (endpoint.sentinel) replicated = await askReplication(conn, o.connectTimeout, o.signal, o.said.connectTimeout)
@@ -139,7 +139,7 @@ async function connectionsFor (control, o) {
 /** One server over `count` connections (lib/send/lanes.js), as { sink, close }. */
 async function openLanes (o, { control, owned, endpoint, count, input, run }) {
   const { Lanes, openConnections } = require('../send/lanes')
-  const conns = await openConnections(count, () => connectData(endpoint, o.connectTimeout, o.signal, o.said.connectTimeout))
+  const conns = await openConnections(count, () => connectData(endpoint, o.connectTimeout, o.signal, { said: o.said.connectTimeout }))
   const sink = new Lanes({ conns, ...pipeOptions(o, { control, endpoint, input, run }) })
   run.target = endpoint.target
   return {

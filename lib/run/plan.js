@@ -43,7 +43,7 @@ async function planLoad (options) {
   let inputs = described
   let ranged = null
   if (inputs.length === 1 && inputs[0].kind === 'url') {
-    ranged = rangePlan(o.checkpoint, saved, inputs[0], o.shard, o.restore)
+    ranged = rangePlan(o.checkpoint, saved, inputs[0], { shard: o.shard, restore: o.restore })
     inputs = [await openUrl(inputs[0], o, ranged.range)]
   }
   const single = inputs.length === 1 ? inputs[0] : null

@@ -16,7 +16,7 @@ const { formatOf } = require('../read/formats')
  * start. `input` is the URL's description before its response (format from the path or
  * --format, when known); `shard`: --shard's, whose chunk numbers need the whole body.
  */
-function rangePlan (checkpoint, state, input, shard = null, restore = false) {
+function rangePlan (checkpoint, state, input, { shard = null, restore = false } = {}) {
   if (!state || state.records === 0) return { range: null, reason: null }
   // A restore's part lines need the lines of their key before them (lib/encode/restore.js).
   if (restore) return { range: null, reason: 'a restore reads a dump from its start (a part of a key follows the lines before it)' }

@@ -286,7 +286,7 @@ function dataEndpoint (control) {
  * `timeout` ms (`said`: that timeout as given, for the message); `signal` ends it at once (an
  * aborted one before anything is sent). `buffers`: replies as Buffers (DataConnection).
  */
-async function connectData (ep, timeout = 10000, signal, said, { buffers = false } = {}) {
+async function connectData (ep, timeout = 10000, signal, { said, buffers = false } = {}) {
   if (signal?.aborted) throw abortError(ep.target, 'before connecting')
   const socket = await connectSocket(ep, timeout, signal)
   socket.setNoDelay(true)
@@ -353,7 +353,7 @@ function dataReconnector (control, endpoint, timeout = 10000, signal) {
 
 /** Open a data connection to where `control` is connected. */
 function openData (control, { timeout = 10000, signal, said } = {}) {
-  return connectData(dataEndpoint(control), timeout, signal, said)
+  return connectData(dataEndpoint(control), timeout, signal, { said })
 }
 
 function connectSocket (ep, timeout, signal) {
