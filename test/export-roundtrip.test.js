@@ -16,10 +16,14 @@ const { prng } = require('./helpers/prng')
 const B = s => Buffer.from(s)
 const DOC = fs.readFileSync(path.join(__dirname, '..', 'docs', 'export.md'), 'utf8')
 
-/** The ```js block of docs/export.md whose first line names `file`, written to the tmpdir. */
+/**
+ * The ```js block of docs/export.md whose first line names `file`, written to the tmpdir;
+ * the package ships it as examples/map/<file>, the same text.
+ */
 function docModule (ctx, file) {
   const block = [...DOC.matchAll(/```js\n([^]*?)```/g)].map(m => m[1]).find(b => b.startsWith(`// ${file}:`))
   expect(block, file).toBeTruthy()
+  expect(fs.readFileSync(path.join(__dirname, '..', 'examples', 'map', file), 'utf8'), file).toBe(block)
   return ctx.write(file, block)
 }
 
