@@ -11,9 +11,13 @@ const { GzipMembers } = require('./gzip-members')
 // caller's (stdout). The writer writes into a CountingOutput, which counts the bytes and
 // passes them on with backpressure; a failed destination fails the export (`failure`).
 
+// Bytes the output holds before the writer waits (backpressure): a few of the writer's chunks
+// (./ndjson.js CHUNK), each handed to the file in one write.
+const HIGH_WATER_MARK = 64 * 1024
+
 class CountingOutput extends Writable {
   constructor (dest, name) {
-    super({ highWaterMark: 64 * 1024, decodeStrings: true })
+    super({ highWaterMark: HIGH_WATER_MARK, decodeStrings: true })
     this.dest = dest
     this.name = name
     this.bytes = 0
@@ -24,7 +28,9 @@ class CountingOutput extends Writable {
   }
 
   write (chunk, encoding, callback) {
-    this.handed += typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk.length
+    // A string encoded once here, not measured here and encoded again by write().
+    if (typeof chunk === 'string') chunk = Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8')
+    this.handed += chunk.length
     return super.write(chunk, encoding, callback)
   }
 
