@@ -10,7 +10,8 @@ const { connectData } = require('../lib/send/connection')
 const { Requests } = require('../lib/export/requests')
 const { MasterReader } = require('../lib/export/master')
 const { ExportStats } = require('../lib/export/stats')
-const { line } = require('../lib/export/ndjson')
+const { Writable } = require('node:stream')
+const { line, createWriter } = require('../lib/export/ndjson')
 
 describe('export reader: keys that change under it', () => {
   let srv, redis
@@ -211,5 +212,28 @@ describe('NDJSON lines', () => {
     const many = []
     for (let i = 0; i < 12; i++) many.push(b(`f${i % 11}`), b('v'))
     expect(Array.isArray(JSON.parse(line({ key: b('h'), type: 'hash', ttl: null, part: 1, value: many })).value)).toBe(true)
+  })
+
+  it('hands the lines over whole and in order, in pieces of the output\'s size, across values of up to 3 MB', async () => {
+    // Lines of 60 B to 3 MB: pieces fill and the writer's Buffer is replaced many times, with
+    // a line half written in it (a big value makes it grow).
+    for (const piece of [undefined, 256 * 1024]) {
+      const chunks = []
+      const out = new Writable({ highWaterMark: 64 * 1024, write (c, e, cb) { chunks.push(c); setImmediate(cb) } })
+      if (piece) out.piece = piece
+      const w = createWriter(out)
+      let want = ''
+      for (let i = 0; i < 3000; i++) {
+        const v = String(i % 10).repeat(i % 500 === 499 ? 3_000_000 : (i * 7919) % 4000)
+        const ttl = i % 3 ? null : i
+        want += `{"key":"k:${i}","type":"string","ttl":${ttl === null ? 'null' : ttl},"value":"${v}"}\n`
+        const wait = w.write({ key: b(`k:${i}`), type: 'string', ttl, part: 1, value: b(v) })
+        if (wait) await wait
+      }
+      await w.end()
+      expect(chunks.length).toBeGreaterThan(20)
+      expect(chunks.slice(0, -1).every(c => c.length >= (piece ?? 64 * 1024))).toBe(true)
+      expect(Buffer.concat(chunks).toString('latin1') === want).toBe(true)
+    }
   })
 })

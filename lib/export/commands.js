@@ -8,6 +8,10 @@
 // are held by the socket until written, so the slab is not reused: a full one is left to the
 // GC and a new one taken).
 const SLAB = 1024 * 1024
+const STAR = 0x2a
+const DOLLAR = 0x24
+const CR = 0x0d
+const LF = 0x0a
 let slab = Buffer.allocUnsafe(0)
 let slabAt = 0
 let open = null // the CommandBuffer writing into the slab's rest
@@ -24,8 +28,6 @@ class CommandBuffer {
       this.start = 0
     }
     this.at = this.start
-    // ASCII text not written yet: a command's words are written in one go up to each key.
-    this.text = ''
   }
 
   room (n) {
@@ -39,33 +41,47 @@ class CommandBuffer {
     if (open === this) slab = bigger
   }
 
-  flushText () {
-    const s = this.text
-    this.text = ''
-    this.room(s.length)
-    this.at += this.buf.latin1Write(s, this.at)
-  }
-
   /** One command: each argument an ASCII string or a Buffer. */
   command (args) {
-    let t = this.text + '*' + args.length + '\r\n'
+    let n = 16
+    for (let i = 0; i < args.length; i++) n += args[i].length + 16
+    this.room(n)
+    const buf = this.buf
+    let at = this.at
+    buf[at++] = STAR
+    at = this.number(args.length, at)
     for (let i = 0; i < args.length; i++) {
       const a = args[i]
+      buf[at++] = DOLLAR
+      at = this.number(a.length, at)
       if (typeof a === 'string') {
-        t += '$' + a.length + '\r\n' + a + '\r\n'
+        for (let j = 0; j < a.length; j++) buf[at++] = a.charCodeAt(j)
+      } else if (a.length <= 64) {
+        for (let j = 0; j < a.length; j++) buf[at++] = a[j]
       } else {
-        this.text = t + '$' + a.length + '\r\n'
-        this.flushText()
-        this.room(a.length)
-        this.at += a.copy(this.buf, this.at)
-        t = '\r\n'
+        at += a.copy(buf, at)
       }
+      buf[at++] = CR
+      buf[at++] = LF
     }
-    this.text = t
+    this.at = at
+  }
+
+  /** A length's digits and CRLF at `at`; where they end. */
+  number (n, at) {
+    const buf = this.buf
+    if (n < 10) {
+      buf[at++] = 0x30 + n
+    } else {
+      const s = String(n)
+      for (let j = 0; j < s.length; j++) buf[at++] = s.charCodeAt(j)
+    }
+    buf[at++] = CR
+    buf[at++] = LF
+    return at
   }
 
   take () {
-    this.flushText()
     if (open === this) {
       open = null
       slabAt = (this.at + 7) & ~7

@@ -9,13 +9,20 @@ const { drained } = require('./drain')
 // [name, value] pairs when a name is not valid UTF-8 or repeats. Most keys, fields and values
 // are printable ASCII, copied byte for byte between quotes: no string is made of them.
 
-// Few, large writes to the output and the file (1M hashes of 5 fields: 105 MB).
+// The pieces' size: the output's (lib/export/output.js `piece`), else 64 KiB.
 const CHUNK = 64 * 1024
 // The Buffer lines are written into; each chunk handed to `out` is a piece of it (`out` holds
 // it until written, so a full one is left to the GC and a new one taken).
 const SLAB = 1024 * 1024
 
 const QUOTE = 0x22
+const COMMA = 0x2c
+const COLON = 0x3a
+const OPEN_ARRAY = 0x5b
+const CLOSE_ARRAY = 0x5d
+const OPEN_OBJECT = 0x7b
+const CLOSE_OBJECT = 0x7d
+const NEWLINE = 0x0a
 
 /** Bytes written into a Buffer, handed on a piece at a time (take()). */
 class Bytes {
@@ -44,11 +51,27 @@ class Bytes {
   take () {
     const piece = this.buf.subarray(this.start, this.at)
     this.start = this.at
-    if (this.buf.length - this.at < CHUNK) {
+    if (this.buf.length - this.at < this.size / 4) {
       this.buf = Buffer.allocUnsafe(this.size)
       this.start = this.at = 0
     }
     return piece
+  }
+
+  /** One byte. */
+  byte (c) {
+    this.room(1)
+    this.buf[this.at++] = c
+  }
+
+  /** Bytes of a few ASCII characters (a line's constant parts). */
+  bytes (b) {
+    const n = b.length
+    this.room(n)
+    const buf = this.buf
+    let at = this.at
+    for (let i = 0; i < n; i++) buf[at++] = b[i]
+    this.at = at
   }
 
   /** A string of ASCII characters. */
@@ -102,26 +125,26 @@ function text (o, b) {
 }
 
 function array (o, items) {
-  o.ascii('[')
+  o.byte(OPEN_ARRAY)
   for (let i = 0; i < items.length; i++) {
-    if (i) o.ascii(',')
+    if (i) o.byte(COMMA)
     text(o, items[i])
   }
-  o.ascii(']')
+  o.byte(CLOSE_ARRAY)
 }
 
 /** Flat [name, value, …] as an object, or as pairs when a name is not UTF-8 or repeats. */
 function fields (o, flat) {
   for (let i = 0; i < flat.length; i += 2) if (!isText(flat[i])) return pairs(o, flat, text)
   if (repeats(flat)) return pairs(o, flat, text)
-  o.ascii('{')
+  o.byte(OPEN_OBJECT)
   for (let i = 0; i < flat.length; i += 2) {
-    if (i) o.ascii(',')
+    if (i) o.byte(COMMA)
     text(o, flat[i])
-    o.ascii(':')
+    o.byte(COLON)
     text(o, flat[i + 1])
   }
-  o.ascii('}')
+  o.byte(CLOSE_OBJECT)
 }
 
 /** Whether a name of flat [name, value, …] comes twice (the same bytes: the same JSON text). */
@@ -143,15 +166,16 @@ function same (a, b) {
 
 /** Flat [a, b, …] as [[a, b], …]; `second` writes each b. */
 function pairs (o, flat, second) {
-  o.ascii('[')
+  o.byte(OPEN_ARRAY)
   for (let i = 0; i < flat.length; i += 2) {
-    o.ascii(i ? ',[' : '[')
+    if (i) o.byte(COMMA)
+    o.byte(OPEN_ARRAY)
     text(o, flat[i])
-    o.ascii(',')
+    o.byte(COMMA)
     second(o, flat[i + 1])
-    o.ascii(']')
+    o.byte(CLOSE_ARRAY)
   }
-  o.ascii(']')
+  o.byte(CLOSE_ARRAY)
 }
 
 /** A zset's score, as the server printed it (ASCII). */
@@ -160,13 +184,13 @@ function score (o, b) {
 }
 
 function entries (o, list) {
-  o.ascii('[')
+  o.byte(OPEN_ARRAY)
   for (let i = 0; i < list.length; i++) {
     o.ascii((i ? ',' : '') + '{"id":"' + list[i].id + '","fields":')
     fields(o, list[i].fields)
-    o.ascii('}')
+    o.byte(CLOSE_OBJECT)
   }
-  o.ascii(']')
+  o.byte(CLOSE_ARRAY)
 }
 
 const VALUE = {
@@ -178,13 +202,24 @@ const VALUE = {
   stream: entries
 }
 
+// A line's constant parts.
+const KEY = Buffer.from('{"key":')
+const TYPE_TTL = Object.fromEntries(Object.keys(VALUE).map(t => [t, Buffer.from(`,"type":"${t}","ttl":`)]))
+const NULL = Buffer.from('null')
+const VALUE_IS = Buffer.from(',"value":')
+
 /** One record's line, written into `o`. */
 function writeLine (o, r) {
-  o.ascii('{"key":')
+  o.bytes(KEY)
   text(o, r.key)
-  o.ascii(',"type":"' + r.type + '","ttl":' + (r.ttl === null ? 'null' : r.ttl) + (r.part > 1 ? ',"part":' + r.part : '') + ',"value":')
+  o.bytes(TYPE_TTL[r.type])
+  if (r.ttl === null) o.bytes(NULL)
+  else o.ascii(String(r.ttl))
+  if (r.part > 1) o.ascii(',"part":' + r.part)
+  o.bytes(VALUE_IS)
   VALUE[r.type](o, r.value)
-  o.ascii('}\n')
+  o.byte(CLOSE_OBJECT)
+  o.byte(NEWLINE)
 }
 
 /** One record as its line (a string). */
@@ -197,12 +232,13 @@ function line (r) {
 class NdjsonWriter {
   constructor (out) {
     this.out = out
-    this.pending = new Bytes()
+    this.piece = out.piece ?? CHUNK
+    this.pending = new Bytes(Math.max(SLAB, 4 * this.piece))
   }
 
   write (record) {
     writeLine(this.pending, record)
-    if (this.pending.length >= CHUNK) return this.flush()
+    if (this.pending.length >= this.piece) return this.flush()
   }
 
   flush () {
