@@ -7,9 +7,9 @@ const { CursorLedger } = require('./cursors')
 const { checkReady } = require('./reconnect')
 
 // One master read to its end: SCAN finds the keys, and each batch of keys is read in one
-// round trip: TYPE, PTTL and the first page of the type guessed for it (the one type asked,
-// else the previous key's type). A wrong guess is read again in a later batch, now knowing
-// the type. The next SCAN rides in a batch too, whenever few keys are left to read.
+// round trip: PTTL and the first page of the type guessed for it (the one type asked, else
+// the previous key's type). A wrong guess (WRONGTYPE) is asked its TYPE in a later batch,
+// then read again with TYPE, PTTL and the page of its type (./pages.js firstReads()). The next SCAN rides in a batch too, whenever few keys are left to read.
 // `window` batches are in flight; their replies are handled in order, and each record is
 // handed to `emit`, which is awaited (the output's backpressure stops the reading).
 // A key bigger than a page is read on to its end where it stands in its batch, one page per
