@@ -67,6 +67,26 @@ class CommandBuffer {
     this.at = at
   }
 
+  /** A command of constant words around one key (keyedCommand()): the same bytes as command(). */
+  keyed (c, key) {
+    const { before, after } = c
+    this.room(before.length + key.length + after.length + 16)
+    const buf = this.buf
+    let at = this.at
+    for (let i = 0; i < before.length; i++) buf[at++] = before[i]
+    buf[at++] = DOLLAR
+    at = this.number(key.length, at)
+    if (key.length <= 64) {
+      for (let i = 0; i < key.length; i++) buf[at++] = key[i]
+    } else {
+      at += key.copy(buf, at)
+    }
+    buf[at++] = CR
+    buf[at++] = LF
+    for (let i = 0; i < after.length; i++) buf[at++] = after[i]
+    this.at = at
+  }
+
   /** A length's digits and CRLF at `at`; where they end. */
   number (n, at) {
     const buf = this.buf
@@ -90,6 +110,18 @@ class CommandBuffer {
   }
 }
 
+/**
+ * A command sent for many keys, `args` ASCII strings with the key at index 1 (any value
+ * there): its bytes before the key's and after, for CommandBuffer.keyed().
+ */
+function keyedCommand (args) {
+  const bulk = a => '$' + a.length + '\r\n' + a + '\r\n'
+  return {
+    before: Buffer.from('*' + args.length + '\r\n' + bulk(args[0]), 'latin1'),
+    after: Buffer.from(args.slice(2).map(bulk).join(''), 'latin1')
+  }
+}
+
 /** The bytes of a few commands. */
 function encodeCommands (commands) {
   const w = new CommandBuffer(256)
@@ -97,4 +129,4 @@ function encodeCommands (commands) {
   return w.take()
 }
 
-module.exports = { CommandBuffer, encodeCommands }
+module.exports = { CommandBuffer, encodeCommands, keyedCommand }

@@ -1,7 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { CommandBuffer } = require('./commands')
+const { CommandBuffer, keyedCommand } = require('./commands')
 const { PAGES, firstReads } = require('./pages')
 const { CursorLedger } = require('./cursors')
 const { checkReady } = require('./reconnect')
@@ -19,6 +19,8 @@ const { checkReady } = require('./reconnect')
 // bounded by the window. With several masters writing into one output, `hold()` before a
 // big key's first part and `release()` after its last keep the other masters' records out
 // from between its parts.
+
+const PTTL = keyedCommand(['PTTL', ''])
 
 // A key whose type changes under the reader each time it is read again is counted, not
 // read for ever.
@@ -64,6 +66,7 @@ class MasterReader {
     this.perKey = Math.max(1, plan.pageSize / 4)
     this.firstElements = 0 // in the batch being handled
     this.firstKeys = 0
+    this.firstPages = new Map() // type -> its first page's command, for keyed()
   }
 
   /** Read to the end; a lost connection: connected again (reconnect), go on from the ledger's mark. */
@@ -111,10 +114,17 @@ class MasterReader {
     while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length) && (items.length === 0 || budget >= this.perKey)) {
       budget -= this.perKey
       const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, typed: false, reads: 0, gen: this.ledger.take() }
-      const commands = firstReads(k, pageSize)
-      for (const c of commands) w.command(c)
+      if (k.typed) {
+        const commands = firstReads(k, pageSize)
+        for (const c of commands) w.command(c)
+        n += commands.length
+      } else {
+        // The same commands as firstReads(k), their words written once (./commands.js).
+        w.keyed(PTTL, k.key)
+        w.keyed(this.firstPageCommand(k.guess), k.key)
+        n += 2
+      }
       items.push(k)
-      n += commands.length
     }
     const scan = !this.scanned && !this.scanning && this.keys.length - this.keyAt < batchSize * this.plan.window
     if (scan) {
@@ -125,6 +135,16 @@ class MasterReader {
     if (n === 0) return null
     this.stats.batches++
     return { items, scan, replies: this.requests.send(w.take(), n) }
+  }
+
+  /** The first page's command of a type, for keyed(). */
+  firstPageCommand (type) {
+    let c = this.firstPages.get(type)
+    if (c === undefined) {
+      c = keyedCommand(PAGES[type].command('', null, this.plan.pageSize))
+      this.firstPages.set(type, c)
+    }
+    return c
   }
 
   scanCommand () {
