@@ -1,15 +1,15 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { CommandBuffer } = require('./commands')
-const { PAGES } = require('./pages')
+const { CommandBuffer, keyedCommand } = require('./commands')
+const { PAGES, firstReads } = require('./pages')
 const { CursorLedger } = require('./cursors')
 const { checkReady } = require('./reconnect')
 
 // One master read to its end: SCAN finds the keys, and each batch of keys is read in one
-// round trip: TYPE, PTTL and the first page of the type guessed for it (the one type asked,
-// else the previous key's type). A wrong guess is read again in a later batch, now knowing
-// the type. The next SCAN rides in a batch too, whenever few keys are left to read.
+// round trip: PTTL and the first page of the type guessed for it (the one type asked, else
+// the previous key's type). A wrong guess (WRONGTYPE) is asked its TYPE in a later batch,
+// then read again with TYPE, PTTL and the page of its type (./pages.js firstReads()). The next SCAN rides in a batch too, whenever few keys are left to read.
 // `window` batches are in flight; their replies are handled in order, and each record is
 // handed to `emit`, which is awaited (the output's backpressure stops the reading).
 // A key bigger than a page is read on to its end where it stands in its batch, one page per
@@ -19,6 +19,8 @@ const { checkReady } = require('./reconnect')
 // bounded by the window. With several masters writing into one output, `hold()` before a
 // big key's first part and `release()` after its last keep the other masters' records out
 // from between its parts.
+
+const PTTL = keyedCommand(['PTTL', ''])
 
 // A key whose type changes under the reader each time it is read again is counted, not
 // read for ever.
@@ -64,6 +66,7 @@ class MasterReader {
     this.perKey = Math.max(1, plan.pageSize / 4)
     this.firstElements = 0 // in the batch being handled
     this.firstKeys = 0
+    this.firstPages = new Map() // type -> its first page's command, for keyed()
   }
 
   /** Read to the end; a lost connection: connected again (reconnect), go on from the ledger's mark. */
@@ -110,12 +113,18 @@ class MasterReader {
     let budget = maxElements
     while (items.length < batchSize && (this.again.length || this.keyAt < this.keys.length) && (items.length === 0 || budget >= this.perKey)) {
       budget -= this.perKey
-      const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, reads: 0, gen: this.ledger.take() }
-      w.command(['TYPE', k.key])
-      w.command(['PTTL', k.key])
-      w.command(PAGES[k.guess].command(k.key, null, pageSize))
+      const k = this.again.length ? this.again.shift() : { key: this.keys[this.keyAt++], guess: this.lastType, typed: false, reads: 0, gen: this.ledger.take() }
+      if (k.typed) {
+        const commands = firstReads(k, pageSize)
+        for (const c of commands) w.command(c)
+        n += commands.length
+      } else {
+        // The same commands as firstReads(k), their words written once (./commands.js).
+        w.keyed(PTTL, k.key)
+        w.keyed(this.firstPageCommand(k.guess), k.key)
+        n += 2
+      }
       items.push(k)
-      n += 3
     }
     const scan = !this.scanned && !this.scanning && this.keys.length - this.keyAt < batchSize * this.plan.window
     if (scan) {
@@ -126,6 +135,16 @@ class MasterReader {
     if (n === 0) return null
     this.stats.batches++
     return { items, scan, replies: this.requests.send(w.take(), n) }
+  }
+
+  /** The first page's command of a type, for keyed(). */
+  firstPageCommand (type) {
+    let c = this.firstPages.get(type)
+    if (c === undefined) {
+      c = keyedCommand(PAGES[type].command('', null, this.plan.pageSize))
+      this.firstPages.set(type, c)
+    }
+    return c
   }
 
   scanCommand () {
@@ -146,8 +165,14 @@ class MasterReader {
     let i = 0
     for (const item of batch.items) {
       const again = this.again.length
-      const k = this.first(item, replies[i], replies[i + 1], replies[i + 2])
-      i += 3
+      let k
+      if (item.typed) {
+        k = this.first(item, replies[i], replies[i + 1], replies[i + 2])
+        i += item.guess === null ? 1 : 3
+      } else {
+        k = this.guessed(item, replies[i], replies[i + 1])
+        i += 2
+      }
       if (k !== undefined) keys.push(k)
       else if (this.again.length === again) this.ledger.done(item.gen) // skipped
     }
@@ -238,7 +263,30 @@ class MasterReader {
     this.keyAt = 0
   }
 
-  /** A key's TYPE, PTTL and the first page of its guessed type. */
+  /**
+   * A key found by SCAN: its PTTL and the first page of its guessed type, without TYPE
+   * (most guesses are right): the read answers WRONGTYPE when the guess missed, and the key
+   * is read again with TYPE (first()).
+   */
+  guessed (item, pttl, page) {
+    const target = this.requests.conn.target
+    if (pttl instanceof Error) throw readError(pttl, 'PTTL', item.key, target)
+    if (pttl === -2) { this.stats.deleted++; return }
+    if (page instanceof Error) {
+      if (!isWrongType(page)) throw readError(page, PAGES[item.guess].command(item.key, null, 1)[0], item.key, target)
+      this.stats.guessedWrong++
+      this.again.push({ key: item.key, guess: null, typed: true, reads: item.reads, gen: item.gen })
+      return
+    }
+    // A guess outside --type's types (the first key's 'string'): read, not written.
+    if (this.plan.types && !this.plan.types.includes(item.guess)) { this.stats.otherTypes++; return }
+    return this.firstPage(item, item.guess, pttl, page)
+  }
+
+  /**
+   * A key's TYPE, PTTL and the first page of its guessed type; its TYPE only after a guess
+   * missed (guess null): read again, now knowing its type.
+   */
   first (item, typeReply, pttl, page) {
     const target = this.requests.conn.target
     if (typeReply instanceof Error) throw readError(typeReply, 'TYPE', item.key, target)
@@ -247,6 +295,10 @@ class MasterReader {
     if (PAGES[type] === undefined) { this.stats.unsupported[type] = (this.stats.unsupported[type] || 0) + 1; return }
     if (this.plan.types && !this.plan.types.includes(type)) { this.stats.otherTypes++; return }
     this.lastType = type
+    if (item.guess === null) {
+      this.again.push({ key: item.key, guess: type, typed: true, known: true, reads: item.reads, gen: item.gen })
+      return
+    }
     if (pttl instanceof Error) throw readError(pttl, 'PTTL', item.key, target)
     if (pttl === -2) { this.stats.deleted++; return }
     if (type !== item.guess || page instanceof Error) {
@@ -255,9 +307,14 @@ class MasterReader {
       const reads = item.known || type === item.guess ? item.reads + 1 : item.reads
       if (reads >= MAX_READS) { this.stats.changed++; return }
       this.stats.guessedWrong++
-      this.again.push({ key: item.key, guess: type, known: true, reads, gen: item.gen })
+      this.again.push({ key: item.key, guess: type, typed: true, known: true, reads, gen: item.gen })
       return
     }
+    return this.firstPage(item, type, pttl, page)
+  }
+
+  /** A key's first page, of its type `type`, read: its key to write (records and next page). */
+  firstPage (item, type, pttl, page) {
     const k = { records: [], next: null, gen: item.gen }
     this.page(k, { key: item.key, type, ttl: pttl === -1 ? null : pttl, part: 1, at: null, reads: item.reads }, page)
     return k
@@ -277,7 +334,7 @@ class MasterReader {
       this.stats.uncounted(p.type)
       if (p.reads + 1 >= MAX_READS) { this.stats.changed++; return }
       this.stats.restarted++
-      this.again.push({ key: p.key, guess: this.lastType, reads: p.reads + 1, gen: k.gen })
+      this.again.push({ key: p.key, guess: this.lastType, typed: true, reads: p.reads + 1, gen: k.gen })
       k.restarted = true
       return
     }

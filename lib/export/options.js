@@ -9,9 +9,10 @@ const { positiveDuration, saidDurations, parseSize } = require('../run/option-va
 
 const EXPORT_DEFAULTS = Object.freeze({
   format: 'ndjson',
-  // Keys read per round trip (3 commands each). Smaller batches keep the server busy while
-  // the replies of the one before are written: 1M hashes of 5 fields in 9.4-11.1 s at 250,
-  // 13.9-14.8 s at 1000 (window 4 and 8, 2 cores).
+  // Keys read per round trip (2 commands each: PTTL and a page). Smaller batches keep the
+  // server busy while the replies of the one before are written: 1M hashes of 5 fields in
+  // 9.4-11.1 s at 250, 13.9-14.8 s at 1000 (window 4 and 8, 2 cores; measured with 3
+  // commands a key).
   batchSize: 250,
   window: 4, // batches in flight per master
   pageSize: 1000, // elements per page of a big key (HSCAN/SSCAN/ZSCAN COUNT, LRANGE, XRANGE)

@@ -42,4 +42,15 @@ const PAGES = Object.freeze({
 
 const TYPES = Object.freeze(Object.keys(PAGES))
 
-module.exports = { PAGES, TYPES }
+/**
+ * The commands of a key's first read (lib/export/master.js): a key found by SCAN, its PTTL
+ * and the first page of the type guessed for it; a key read again (`typed`), its TYPE first,
+ * and its TYPE only after a guess that missed (guess null).
+ */
+function firstReads (item, pageSize) {
+  if (!item.typed) return [['PTTL', item.key], PAGES[item.guess].command(item.key, null, pageSize)]
+  if (item.guess === null) return [['TYPE', item.key]]
+  return [['TYPE', item.key], ['PTTL', item.key], PAGES[item.guess].command(item.key, null, pageSize)]
+}
+
+module.exports = { PAGES, TYPES, firstReads }

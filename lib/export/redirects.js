@@ -4,7 +4,7 @@ const { PipeloadError } = require('../errors')
 const { connectData } = require('../send/connection')
 const { Requests } = require('./requests')
 const { CommandBuffer } = require('./commands')
-const { PAGES } = require('./pages')
+const { PAGES, firstReads } = require('./pages')
 
 // A cluster master's reads answered MOVED or ASK (docs/export.md "Faults"): slots move
 // (resharding), or the master was failed over (CLUSTER FAILOVER: it is a replica now, its
@@ -97,7 +97,7 @@ function spansOf (batch) {
   const spans = []
   let at = 0
   for (const item of batch.items) {
-    const n = item.type !== undefined ? 1 : 3
+    const n = commandsOf(item, 1).length
     spans.push({ item, at, n })
     at += n
   }
@@ -115,7 +115,7 @@ function firstRedirect (replies, span) {
 /** An item's read commands, as MasterReader.nextBatch() wrote them. */
 function commandsOf (item, pageSize) {
   if (item.type !== undefined) return [PAGES[item.type].command(item.key, item.at, pageSize)]
-  return [['TYPE', item.key], ['PTTL', item.key], PAGES[item.guess].command(item.key, null, pageSize)]
+  return firstReads(item, pageSize)
 }
 
 /** Whether any reply of a batch is a MOVED or an ASK. */
