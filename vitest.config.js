@@ -10,9 +10,11 @@ const { scaledMs } = require('./test/helpers/wait')
 // 9-line file that runs for 20 s started last and ran alone at the end while the other worker
 // sat idle. These go first, in this order; the rest as vitest would order them.
 const SLOW_FIRST = [
-  'cluster', 'readme', 'memory', 'faults', 'parallel', 'fidelity-worker', 'resume', 'auto-workers-load',
-  'shard-cli', 'ndjson-wide', 'parquet-resume', 'multi-resume', 'fuzz', 'multi-input', 'fidelity',
-  'relax-quotes', 'http-stall', 'hangs', 'bad-input', 'types', 'sentinel', 'sentinel-loss', 'tls'
+  'parallel', 'cluster', 'connections-cluster', 'memory', 'faults', 'resume', 'fidelity-worker', 'fuzz',
+  'resume-into', 'restore', 'multi-resume', 'readme', 'auto-workers-load', 'shard-cli', 'http-stall',
+  'parallel-fallback', 'hangs', 'export-restore', 'connections', 'export-resume', 'ndjson-wide',
+  'fidelity', 'parquet-resume', 'multi-input', 'relax-quotes', 'bad-input', 'types', 'sentinel',
+  'sentinel-loss', 'tls'
 ].map(name => `${name}.test.js`)
 
 class SlowFirst extends BaseSequencer {
