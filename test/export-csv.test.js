@@ -7,30 +7,14 @@
 
 const { parse } = require('csv-parse/sync')
 const { createWriter } = require('../lib/export/csv')
-const { collector } = require('./helpers/export-sink')
+const { collector, writeAll: writeRecords, failure: writeFailure } = require('./helpers/export-sink')
 const { prng } = require('./helpers/prng')
 
 const B = s => Buffer.from(s)
 const hash = (key, pairs, { part = 1, ttl = null } = {}) => ({ key: B(key), type: 'hash', ttl, part, value: pairs.flatMap(([f, v]) => [B(f), Buffer.isBuffer(v) ? v : B(v)]) })
 
-async function writeAll (records, options, sink = collector()) {
-  const w = createWriter(sink.out, options)
-  for (const r of records) {
-    const p = w.write(r)
-    if (p) await p
-  }
-  await w.end()
-  return sink
-}
-
-async function failure (records, options) {
-  try {
-    await writeAll(records, options)
-  } catch (err) {
-    return err
-  }
-  throw new Error('the export did not fail')
-}
+const writeAll = (records, options, sink) => writeRecords(createWriter, records, options, sink)
+const failure = (records, options) => writeFailure(createWriter, records, options)
 
 // Values a CSV writer must quote, or must not break: separators, quotes, every line end,
 // leading and trailing spaces, empty strings, non-ASCII text, a NUL.

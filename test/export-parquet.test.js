@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { createWriter } = require('../lib/export/parquet')
-const { collector } = require('./helpers/export-sink')
+const { collector, writeAll: writeRecords, failure: writeFailure } = require('./helpers/export-sink')
 const { prng } = require('./helpers/prng')
 const { sql, rowGroupsOf } = require('./helpers/parquet')
 
@@ -20,24 +20,8 @@ let dir
 beforeAll(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-export-parquet-')) })
 afterAll(() => { fs.rmSync(dir, { recursive: true, force: true }) })
 
-async function writeAll (records, options, sink = collector()) {
-  const w = createWriter(sink.out, options)
-  for (const r of records) {
-    const p = w.write(r)
-    if (p) await p
-  }
-  await w.end()
-  return sink
-}
-
-async function failure (records, options) {
-  try {
-    await writeAll(records, options)
-  } catch (err) {
-    return err
-  }
-  throw new Error('the export did not fail')
-}
+const writeAll = (records, options, sink) => writeRecords(createWriter, records, options, sink)
+const failure = (records, options) => writeFailure(createWriter, records, options)
 
 function bytes (r, n) {
   return Buffer.from(Array.from({ length: n }, () => r.int(256)))

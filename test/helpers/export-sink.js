@@ -27,4 +27,25 @@ function collector ({ slow = false } = {}) {
   return { out, stats, bytes: () => Buffer.concat(chunks) }
 }
 
-module.exports = { collector }
+/** Each record through `createWriter(sink.out, options)`, awaiting write()'s Promise, then end(). */
+async function writeAll (createWriter, records, options, sink = collector()) {
+  const w = createWriter(sink.out, options)
+  for (const r of records) {
+    const p = w.write(r)
+    if (p) await p
+  }
+  await w.end()
+  return sink
+}
+
+/** The error writeAll() fails with; an error of its own when it does not fail. */
+async function failure (createWriter, records, options) {
+  try {
+    await writeAll(createWriter, records, options)
+  } catch (err) {
+    return err
+  }
+  throw new Error('the export did not fail')
+}
+
+module.exports = { collector, writeAll, failure }
