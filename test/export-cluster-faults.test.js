@@ -9,29 +9,12 @@
 
 const { Writable } = require('node:stream')
 const { startCluster } = require('./helpers/cluster')
-const { writeDataset, readExport, comparable, hex } = require('./helpers/export-data')
+const { writeDataset, readExport, restoredText, comparable, hex } = require('./helpers/export-data')
 const Redis = require('ioredis')
 
 const ASK_KEYS = 200
 const { waitFor, scaledMs } = require('./helpers/wait')
 const { exportKeys } = require('..')
-
-/** The lines a restore keeps: each key's last run from a part 1; a part must follow the one before it. */
-function restoredText (text) {
-  const runs = new Map()
-  const lines = text.split('\n')
-  lines.pop()
-  for (const l of lines) {
-    const r = JSON.parse(l)
-    const k = JSON.stringify(r.key)
-    const part = r.part ?? 1
-    if (part === 1) runs.set(k, [])
-    const run = runs.get(k)
-    if (!run || run.length !== part - 1) throw new Error(`part ${part} of ${k} does not follow part ${run ? run.length : 'none'}`)
-    run.push(l)
-  }
-  return [...runs.values()].flat().join('\n') + '\n'
-}
 
 /** exportKeys() into memory, `fault()` run while the output holds its first chunk. */
 async function exportDuring (url, fault, options = {}) {

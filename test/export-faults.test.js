@@ -14,7 +14,7 @@ const path = require('node:path')
 const { Writable } = require('node:stream')
 const { startRedis } = require('./helpers/redis-server')
 const { runCli } = require('./helpers/run-cli')
-const { writeDataset, readExport, comparable } = require('./helpers/export-data')
+const { writeDataset, readExport, restoredText, comparable } = require('./helpers/export-data')
 const { dataConnections } = require('./helpers/data-connections')
 const { waitFor, scaledMs } = require('./helpers/wait')
 const { exportKeys } = require('..')
@@ -26,27 +26,7 @@ const { CursorLedger } = require('../lib/export/cursors')
 const { reconnector, runIdOf } = require('../lib/export/reconnect')
 const { line } = require('../lib/export/ndjson')
 
-/**
- * The lines a restore keeps: for each key, its last run of lines from a part 1 (a part 1
- * replaces the key). Throws when a part does not follow the part before it of its key.
- */
 const PAD = 'x'.repeat(200)
-
-function restoredText (text) {
-  const runs = new Map()
-  const lines = text.split('\n')
-  lines.pop()
-  for (const l of lines) {
-    const r = JSON.parse(l)
-    const k = JSON.stringify(r.key)
-    const part = r.part ?? 1
-    if (part === 1) runs.set(k, [])
-    const run = runs.get(k)
-    if (!run || run.length !== part - 1) throw new Error(`part ${part} of ${k} does not follow part ${run ? run.length : 'none'}`)
-    run.push(l)
-  }
-  return [...runs.values()].flat().join('\n') + '\n'
-}
 
 /** A Writable that keeps what it gets and calls hold() at its `at`-th chunk, going on once hold() resolves. */
 function heldOutput (at, hold) {

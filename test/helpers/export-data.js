@@ -192,4 +192,25 @@ function comparable (keys, ttlMs = TTL_MS) {
   return out
 }
 
-module.exports = { writeDataset, readExport, comparable, hex, BAD, TTL_MS }
+/**
+ * The lines a restore keeps of an export's text: for each key, its last run of lines from a
+ * part 1 (a part 1 replaces the key). Throws when a part does not follow the part before it
+ * of its key.
+ */
+function restoredText (text) {
+  const runs = new Map()
+  const lines = text.split('\n')
+  lines.pop()
+  for (const l of lines) {
+    const r = JSON.parse(l)
+    const k = JSON.stringify(r.key)
+    const part = r.part ?? 1
+    if (part === 1) runs.set(k, [])
+    const run = runs.get(k)
+    if (!run || run.length !== part - 1) throw new Error(`part ${part} of ${k} does not follow part ${run ? run.length : 'none'}`)
+    run.push(l)
+  }
+  return [...runs.values()].flat().join('\n') + '\n'
+}
+
+module.exports = { writeDataset, readExport, restoredText, comparable, hex, BAD, TTL_MS }
