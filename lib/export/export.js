@@ -61,7 +61,7 @@ async function exportKeys (options) {
   } catch (err) {
     // Where it stopped (Ctrl-C, a read error), unless the output or the checkpoint failed.
     if (checkpoints && !(err instanceof PipeloadError && err.code === 'PIPELOAD_OUTPUT_FAILED')) await checkpoints.stop(false).catch(() => {})
-    output?.close()
+    await output?.close()
     throw err
   } finally {
     progress?.stop()

@@ -78,7 +78,7 @@ class CountingOutput extends Writable {
  * `at` (a resume, ./checkpoint.js): the file is cut to `at` bytes and written on from there;
  * `members` (--checkpoint): a .gz file is written in gzip members that cut() ends.
  * Returns { stream, name, failure: Promise that rejects when writing fails, finish(),
- * written(): the bytes of a plain file written to it by this run }.
+ * close(): Promise, written(): the bytes of a plain file written to it by this run }.
  */
 function openOutput (output, { at = null, members = false } = {}) {
   const own = typeof output === 'string'
@@ -108,7 +108,11 @@ function openOutput (output, { at = null, members = false } = {}) {
       done.catch(err => fail(err))
     } else {
       dest = file
-      done = new Promise((resolve, reject) => { file.once('finish', resolve); file.once('error', reject) })
+      // Awaited by finish() only: a file failing after close() (a write in flight when it
+      // was destroyed: ERR_STREAM_DESTROYED) must not be an unhandled rejection, which
+      // would end the process with exit 1 and a stack instead of the error's own code.
+      done = new Promise((resolve, reject) => { file.once('finish', resolve); file.once('error', err => reject(outputError(err, output))) })
+      done.catch(err => fail(err))
     }
   } else {
     dest = output
@@ -130,8 +134,12 @@ function openOutput (output, { at = null, members = false } = {}) {
       }
       dest.off('error', onError)
     },
+    /** Stop writing (the export failed): resolves once a file of ours is closed. */
     close () {
-      if (own) dest.destroy()
+      if (!own) return Promise.resolve()
+      const closed = file.closed ? Promise.resolve() : new Promise(resolve => file.once('close', resolve))
+      dest.destroy()
+      return closed
     },
     written: () => file === null ? 0 : file.bytesWritten
   }
