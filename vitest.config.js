@@ -43,11 +43,13 @@ module.exports = {
     // a 2-core machine: 419 s and 722 CPU-s with a process per file, 369 s and 623 CPU-s without.
     isolate: false,
     sequence: { sequencer: SlowFirst },
-    // Two test files side by side at least. vitest's default is one fewer than the cores: one
+    // Three test files side by side at least. vitest's default is one fewer than the cores: one
     // at a time on 2 cores, while much of the suite waits (servers starting, a Sentinel failover,
     // timeouts, a frozen server): the whole suite with its four servers took 11 min one file at
-    // a time, 6.7 min two at a time (every test passing), on a quiet 2-core machine.
-    maxWorkers: Math.max(2, os.availableParallelism() - 1),
+    // a time, 6.7 min two at a time (every test passing), on a quiet 2-core machine. On 28
+    // November, the same machine: 6.6 min two at a time, 6.0 three, 6.2 four (the suite is
+    // CPU-bound from three on: 10.5-11.8 CPU-min whatever the count).
+    maxWorkers: Math.max(3, os.availableParallelism() - 1),
     // Under `npm run coverage`: the in-process tests' coverage is written (the file says why).
     setupFiles: ['test/helpers/take-coverage.js'],
     // The run's closing lines say which servers were tested; CI=true fails where one present

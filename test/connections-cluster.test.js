@@ -17,7 +17,7 @@ const Redis = require('ioredis')
 const keySlot = require('cluster-key-slot')
 const { Readable } = require('node:stream')
 const { startCluster, sleep } = require('./helpers/cluster')
-const { describeEachServer } = require('./helpers/redis-server')
+const { describeEachServer, serverKinds } = require('./helpers/redis-server')
 const { scaledMs } = require('./helpers/wait')
 const { runCli } = require('./helpers/run-cli')
 const { killData, paced, dataConnectionsClosed, killedAfterCheckpoint } = require('./helpers/data-connections')
@@ -120,7 +120,14 @@ async function masterClients (cluster) {
 
 const LISTS = ['-c', 'RPUSH a:{k} {id}', '-c', 'RPUSH b:{j} {id}']
 
+// What pipeload does with several connections, not how a kind of server answers (parse
+// workers, --shard, --resume, a reshard with 3 connections as with 2): against the first kind
+// tested only (Redis 7.0 where present). Every kind runs the ordering over 1 to 4
+// connections, a killed connection and a reshard with 2 connections per master.
+const FIRST_KIND = serverKinds().find(k => !k.missing)
+
 describeEachServer('--connections n per master of a 3-master cluster', server => {
+  const firstOnly = it.skipIf(server !== FIRST_KIND)
   let cluster, tmp
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pipeload-connections-cluster-'))
@@ -132,7 +139,7 @@ describeEachServer('--connections n per master of a 3-master cluster', server =>
   })
 
   for (const workers of [0, 2]) {
-    it(`--workers ${workers}: connections 1, 2, 3 and 4 per master give each key its ids in input order`, async () => {
+    (workers ? firstOnly : it)(`--workers ${workers}: connections 1, 2, 3 and 4 per master give each key its ids in input order`, async () => {
       const want = expectedLists(ROWS)
       for (const n of [1, 2, 3, 4]) {
         await cluster.flushall()
@@ -146,7 +153,7 @@ describeEachServer('--connections n per master of a 3-master cluster', server =>
     }, scaledMs(180_000))
   }
 
-  it('--shard i/2 shares loaded one after another, connections 1, 2, 3 and 4 per master (shard 1 through 2 parse workers): each key in input order', async () => {
+  firstOnly('--shard i/2 shares loaded one after another, connections 1, 2, 3 and 4 per master (shard 1 through 2 parse workers): each key in input order', async () => {
     const file = csvFile(tmp, 'in-shards.csv', ROWS)
     const want = expectedLists(ROWS)
     for (const n of [1, 2, 3, 4]) {
@@ -197,7 +204,7 @@ describeEachServer('--connections n per master of a 3-master cluster', server =>
     expect(repeats).toBeLessThanOrEqual(s.resentCommands)
   }, scaledMs(60_000))
 
-  it('SIGKILL then --resume, 4 connections per master: each list is what ran before the kill, then the ids after the checkpoint in input order', async () => {
+  firstOnly('SIGKILL then --resume, 4 connections per master: each list is what ran before the kill, then the ids after the checkpoint in input order', async () => {
     await cluster.flushall()
     const n = 60_000
     const file = csvFile(tmp, 'in-resume.csv', n)
@@ -253,7 +260,7 @@ describeEachServer('--connections n per master of a 3-master cluster', server =>
   }, scaledMs(120_000))
 
   for (const connections of [2, 3]) {
-    it(`slots moved during the load (${server.name}-cli --cluster reshard), ${connections} connections per master: MOVED and ASK followed, nothing lost or run twice, keys of slots not moved in input order`, async () => {
+    (connections === 3 ? firstOnly : it)(`slots moved during the load (${server.name}-cli --cluster reshard), ${connections} connections per master: MOVED and ASK followed, nothing lost or run twice, keys of slots not moved in input order`, async () => {
       await cluster.flushall()
       const n = 100_000
       const [from, to] = await cluster.masterPorts()
