@@ -183,6 +183,33 @@ describe('export reader: keys that change under it', () => {
     }
   })
 
+  it('a hash of fewer fields than a page comes whole from its first read; one of a page or more is read again from its start, every field once', async () => {
+    await redis.flushall()
+    // Page 100: hashes of 1 to 99 fields are whole in their first read; 100, 101 and 250
+    // (a hashtable past hash-max-listpack-entries 128) are read again with HSCAN pages.
+    const sizes = [1, 5, 99, 100, 101, 250]
+    const want = new Map(sizes.map(n => [`h:${n}`, new Map(Array.from({ length: n }, (_, i) => [`f${i}`, `v${n}:${i}`]))]))
+    for (const [key, fields] of want) await redis.hset(key, ...[...fields].flat())
+    const { records, stats } = await readAll({ pageSize: 100, batchSize: 3 }, () => {})
+    const got = new Map()
+    for (const r of records) {
+      const key = r.key.toString()
+      if (!got.has(key)) got.set(key, { parts: [], pairs: [] })
+      got.get(key).parts.push(r.part)
+      for (let i = 0; i < r.value.length; i += 2) got.get(key).pairs.push([r.value[i].toString(), r.value[i + 1].toString()])
+    }
+    expect([...got.keys()].sort()).toEqual([...want.keys()].sort())
+    for (const [key, fields] of want) {
+      const { parts, pairs } = got.get(key)
+      expect(parts, key).toEqual(parts.map((_, i) => i + 1))
+      // Every field once, with its value: HSCAN may split a hash anywhere, never repeat a field of a hash not written to.
+      expect(pairs.length, key).toBe(fields.size)
+      expect(new Map(pairs), key).toEqual(fields)
+      if (fields.size < 100) expect(parts, key).toEqual([1])
+    }
+    expect(stats.keys).toBe(sizes.length)
+  })
+
   it('pages of a big list and stream follow each other without a gap or a repeat', async () => {
     await redis.flushall()
     const items = Array.from({ length: 1050 }, (_, i) => `i${i}`)

@@ -15,7 +15,9 @@ const KEY = 'pipeload:rights-check'
 
 /** The commands an export of `types` (undefined: every type) sends, each with example arguments. */
 function commandsOf (types) {
-  const read = (types ?? TYPES).map(t => PAGES[t].command(KEY, null, 1))
+  const read = (types ?? TYPES).flatMap(t => PAGES[t].later === undefined
+    ? [PAGES[t].command(KEY, null, 1)]
+    : [PAGES[t].command(KEY, null, 1), PAGES[t].command(KEY, PAGES[t].later, 1)])
   return [['SCAN', '0'], ['DBSIZE'], ['TYPE', KEY], ['PTTL', KEY], ...read]
 }
 
