@@ -2,7 +2,7 @@
 
 const { SlotMap } = require('./slots')
 const { Redirects } = require('./redirects')
-const { Requests } = require('./requests')
+const { Requests, openRequests } = require('./requests')
 const { encodeCommands } = require('./commands')
 const { globMatch } = require('./glob')
 const { connectData } = require('../send/connection')
@@ -109,7 +109,7 @@ async function migrating (map, o) {
 
 /** The keys of `slots` on `owner`, read with o.read(requests, keys). */
 async function readSlots (map, owner, slots, o) {
-  const requests = new Requests(await connectData(map.endpoint(owner), o.connectTimeout, o.signal, { buffers: true }))
+  const requests = await openRequests(map.endpoint(owner), o.connectTimeout, o.signal)
   try {
     for (const slot of slots) {
       const [n] = await requests.send(encodeCommands([['CLUSTER', 'COUNTKEYSINSLOT', String(slot)]]), 1)

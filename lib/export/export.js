@@ -2,10 +2,10 @@
 
 const { performance } = require('node:perf_hooks')
 const { callbackError, PipeloadError } = require('../errors')
-const { openControl, connectData } = require('../send/connection')
+const { openControl } = require('../send/connection')
 const { planExport } = require('./options')
 const { masterEndpoints } = require('./masters')
-const { Requests } = require('./requests')
+const { openRequests } = require('./requests')
 const { MasterReader } = require('./master')
 const { CursorLedger } = require('./cursors')
 const { reconnector, runIdOf } = require('./reconnect')
@@ -94,14 +94,14 @@ async function connect (plan) {
   } finally {
     control.disconnect()
   }
-  const opened = await Promise.allSettled(found.endpoints.map(ep => connectData(ep, o.connectTimeout ?? 10000, o.signal, { said: o.said?.connectTimeout, buffers: true })))
-  const conns = opened.filter(r => r.status === 'fulfilled').map(r => r.value)
+  const opened = await Promise.allSettled(found.endpoints.map(ep => openRequests(ep, o.connectTimeout ?? 10000, o.signal, o.said?.connectTimeout)))
+  const open = opened.filter(r => r.status === 'fulfilled').map(r => r.value)
   const failed = opened.find(r => r.status === 'rejected')
   if (failed) {
-    for (const c of conns) c.close()
+    for (const requests of open) requests.close()
     throw failed.reason
   }
-  const connections = conns.map((conn, i) => ({ target: conn.target, endpoint: found.endpoints[i], cluster: found.cluster, requests: new Requests(conn), stats: new ExportStats() }))
+  const connections = open.map((requests, i) => ({ target: requests.conn.target, endpoint: found.endpoints[i], cluster: found.cluster, requests, stats: new ExportStats() }))
   // Each server's run_id: a reconnect to another process starts its SCAN again (./reconnect.js).
   const ids = await Promise.all(connections.map(c => runIdOf(c.requests)))
   connections.forEach((c, i) => { c.runId = ids[i] })

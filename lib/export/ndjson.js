@@ -1,7 +1,7 @@
 'use strict'
 
 const { isUtf8 } = require('node:buffer')
-const { drained } = require('./drain')
+const { Output } = require('./backpressure')
 
 // The NDJSON writer (docs/export.md "The NDJSON format"): one line per record, written as
 // bytes into a Buffer and handed to `out` in pieces of about CHUNK bytes. A string that is
@@ -231,7 +231,7 @@ function line (r) {
 
 class NdjsonWriter {
   constructor (out) {
-    this.out = out
+    this.output = new Output(out)
     this.piece = out.piece ?? CHUNK
     this.pending = new Bytes(Math.max(SLAB, 4 * this.piece))
   }
@@ -241,14 +241,15 @@ class NdjsonWriter {
     if (this.pending.length >= this.piece) return this.flush()
   }
 
+  /** The lines not handed over yet, as one piece: undefined, or a Promise (backpressure). */
   flush () {
     if (this.pending.length === 0) return
-    const chunk = this.pending.take()
-    if (!this.out.write(chunk)) return drained(this.out)
+    return this.output.write(this.pending.take())
   }
 
   async end () {
     await this.flush()
+    await this.output.flush()
   }
 }
 

@@ -2,10 +2,9 @@
 
 const { performance } = require('node:perf_hooks')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { connectData } = require('../send/connection')
 const { PipeloadError } = require('../errors')
 const { BACKOFF_FIRST, nextBackoff, gaveUp } = require('../send/pipeline')
-const { Requests } = require('./requests')
+const { openRequests } = require('./requests')
 const { encodeCommands } = require('./commands')
 const { notReady } = require('../send/not-ready')
 
@@ -43,8 +42,7 @@ function reconnector (o) {
       try {
         const now = o.owner ? await o.owner(Math.max(1, Math.min(left(), o.connectTimeout))) : null
         const to = now ?? endpoint
-        const conn = await connectData(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal, { buffers: true })
-        const requests = new Requests(conn)
+        const requests = await openRequests(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal)
         const id = await runIdOf(requests)
         const fresh = to.target !== endpoint.target || id === null || id !== runId
         endpoint = to

@@ -1,8 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
-const { connectData } = require('../send/connection')
-const { Requests } = require('./requests')
+const { openRequests } = require('./requests')
 const { CommandBuffer } = require('./commands')
 const { PAGES, firstReads } = require('./pages')
 
@@ -81,7 +80,7 @@ class Redirects {
   async connection (target) {
     let r = this.side.get(target)
     if (r && !r.failed) return r
-    r = new Requests(await connectData(this.map.endpoint(target), this.connectTimeout, this.signal, { buffers: true }))
+    r = await openRequests(this.map.endpoint(target), this.connectTimeout, this.signal)
     this.side.set(target, r)
     return r
   }

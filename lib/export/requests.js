@@ -1,6 +1,7 @@
 'use strict'
 
 const { PipeloadError } = require('../errors')
+const { connectData } = require('../send/connection')
 
 // Requests over one data connection (lib/send/connection.js DataConnection, its replies as
 // Buffers): each request is a few pipelined commands, answered by as many replies, in
@@ -56,4 +57,13 @@ class Requests {
   }
 }
 
-module.exports = { Requests }
+/**
+ * Every data connection of an export is opened here: to `ep` within `ms` (`said`: that
+ * timeout as the user gave it, for the message), its replies as Buffers (keys and values are
+ * bytes), as Requests.
+ */
+async function openRequests (ep, ms, signal, said) {
+  return new Requests(await connectData(ep, ms, signal, { said, buffers: true }))
+}
+
+module.exports = { Requests, openRequests }
