@@ -16,6 +16,8 @@ const path = require('node:path')
 const zlib = require('node:zlib')
 const { spawn, execFileSync } = require('node:child_process')
 const { startRedis } = require('./helpers/redis-server')
+const Redis = require('ioredis')
+const keySlot = require('cluster-key-slot')
 const { startCluster } = require('./helpers/cluster')
 const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
 const { scaledMs } = require('./helpers/wait')
@@ -260,4 +262,46 @@ describe('export --checkpoint / --resume, a 3-master cluster', () => {
     expect(saved.masters.length).toBe(3)
     expect(comparable(restoredKeys(fs.readFileSync(file, 'utf8')))).toEqual(comparable(want))
   }, scaledMs(120_000))
+
+  it('slots moved while the export was stopped (kill -9, then a reshard): the resume reads their keys again where they are now, every key', async () => {
+    // 2,000 keys in the slots of one master only: the other two have none of them, so their
+    // SCANs are done by the first checkpoint; half that master's slots then move to another
+    // (keys and all), some of them holding keys its SCAN had not reached.
+    const [from, to] = await cluster.masterPorts()
+    const admin = new Redis({ port: from, protocol: 2 })
+    let mine
+    try {
+      const ranges = await admin.cluster('SLOTS')
+      mine = ranges.filter(r => r[2][1] === from).map(r => [r[0], r[1]])
+    } finally {
+      admin.disconnect()
+    }
+    const owned = slot => mine.some(([a, b]) => slot >= a && slot <= b)
+    const moved = new Map()
+    for (let i = 0; moved.size < 2000; i++) {
+      const key = `m:{${i}}`
+      if (owned(keySlot(key))) moved.set(key, `v${i}`)
+    }
+    const p = client.pipeline()
+    for (const [k, v] of moved) p.set(k, v)
+    await p.exec()
+    const wantMoved = new Map([...moved].map(([k, v]) => [Buffer.from(k).toString('hex'), { type: 'string', ttl: null, value: Buffer.from(v).toString('hex') }]))
+    const file = path.join(tmp, 'moved.ndjson')
+    const cp = path.join(tmp, 'moved.ckpt')
+    const args = [file, '-u', cluster.nodes[0].url, '--checkpoint', cp, '--match', 'm:*', ...SLOW]
+    const first = await exportCli(args, { KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: '200' })
+    expect(first.signal, first.err).toBe('SIGKILL')
+    const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
+    expect(saved.slots.filter(r => r[2] === `127.0.0.1:${from}`).map(r => [r[0], r[1]])).toEqual(mine)
+    expect(saved.keys).toBeLessThan(moved.size)
+    const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
+    const half = Math.floor(mine.reduce((n, [a, b]) => n + b - a + 1, 0) / 2)
+    await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
+      '--cluster-slots', String(half), '--cluster-yes', '--cluster-pipeline', '100'])
+    await cluster.settled()
+    const r = await exportCli([...args, '--resume', '--json'])
+    expect(r.code, r.err).toBe(0)
+    expect(JSON.parse(r.out).cluster.slotsReread).toBe(half)
+    expect(comparable(restoredKeys(fs.readFileSync(file, 'utf8')))).toEqual(comparable(wantMoved))
+  }, scaledMs(180_000))
 })

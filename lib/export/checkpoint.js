@@ -10,8 +10,9 @@ const { refuseOutputsOverInputs } = require('../run/same-file')
 
 // export --checkpoint / --resume (docs/export.md "Resume and consistency"). The checkpoint
 // records what export it belongs to (`export`: the target, --match, --type, --format and the
-// output's path), each master's SCAN cursor whose keys are all written (./cursors.js), and
-// `bytes`: the output's length holding them, flushed and fsynced before the checkpoint names
+// output's path), each master's SCAN cursor whose keys are all written (./cursors.js), of a
+// cluster `slots`: its slot map as the export began (a resume reads again the keys of slots
+// moved since, ./cluster-faults.js), and `bytes`: the output's length holding them, flushed and fsynced before the checkpoint names
 // it; `clean`: written as the export stopped (the end, Ctrl-C, an error), not on its interval,
 // after which a kill may have come. A resume cuts the output back to `bytes` (what was
 // written after the checkpoint goes) and SCANs each master on from its cursor. Only an NDJSON
@@ -46,6 +47,7 @@ function refuseUncheckpointable (plan) {
 }
 
 const isCount = v => Number.isSafeInteger(v) && v >= 0
+const isRange = r => Array.isArray(r) && r.length === 3 && isCount(r[0]) && isCount(r[1]) && r[0] <= r[1] && r[1] < 16384 && typeof r[2] === 'string'
 
 /** What is wrong with a parsed export checkpoint; [] when nothing is. */
 function problemsOf (state) {
@@ -58,6 +60,7 @@ function problemsOf (state) {
   if (!Array.isArray(state.masters) || state.masters.some(m => m === null || typeof m !== 'object' || typeof m.master !== 'string' || !/^\d+$/.test(m.cursor) || typeof m.done !== 'boolean')) {
     problems.push('masters is not a list of { master, cursor, done }')
   }
+  if (state.slots !== undefined && !(Array.isArray(state.slots) && state.slots.every(isRange))) problems.push('slots is not a list of [start, end, master]')
   if (!isCount(state.bytes)) problems.push(`bytes is ${JSON.stringify(state.bytes)}, not a whole number ≥ 0`)
   if (!isCount(state.keys)) problems.push(`keys is ${JSON.stringify(state.keys)}, not a whole number ≥ 0`)
   if (typeof state.complete !== 'boolean') problems.push(`complete is ${JSON.stringify(state.complete)}, not true or false`)

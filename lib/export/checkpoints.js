@@ -17,10 +17,11 @@ class ExportCheckpoints {
   /**
    * @param {object} o checkpointer (./checkpoint.js ExportCheckpointer), masters() (each
    *   master's { master, cursor, done } now: its address and its ledger's mark), writer (its flush()), output (./output.js), path (the output file),
-   *   base (bytes kept from the run before), keys() (keys written so far)
+   *   base (bytes kept from the run before), keys() (keys written so far), slots() (a
+   *   cluster's slot map as the export began; null for one server)
    */
-  constructor ({ checkpointer, masters, writer, output, path, base, keys }) {
-    Object.assign(this, { checkpointer, masters, writer, output, path, base, keys })
+  constructor ({ checkpointer, masters, writer, output, path, base, keys, slots = null }) {
+    Object.assign(this, { checkpointer, masters, writer, output, path, base, keys, slots })
     this.saving = null
     this.timer = null
     let fail
@@ -52,7 +53,7 @@ class ExportCheckpoints {
     if (flushed) flushed.catch(() => {})
     const bytes = await this.length()
     await syncFile(this.path)
-    this.checkpointer.write({ masters, bytes: this.base + bytes, keys, complete, clean })
+    this.checkpointer.write({ masters, ...(this.slots ? { slots: this.slots() } : {}), bytes: this.base + bytes, keys, complete, clean })
   }
 
   /** This run's bytes of the file once what was handed to the output is in it (a gzip member ended). */

@@ -20,7 +20,7 @@ const ROUNDS = 3
 /** `found`: masterEndpoints()'s answer; each connection `c` gets c.owner and c.redirects. */
 function clusterFaults (found, connections, o) {
   const extra = []
-  const map = new SlotMap({ ...found.map, connectTimeout: o.connectTimeout, signal: o.signal })
+  const map = new SlotMap({ ...found.map, first: o.firstSlots ?? found.map.ranges, connectTimeout: o.connectTimeout, signal: o.signal })
   for (const c of connections) {
     const first = found.map.ranges.find(r => r[2] === c.endpoint.target)[0]
     c.first = c.endpoint.target

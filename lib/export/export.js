@@ -29,7 +29,9 @@ async function exportKeys (options) {
   const cp = planCheckpoint(plan)
   if (cp?.state?.complete) return nothingLeft(plan, cp)
   const started = performance.now()
-  const { connections, faults } = await connect(plan)
+  // A cluster's slot map as the export began, kept in its checkpoint: slots moved since, while
+  // it was stopped too, have their keys read again at the end (./cluster-faults.js).
+  const { connections, faults } = await connect(plan, cp?.state?.slots ?? null)
   let output = null
   let progress = null
   let checkpoints = null
@@ -46,7 +48,7 @@ async function exportKeys (options) {
     progress = plan.onProgress ? ticker(plan, snapshot) : null
     // Each master's mark under its address now (a failover's new master: its own cursor).
     const masters = () => connections.map(c => ({ master: c.target, ...c.ledger.mark() }))
-    checkpoints = cp ? startCheckpoints(cp, { masters, writer, output, path: plan.output, keys: () => ExportStats.sum(connections.map(c => c.stats)).keys }) : null
+    checkpoints = cp ? startCheckpoints(cp, { masters, writer, output, path: plan.output, keys: () => ExportStats.sum(connections.map(c => c.stats)).keys, slots: faults ? () => faults.map.first : null }) : null
     // Then, in a cluster, the keys of slots that moved, read again (counted with the first master's).
     const again = { plan, shared, stats: connections[0].stats, faults }
     const reading = Promise.all(readers.map(r => r.run())).then(() => faults?.reread((requests, keys) => readKeys(requests, keys, again)))
@@ -84,7 +86,7 @@ function reconnectOf (c, plan) {
 }
 
 /** A data connection (replies as Buffers) to each server to read. */
-async function connect (plan) {
+async function connect (plan, firstSlots) {
   const o = plan.connection
   const control = await openControl(o)
   let found
@@ -106,7 +108,7 @@ async function connect (plan) {
   const ids = await Promise.all(connections.map(c => runIdOf(c.requests)))
   connections.forEach((c, i) => { c.runId = ids[i] })
   // Loaded for a cluster only.
-  const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, { ...o, match: plan.match }) : null
+  const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, { ...o, match: plan.match, firstSlots }) : null
   return { connections, faults }
 }
 

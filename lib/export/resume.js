@@ -34,9 +34,9 @@ function ledgersOf (cp, targets) {
 }
 
 /** The running checkpoints of an export (started). */
-function startCheckpoints (cp, { masters, writer, output, path, keys }) {
+function startCheckpoints (cp, { masters, writer, output, path, keys, slots }) {
   const before = cp.state?.keys ?? 0
-  const c = new ExportCheckpoints({ checkpointer: cp.checkpointer, masters, writer, output, path, base: cp.at ?? 0, keys: () => before + keys() })
+  const c = new ExportCheckpoints({ checkpointer: cp.checkpointer, masters, writer, output, path, base: cp.at ?? 0, keys: () => before + keys(), slots })
   c.start()
   return c
 }

@@ -11,12 +11,13 @@ const { encodeCommands } = require('./commands')
 class SlotMap {
   /**
    * `template`: credentials and TLS of every node (lib/send/cluster-topology.js endpointTemplate);
-   * `nodes`: 'host:port' of the nodes known; `ranges`: the first map ([start, end, owner 'host:port']).
+   * `nodes`: 'host:port' of the nodes known; `ranges`: the map now ([start, end, owner
+   * 'host:port']); `first`: the map the export began with (a resumed one's, from its checkpoint).
    */
-  constructor ({ template, nodes, ranges, connectTimeout, signal }) {
+  constructor ({ template, nodes, ranges, first = ranges, connectTimeout, signal }) {
     this.template = template
     this.known = [...nodes]
-    this.first = ranges
+    this.first = first
     this.ranges = ranges
     this.connectTimeout = connectTimeout
     this.signal = signal
