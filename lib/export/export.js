@@ -4,7 +4,7 @@ const { performance } = require('node:perf_hooks')
 const { callbackError, PipeloadError } = require('../errors')
 const { openControl } = require('../send/connection')
 const { planExport } = require('./options')
-const { masterEndpoints } = require('./masters')
+const { masterEndpoints, sentinelOwner } = require('./masters')
 const { openRequests } = require('./requests')
 const { MasterReader } = require('./master')
 const { CursorLedger } = require('./cursors')
@@ -107,6 +107,8 @@ async function connect (plan, firstSlots) {
   // Each server's run_id: a reconnect to another process starts its SCAN again (./reconnect.js).
   const ids = await Promise.all(connections.map(c => runIdOf(c.requests)))
   connections.forEach((c, i) => { c.runId = ids[i] })
+  // With Sentinel, a reconnect asks the sentinels where the master is now.
+  if (o.sentinels) for (const c of connections) c.owner = sentinelOwner(o)
   // Loaded for a cluster only.
   const faults = found.cluster ? require('./cluster-faults').clusterFaults(found, connections, { ...o, match: plan.match, firstSlots }) : null
   return { connections, faults }

@@ -1,6 +1,6 @@
 'use strict'
 
-const { dataEndpoint } = require('../send/connection')
+const { dataEndpoint, openControl } = require('../send/connection')
 const { isCluster } = require('../send/target-kind')
 
 // The servers an export reads: the one server, or every master of the cluster the given node
@@ -31,4 +31,24 @@ async function masterEndpoints (control, { connectTimeout, said, signal }) {
   }
 }
 
-module.exports = { masterEndpoints }
+/**
+ * With Sentinel, where a reconnect goes (./reconnect.js `owner`): the master the sentinels
+ * name now (a failover moves it), asked with a control client of its own, closed at once
+ * (`ms`: what is left of the retry time); null when none answers, to try the address before.
+ */
+function sentinelOwner (o) {
+  return async ms => {
+    let control = null
+    try {
+      control = await openControl({ ...o, connectTimeout: ms })
+      return dataEndpoint(control)
+    } catch (err) {
+      if (err.code === 'PIPELOAD_ABORTED') throw err
+      return null
+    } finally {
+      control?.disconnect()
+    }
+  }
+}
+
+module.exports = { masterEndpoints, sentinelOwner }
