@@ -672,7 +672,7 @@ export type ExportType = 'string' | 'hash' | 'list' | 'set' | 'zset' | 'stream'
 export type ExportFormat = 'ndjson' | 'csv' | 'parquet'
 
 /** exportKeys() options (docs/library.md "exportKeys"); the connection options are load()'s, but `redis`, `timeout` and `onReconnect`. */
-export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'timeout' | 'onReconnect'> {
+export interface ExportOptions extends Omit<ConnectionOptions, 'redis' | 'onReconnect'> {
   /** A file path (created or truncated; gzipped when it ends in .gz) or a Writable (written to, not ended). */
   output: string | NodeJS.WritableStream
   /** Default 'ndjson' (docs/export.md): every type. 'csv': hashes; 'parquet': hashes and strings. */

@@ -80,6 +80,24 @@ describe('export faults: a lost connection', () => {
     expect(s).toMatchObject({ reconnects: 1, rescans: 1 })
   })
 
+  it('a frozen server (SIGSTOP): nothing for --timeout while replies are due, the connection counts as lost; after SIGCONT the export reads on from its cursor, every key', async () => {
+    const TIMEOUT = scaledMs(400)
+    let woken = null
+    const { out, text } = heldOutput(2, async n => {
+      if (n !== 1) return
+      srv.proc.kill('SIGSTOP')
+      // Woken long after the export gave up on its frozen connection (a few --timeout), while
+      // it tries to connect again (each attempt timed out by the frozen server, as the first).
+      woken = new Promise(resolve => setTimeout(() => { srv.proc.kill('SIGCONT'); resolve() }, 6 * TIMEOUT))
+    })
+    const s = await exportKeys({ url: srv.url, output: out, batchSize: 50, pageSize: 100, scanCount: 50, window: 3, timeout: TIMEOUT, connectTimeout: TIMEOUT, retryTimeout: scaledMs(20_000) })
+    await woken
+    expect(comparable(readExport(restoredText(text())).keys)).toEqual(comparable(want))
+    // The same process after SIGCONT: its cursor holds, nothing is scanned again.
+    expect(s.reconnects).toBeGreaterThanOrEqual(1)
+    expect(s.rescans).toBe(0)
+  })
+
   it('a big key whose pages were being read when the connection died is read again from part 1', async () => {
     const db = srv.client({ db: 3 })
     const expected = {}

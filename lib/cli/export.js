@@ -15,8 +15,9 @@ const { progressMode, progressOutput } = require('./progress')
 
 /** import's --json, -q/--quiet and --progress/--no-progress, from the option table. */
 const REPORT_FLAGS = OPTIONS.filter(e => ['--json', '-q, --quiet'].includes(e.flag) || (e.flag && e.flag.startsWith('--progress ')))
-/** import's --retry-timeout: how long a lost connection is tried again. */
-const RETRY_FLAGS = OPTIONS.filter(e => e.name === 'retryTimeout')
+/** import's --retry-timeout (how long a lost connection is tried again) and --timeout, said as export reads. */
+const RETRY_FLAGS = OPTIONS.filter(e => e.name === 'retryTimeout' || e.name === 'timeout')
+  .map(e => e.name === 'timeout' ? { ...e, help: 'no reply for this long while replies are due (a frozen server): connect again and read on: 90s, 500ms, 2m, 1h (a unit is required)' } : e)
 
 /** The `export` subcommand; `io` = { stdout, stderr, env, signal } as for import. */
 function exportCommand (io) {
@@ -95,6 +96,7 @@ async function runExport (output, flags, io) {
     ...(flags.checkpoint !== undefined ? { checkpoint: flags.checkpoint } : {}),
     ...(flags.resume ? { resume: true } : {}),
     ...(flags.retryTimeout === undefined ? {} : { retryTimeout: durationFlag(flags.retryTimeout, '--retry-timeout') }),
+    ...(flags.timeout === undefined ? {} : { timeout: durationFlag(flags.timeout, '--timeout') }),
     signal: io.signal
   }
   if (flags.format !== 'ndjson') require('./heap-growth').limitHeapGrowth()

@@ -29,7 +29,7 @@ function clusterFaults (found, connections, o) {
       const owner = map.ownerOf(first)
       return owner === null ? null : map.endpoint(owner)
     }
-    c.redirects = new Redirects({ map, stats: c.stats, connectTimeout: o.connectTimeout, signal: o.signal })
+    c.redirects = new Redirects({ map, stats: c.stats, link: o })
   }
   return {
     map,
@@ -72,7 +72,7 @@ function clusterFaults (found, connections, o) {
     },
     /** Redirects for the reads of reread(). */
     redirects (stats) {
-      const r = new Redirects({ map, stats, connectTimeout: o.connectTimeout, signal: o.signal })
+      const r = new Redirects({ map, stats, link: o })
       extra.push(r)
       return r
     },
@@ -109,7 +109,7 @@ async function migrating (map, o) {
 
 /** The keys of `slots` on `owner`, read with o.read(requests, keys). */
 async function readSlots (map, owner, slots, o) {
-  const requests = await openRequests(map.endpoint(owner), o.connectTimeout, o.signal)
+  const requests = await openRequests(map.endpoint(owner), o)
   try {
     for (const slot of slots) {
       const [n] = await requests.send(encodeCommands([['CLUSTER', 'COUNTKEYSINSLOT', String(slot)]]), 1)

@@ -75,7 +75,7 @@ async function exportKeys (options) {
 /** A master's reconnect(cause) (./reconnect.js); it keeps `c` pointing at the connection in use. */
 function reconnectOf (c, plan) {
   const o = plan.connection
-  const again = reconnector({ endpoint: c.endpoint, runId: c.runId, connectTimeout: o.connectTimeout, retryTimeout: o.retryTimeout, said: o.said, signal: o.signal, owner: c.owner })
+  const again = reconnector({ endpoint: c.endpoint, runId: c.runId, connectTimeout: o.connectTimeout, retryTimeout: o.retryTimeout, timeout: o.timeout, said: o.said, signal: o.signal, owner: c.owner })
   return async cause => {
     const r = await again(cause)
     if (r.target !== c.target) c.stats.failovers++
@@ -96,7 +96,7 @@ async function connect (plan, firstSlots) {
   } finally {
     control.disconnect()
   }
-  const opened = await Promise.allSettled(found.endpoints.map(ep => openRequests(ep, o.connectTimeout ?? 10000, o.signal, o.said?.connectTimeout)))
+  const opened = await Promise.allSettled(found.endpoints.map(ep => openRequests(ep, o)))
   const open = opened.filter(r => r.status === 'fulfilled').map(r => r.value)
   const failed = opened.find(r => r.status === 'rejected')
   if (failed) {

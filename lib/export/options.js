@@ -3,7 +3,7 @@
 const { PipeloadError } = require('../errors')
 const { TYPES } = require('./pages')
 const { FORMAT_NAMES, FORMAT_TYPES, writerOf } = require('./formats')
-const { positiveDuration, saidDurations, parseSize } = require('../run/option-values')
+const { positiveDuration, parseDuration, saidDurations, parseSize } = require('../run/option-values')
 
 // exportKeys() options, checked once into a frozen plan (docs/library.md "exportKeys").
 
@@ -23,7 +23,7 @@ const EXPORT_DEFAULTS = Object.freeze({
   progressInterval: 250
 })
 
-const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout', 'retryTimeout']
+const CONNECTION = ['url', 'host', 'port', 'username', 'password', 'db', 'tls', 'sentinels', 'masterName', 'sentinelUsername', 'sentinelPassword', 'connectTimeout', 'retryTimeout', 'timeout']
 // The options of the CSV and Parquet writers (lib/export/table.js, parquet.js): each the
 // formats it is for. Their defaults are the writers' own.
 const WRITER_OPTIONS = Object.freeze({
@@ -122,8 +122,11 @@ function planExport (options) {
   connection.connectTimeout = positiveDuration(options.connectTimeout, 'connectTimeout', 10000)
   // A lost connection: reconnect for this long (import's --retry-timeout), then exit 4.
   connection.retryTimeout = positiveDuration(options.retryTimeout, 'retryTimeout', 60000)
+  // Nothing from a server this long while replies are due (a frozen one): that connection
+  // counts as lost, and is connected again (import's --timeout; 0: never).
+  connection.timeout = options.timeout === undefined || options.timeout === null ? 30000 : parseDuration(options.timeout, 'timeout')
   return Object.freeze({
-    connection: Object.freeze({ ...connection, said: saidDurations(options, ['connectTimeout', 'retryTimeout']), signal: options.signal }),
+    connection: Object.freeze({ ...connection, said: saidDurations(options, ['connectTimeout', 'retryTimeout', 'timeout']), signal: options.signal }),
     output: outputOf(options.output),
     format,
     match: options.match,

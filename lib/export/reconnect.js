@@ -42,7 +42,7 @@ function reconnector (o) {
       try {
         const now = o.owner ? await o.owner(Math.max(1, Math.min(left(), o.connectTimeout))) : null
         const to = now ?? endpoint
-        const requests = await openRequests(to, Math.max(1, Math.min(left(), o.connectTimeout)), o.signal)
+        const requests = await openRequests(to, { signal: o.signal, timeout: o.timeout, said: { timeout: o.said?.timeout } }, Math.max(1, Math.min(left(), o.connectTimeout)))
         const id = await runIdOf(requests)
         const fresh = to.target !== endpoint.target || id === null || id !== runId
         endpoint = to

@@ -23,12 +23,14 @@ function redirectOf (reply) {
 }
 
 class Redirects {
-  /** `map`: the cluster's SlotMap (./slots.js); `stats`: this master's counts. */
-  constructor ({ map, stats, connectTimeout, signal }) {
+  /**
+   * `map`: the cluster's SlotMap (./slots.js); `stats`: this master's counts; `link`: the
+   * export's connection options, for the connections to other masters (./requests.js).
+   */
+  constructor ({ map, stats, link }) {
     this.map = map
     this.stats = stats
-    this.connectTimeout = connectTimeout
-    this.signal = signal
+    this.link = link
     this.side = new Map() // 'host:port' -> Requests: the other masters a key's read is sent to
   }
 
@@ -80,7 +82,7 @@ class Redirects {
   async connection (target) {
     let r = this.side.get(target)
     if (r && !r.failed) return r
-    r = await openRequests(this.map.endpoint(target), this.connectTimeout, this.signal)
+    r = await openRequests(this.map.endpoint(target), this.link)
     this.side.set(target, r)
     return r
   }

@@ -81,7 +81,7 @@ async function main (): Promise<void> {
 
 async function exporting (): Promise<number> {
   const s: ExportSummary = await exportKeys({ url: 'redis://127.0.0.1:6379/2', output: 'dump.ndjson.gz', match: 'user:*', types: ['hash', 'string'], onProgress: p => { void p.etaMs } })
-  await pipeload.exportKeys({ output: process.stdout, types: 'zset', retryTimeout: '2m' })
+  await pipeload.exportKeys({ output: process.stdout, types: 'zset', retryTimeout: '2m', timeout: '90s' })
   await exportKeys({ output: 'users.csv', format: 'csv', fields: ['name', 'email'], sample: 500, maxRecordSize: '16MiB' })
   const p = await exportKeys({ output: 'dump.parquet', format: 'parquet', fields: 'name,email', rowGroupSize: 5000, rowGroupBytes: 8 << 20 })
   if (p.format === 'parquet') void p.keys
