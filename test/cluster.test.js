@@ -315,11 +315,7 @@ describeEachServer('cluster', server => {
 
     it(`moves slots during the load (${server.name}-cli --cluster reshard): MOVED and ASK re-sent, nothing lost (${FAULT_ROWS} records)`, async () => {
       const [from, to] = await cluster.masterPorts()
-      const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
-      const reshard = async () => {
-        await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
-          '--cluster-slots', '300', '--cluster-yes', '--cluster-replace', '--cluster-pipeline', '50'])
-      }
+      const reshard = () => cluster.reshard(from, to, 300, { replace: true })
       const summary = await load({ url: cluster.url, input: rowsDuring(FAULT_ROWS, 40_000, reshard), commands: ['SET k:{id} {v}'] })
       expectCounts(summary, FAULT_ROWS)
       expect(summary.cluster.moved).toBeGreaterThan(0)
@@ -328,10 +324,7 @@ describeEachServer('cluster', server => {
       await cluster.flushall()
       // The same with two parse workers, whose batches come grouped by master as the slot
       // map was when they were encoded: the moved slots' commands are re-sent from them.
-      const back = async () => {
-        await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${to}`, '--cluster-from', await id(to), '--cluster-to', await id(from),
-          '--cluster-slots', '300', '--cluster-yes', '--cluster-replace', '--cluster-pipeline', '50'])
-      }
+      const back = () => cluster.reshard(to, from, 300, { replace: true })
       const input = Readable.from(bytesDuring(FAULT_ROWS, 40_000, back))
       const parallel = await load({ url: cluster.url, input, format: 'ndjson', name: 'rows', commands: ['SET k:{id} {v}'], workers: 2, chunkSize: '16KiB' })
       expectCounts(parallel, FAULT_ROWS)
@@ -394,24 +387,10 @@ describeEachServer('cluster', server => {
     let cluster
     beforeAll(async () => { cluster = await replicated })
 
-    async function replicaOf (masterPort) {
-      for (const n of cluster.nodes) {
-        if (n.alive === false) continue
-        const c = n.client()
-        try {
-          const info = await c.info('replication')
-          if (new RegExp(`master_port:${masterPort}\\b`).test(info) && /master_link_status:up/.test(info)) return n
-        } finally {
-          c.disconnect()
-        }
-      }
-      throw new Error(`no replica of ${masterPort}`)
-    }
-
     it(`CLUSTER FAILOVER on a replica: the old master answers MOVED, its commands go to the new one, nothing lost (${FAULT_ROWS} records)`, async () => {
       const [master] = await cluster.masterPorts()
       const failover = async (master) => {
-        const replica = await replicaOf(master)
+        const replica = await cluster.replicaOf(master)
         const c = replica.client()
         try {
           await c.cluster('FAILOVER')
@@ -457,7 +436,7 @@ describeEachServer('cluster', server => {
         // fail for no fault of the loader. So the master stops executing writes first (the
         // loader's commands then wait there, unanswered, and must be re-routed after the kill),
         // and is killed once its replica has everything the master wrote.
-        const replica = await replicaOf(master)
+        const replica = await cluster.replicaOf(master)
         const node = cluster.nodeAt(master)
         const c = node.client()
         const r = replica.client()

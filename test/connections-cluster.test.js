@@ -270,11 +270,7 @@ describeEachServer('--connections n per master of a 3-master cluster', server =>
         return owners
       }
       const ownersBefore = await ownerOf()
-      const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
-      const reshard = async () => {
-        await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
-          '--cluster-slots', '300', '--cluster-yes', '--cluster-replace', '--cluster-pipeline', '50'])
-      }
+      const reshard = () => cluster.reshard(from, to, 300, { replace: true })
       // 40,000 records, then the reshard, records trickling while it runs, then the rest.
       async function * input () {
         yield * rows(40_000)

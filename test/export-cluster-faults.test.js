@@ -10,7 +10,6 @@
 const { Writable } = require('node:stream')
 const { startCluster } = require('./helpers/cluster')
 const { writeDataset, readExport, restoredText, comparable, hex } = require('./helpers/export-data')
-const Redis = require('ioredis')
 
 const ASK_KEYS = 200
 const { waitFor, scaledMs } = require('./helpers/wait')
@@ -52,20 +51,6 @@ describe('export faults in a cluster (3 masters, 3 replicas)', () => {
 
   const live = () => cluster.nodes.find(n => n.alive !== false)
 
-  async function replicaOf (masterPort) {
-    for (const n of cluster.nodes) {
-      if (n.alive === false) continue
-      const c = n.client()
-      try {
-        const info = await c.info('replication')
-        if (new RegExp(`master_port:${masterPort}\\b`).test(info) && /master_link_status:up/.test(info)) return n
-      } finally {
-        c.disconnect()
-      }
-    }
-    throw new Error(`no replica of ${masterPort}`)
-  }
-
   function expectWhole (text) {
     expect(comparable(readExport(restoredText(text)).keys)).toEqual(comparable(want))
   }
@@ -73,7 +58,7 @@ describe('export faults in a cluster (3 masters, 3 replicas)', () => {
   it('CLUSTER FAILOVER mid-export: that master is read again from cursor 0 on the new master, every key', async () => {
     const [master] = await cluster.masterPorts()
     const { summary, text } = await exportDuring(live().url, async () => {
-      const replica = await replicaOf(master)
+      const replica = await cluster.replicaOf(master)
       const c = replica.client()
       try {
         await c.cluster('FAILOVER')
@@ -91,10 +76,8 @@ describe('export faults in a cluster (3 masters, 3 replicas)', () => {
 
   it('slots resharded mid-export (redis-cli --cluster reshard, MIGRATE): reads answered MOVED are followed, the moved slots read again, every key', async () => {
     const [from, to] = await cluster.masterPorts()
-    const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
     const { summary, text } = await exportDuring(live().url, async () => {
-      await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
-        '--cluster-slots', '3000', '--cluster-yes', '--cluster-pipeline', '50'])
+      await cluster.reshard(from, to, 3000)
       await cluster.settled()
     })
     expectWhole(text)
@@ -104,10 +87,8 @@ describe('export faults in a cluster (3 masters, 3 replicas)', () => {
 
   it('slots resharded mid-export with --match: the keys read again are the matching ones only', async () => {
     const [from, to] = await cluster.masterPorts()
-    const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
     const { summary, text } = await exportDuring(live().url, async () => {
-      await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
-        '--cluster-slots', '2000', '--cluster-yes', '--cluster-pipeline', '50'])
+      await cluster.reshard(from, to, 2000)
       await cluster.settled()
     }, { match: 'c:*[^0]' }) // most keys (the output's first chunk comes mid-read), not those ending in 0
     const hashes = new Map([...want].filter(([k]) => /^c:.*[^0]$/s.test(Buffer.from(k, 'hex').toString('latin1'))))
@@ -148,7 +129,7 @@ describe('export faults in a cluster (3 masters, 3 replicas)', () => {
   it('a master killed mid-export: its replica takes over, found by a slot-map refresh, every key', async () => {
     const [, master] = await cluster.masterPorts()
     const { summary, text } = await exportDuring(live().url, async () => {
-      const replica = await replicaOf(master)
+      const replica = await cluster.replicaOf(master)
       const node = cluster.nodeAt(master)
       node.alive = false
       await node.kill('SIGKILL')

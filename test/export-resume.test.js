@@ -16,30 +16,21 @@ const path = require('node:path')
 const zlib = require('node:zlib')
 const { spawn, execFileSync } = require('node:child_process')
 const { startRedis } = require('./helpers/redis-server')
-const Redis = require('ioredis')
 const keySlot = require('cluster-key-slot')
 const { startCluster } = require('./helpers/cluster')
-const { BIN, BASE_ENV, runCli } = require('./helpers/run-cli')
+const { BIN, BASE_ENV, KILL_HOOK, runCli, spawnKillable } = require('./helpers/run-cli')
 const { scaledMs } = require('./helpers/wait')
 const { writeDataset, readExport, comparable } = require('./helpers/export-data')
 const { exportKeys } = require('..')
 
-const KILL = path.join(__dirname, 'helpers', 'kill-after-checkpoint.js')
 // One key (or one page of a big key) a round trip, one in flight: with the kill hook's
 // slowing, some 200-400 keys between two checkpoint writes on a 2-core machine, killed past
 // 400 (one server: 3,615 keys and 125 pages) or 300 (the cluster: 2,415 keys), so that a
 // machine several times faster is still killed mid-export.
 const SLOW = ['--batch-size', '1', '--window', '1', '--page-size', '100', '--scan-count', '20']
 
-function exportCli (args, preload = null) {
-  const argv = [...(preload ? ['--require', KILL] : []), BIN, 'export', ...args]
-  const child = spawn(process.execPath, argv, { env: { ...BASE_ENV, ...preload }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', d => { out += d })
-  child.stderr.on('data', d => { err += d })
-  return new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal, out, err })))
-}
+/** `pipeload export …args`, spawned; `preload`: the kill hook's variables (helpers/run-cli.js spawnKillable). */
+const exportCli = (args, preload = null) => spawnKillable(['export', ...args], preload)
 
 /**
  * The keys of an export file as a restore leaves them: a key's first line replaces what came
@@ -179,7 +170,7 @@ describe('export --checkpoint / --resume, one server', () => {
     const file = path.join(tmp, 'term.ndjson')
     const cp = path.join(tmp, 'term.ckpt')
     const args = [file, '-u', srv.url, '--checkpoint', cp, ...SLOW]
-    const child = spawn(process.execPath, ['--require', KILL, BIN, 'export', ...args], {
+    const child = spawn(process.execPath, ['--require', KILL_HOOK, BIN, 'export', ...args], {
       // The kill hook only slows the export here (no checkpoint counts past the keyspace).
       env: { ...BASE_ENV, KILL_CHECKPOINT: cp, KILL_AFTER_RECORDS: String(10 * want.size) },
       stdio: 'ignore'
@@ -268,14 +259,7 @@ describe('export --checkpoint / --resume, a 3-master cluster', () => {
     // SCANs are done by the first checkpoint; half that master's slots then move to another
     // (keys and all), some of them holding keys its SCAN had not reached.
     const [from, to] = await cluster.masterPorts()
-    const admin = new Redis({ port: from, protocol: 2 })
-    let mine
-    try {
-      const ranges = await admin.cluster('SLOTS')
-      mine = ranges.filter(r => r[2][1] === from).map(r => [r[0], r[1]])
-    } finally {
-      admin.disconnect()
-    }
+    const mine = (await cluster.slots()).filter(r => r[2] === from).map(([start, end]) => [start, end])
     const owned = slot => mine.some(([a, b]) => slot >= a && slot <= b)
     const moved = new Map()
     for (let i = 0; moved.size < 2000; i++) {
@@ -294,10 +278,8 @@ describe('export --checkpoint / --resume, a 3-master cluster', () => {
     const saved = JSON.parse(fs.readFileSync(cp, 'utf8'))
     expect(saved.slots.filter(r => r[2] === `127.0.0.1:${from}`).map(r => [r[0], r[1]])).toEqual(mine)
     expect(saved.keys).toBeLessThan(moved.size)
-    const id = async port => { const c = new Redis({ port, protocol: 2 }); try { return await c.cluster('MYID') } finally { c.disconnect() } }
     const half = Math.floor(mine.reduce((n, [a, b]) => n + b - a + 1, 0) / 2)
-    await cluster.cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await id(from), '--cluster-to', await id(to),
-      '--cluster-slots', String(half), '--cluster-yes', '--cluster-pipeline', '100'])
+    await cluster.reshard(from, to, half, { pipeline: 100 })
     await cluster.settled()
     const r = await exportCli([...args, '--resume', '--json'])
     expect(r.code, r.err).toBe(0)

@@ -8,14 +8,12 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { spawn } = require('node:child_process')
 const { useServer, startRedis, serverKinds } = require('./helpers/redis-server')
 const { describeEachServer } = require('./helpers/servers')
 const { startCluster } = require('./helpers/cluster')
-const { BIN, BASE_ENV } = require('./helpers/run-cli')
+const { spawnKillable } = require('./helpers/run-cli')
 const { scaledMs } = require('./helpers/wait')
 
-const KILL = path.join(__dirname, 'helpers', 'kill-after-checkpoint.js')
 const TTL = 3_600_000
 const b64 = bytes => ({ base64: Buffer.from(bytes).toString('base64') })
 
@@ -125,15 +123,8 @@ async function countKeys (c, prefix) {
   return n
 }
 
-function start (args, preload = null) {
-  const argv = [...(preload ? ['--require', KILL] : []), BIN, 'import', ...args]
-  const child = spawn(process.execPath, argv, { env: { ...BASE_ENV, ...preload }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', d => { out += d })
-  child.stderr.on('data', d => { err += d })
-  return new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal, out, err })))
-}
+/** `pipeload import …args`, spawned; `preload`: the kill hook's variables (helpers/run-cli.js spawnKillable). */
+const start = (args, preload = null) => spawnKillable(['import', ...args], preload)
 
 /**
  * What a kill -9 may leave: a checkpoint whose last write counts fewer lines than the server

@@ -33,7 +33,7 @@ async function redisCli (args, timeout = 60_000, cli = 'redis-cli') {
  *   authenticate); tls: { cert, key, ca, clientCert, clientKey } (paths, as makeCerts()
  *   names them), every node on a TLS port only, with the cluster bus and replication over
  *   TLS too (the bus wants client certificates: clientCert/clientKey)
- * @returns cluster: { nodes, url, client(), cli(args), slots(), masterPorts(), stop(), … }
+ * @returns cluster: { nodes, url, client(), cli(args), slots(), masterPorts(), replicaOf(port), reshard(from, to, n), stop(), … }
  */
 async function startCluster ({ masters = 3, replicas = 0, server = REDIS, password, tls } = {}) {
   const count = masters * (1 + replicas)
@@ -93,6 +93,31 @@ async function startCluster ({ masters = 3, replicas = 0, server = REDIS, passwo
     /** Live master ports. */
     async masterPorts () {
       return [...new Set((await cluster.slots()).map(r => r[2]))]
+    },
+    /** The live node replicating the master at `masterPort`, its link up. */
+    async replicaOf (masterPort) {
+      for (const n of liveNodes()) {
+        const c = n.client()
+        try {
+          const info = await c.info('replication')
+          if (new RegExp(`master_port:${masterPort}\\b`).test(info) && /master_link_status:up/.test(info)) return n
+        } finally {
+          c.disconnect()
+        }
+      }
+      throw new Error(`no replica of ${masterPort}`)
+    },
+    /**
+     * `<cli> --cluster reshard`: `slots` slots (keys and all) from the master at port `from` to
+     * the one at `to`; `replace`: --cluster-replace; `pipeline`: keys per MIGRATE.
+     */
+    async reshard (from, to, slots, { replace = false, pipeline = 50 } = {}) {
+      const idOf = async port => {
+        const c = cluster.nodeAt(port).client()
+        try { return await c.cluster('MYID') } finally { c.disconnect() }
+      }
+      await cli(['--cluster', 'reshard', `127.0.0.1:${from}`, '--cluster-from', await idOf(from), '--cluster-to', await idOf(to),
+        '--cluster-slots', String(slots), '--cluster-yes', ...(replace ? ['--cluster-replace'] : []), '--cluster-pipeline', String(pipeline)])
     },
     /** FLUSHALL on every live master. */
     async flushall () {

@@ -167,4 +167,22 @@ async function settled (before, args) {
   }
 }
 
-module.exports = { runCli, runCliSpawned, ROOT, BIN, BASE_ENV }
+// Preloaded (node --require) to SIGKILL a run right after a checkpoint past a given count.
+const KILL_HOOK = path.join(__dirname, 'kill-after-checkpoint.js')
+
+/**
+ * bin/pipeload.js spawned with `args`, stdin closed; `kill` ({ KILL_CHECKPOINT,
+ * KILL_AFTER_RECORDS }): with ./kill-after-checkpoint.js preloaded, SIGKILLed right after
+ * such a checkpoint. Resolves with { code, signal, out, err } once it exits.
+ */
+function spawnKillable (args, kill = null) {
+  const argv = [...(kill ? ['--require', KILL_HOOK] : []), BIN, ...args]
+  const child = spawn(process.execPath, argv, { env: { ...BASE_ENV, ...kill }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', d => { out += d })
+  child.stderr.on('data', d => { err += d })
+  return new Promise(resolve => child.on('close', (code, signal) => resolve({ code, signal, out, err })))
+}
+
+module.exports = { runCli, runCliSpawned, spawnKillable, KILL_HOOK, ROOT, BIN, BASE_ENV }
