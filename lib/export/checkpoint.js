@@ -12,9 +12,9 @@ const { refuseOutputsOverInputs } = require('../run/same-file')
 // records what export it belongs to (`export`: the target, --match, --type, --format and the
 // output's path), each master's SCAN cursor whose keys are all written (./cursors.js), of a
 // cluster `slots`: its slot map as the export began (a resume reads again the keys of slots
-// moved since, ./cluster-faults.js), and `bytes`: the output's length holding them, flushed and fsynced before the checkpoint names
-// it; `clean`: written as the export stopped (the end, Ctrl-C, an error), not on its interval,
-// after which a kill may have come. A resume cuts the output back to `bytes` (what was
+// moved since, ./cluster-faults.js), and `bytes`: the output's length holding them, flushed
+// and fsynced before the checkpoint names it; `clean`: written as the export stopped (the
+// end, Ctrl-C, an error), not on its interval, after which a kill may have come. A resume cuts the output back to `bytes` (what was
 // written after the checkpoint goes) and SCANs each master on from its cursor. Only an NDJSON
 // file can be cut back so (a gzipped one is written in members, one ended at each checkpoint:
 // ./gzip-members.js): stdout, a stream, CSV (its header) and Parquet (its footer) are refused.

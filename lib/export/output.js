@@ -98,22 +98,17 @@ function openOutput (output, { at = null, members = false } = {}) {
       throw outputError(err, output)
     }
     file = fs.createWriteStream(null, at === null ? { fd, highWaterMark: FILE_HIGH_WATER_MARK } : { fd, start: at, highWaterMark: FILE_HIGH_WATER_MARK })
-    if (output.endsWith('.gz') && members) {
-      dest = new GzipMembers(file)
-      done = new Promise((resolve, reject) => { file.once('finish', resolve); file.once('error', err => reject(outputError(err, output))) })
-      done.catch(err => fail(err))
-    } else if (output.endsWith('.gz')) {
+    if (output.endsWith('.gz') && !members) {
       dest = zlib.createGzip()
       done = new Promise((resolve, reject) => pipeline(dest, file, err => err ? reject(outputError(err, output)) : resolve()))
-      done.catch(err => fail(err))
     } else {
-      dest = file
-      // Awaited by finish() only: a file failing after close() (a write in flight when it
-      // was destroyed: ERR_STREAM_DESTROYED) must not be an unhandled rejection, which
-      // would end the process with exit 1 and a stack instead of the error's own code.
+      dest = output.endsWith('.gz') ? new GzipMembers(file) : file
       done = new Promise((resolve, reject) => { file.once('finish', resolve); file.once('error', err => reject(outputError(err, output))) })
-      done.catch(err => fail(err))
     }
+    // `done` is awaited by finish() only: a file failing after close() (a write in flight when
+    // it was destroyed: ERR_STREAM_DESTROYED) must not be an unhandled rejection, which would
+    // end the process with exit 1 and a stack instead of the error's own code.
+    done.catch(err => fail(err))
   } else {
     dest = output
   }
